@@ -1,0 +1,614 @@
+//! VP9 inverse transforms, 8-bit: the CPU reference and the GPU job encoding.
+//!
+//! The reference reproduces FFmpeg 5.1's C functions (`vp9dsp_template.c`) bit for bit:
+//! - the first 1-D pass runs over the columns of the coefficient block (row-major) and its
+//!   results become the rows of an intermediate; the second pass runs over the intermediate's
+//!   columns and its results are added to the destination column by column;
+//! - every 1-D output is stored as `int16_t` (8-bit builds use 16-bit `dctcoef`);
+//! - products and sums are 32-bit and wrap (FFmpeg computes most of them as `unsigned`);
+//! - only `idct_idct` has the DC shortcut for `eob == 1`, which zeroes only `block[0]`;
+//!   every other call transforms the whole block and zeroes all of it, whatever `eob` says.
+//!
+//! Wrapping 32-bit arithmetic is a ring, so the transforms below are grouped as the usual
+//! even/odd recursion rather than FFmpeg's unrolled text: every value that is rounded (`>> 14`)
+//! or stored as `int16_t` is the same sum modulo 2^32 as FFmpeg's. The shaders in
+//! `shaders/itx_1d.glsl` follow this file line for line.
+//!
+//! Layout kept open for 10/12-bit: coefficients would be `int32_t` and intermediates 64-bit;
+//! [`Transform`] and the job format carry the size and types only, not the sample width.
+
+use std::ops::{Add, Mul, Neg, Shr, Sub};
+
+/// A 32-bit signed integer whose arithmetic wraps like FFmpeg's (mostly `unsigned`) C.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+struct W(i32);
+
+impl Add for W {
+    type Output = W;
+    fn add(self, o: W) -> W {
+        W(self.0.wrapping_add(o.0))
+    }
+}
+impl Sub for W {
+    type Output = W;
+    fn sub(self, o: W) -> W {
+        W(self.0.wrapping_sub(o.0))
+    }
+}
+impl Mul<i32> for W {
+    type Output = W;
+    fn mul(self, c: i32) -> W {
+        W(self.0.wrapping_mul(c))
+    }
+}
+impl Neg for W {
+    type Output = W;
+    fn neg(self) -> W {
+        W(self.0.wrapping_neg())
+    }
+}
+impl Shr<u32> for W {
+    type Output = W;
+    fn shr(self, s: u32) -> W {
+        W(self.0 >> s)
+    }
+}
+
+/// Round a Q14 product sum: `(x + (1 << 13)) >> 14`.
+fn r14(x: W) -> W {
+    (x + W(1 << 13)) >> 14
+}
+
+/// Butterfly rotation `(a*c - b*s, a*s + b*c)`, each rounded.
+fn rot(a: W, b: W, c: i32, s: i32) -> (W, W) {
+    (r14(a * c - b * s), r14(a * s + b * c))
+}
+
+/// Store as `int16_t`, as FFmpeg's 8-bit `dctcoef` does.
+fn trunc16(x: W) -> i32 {
+    x.0 as i16 as i32
+}
+
+/// One of the 1-D transforms FFmpeg combines.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum Tx1d {
+    Dct,
+    Adst,
+    /// Walsh-Hadamard, 4-point only (lossless mode).
+    Wht,
+}
+
+/// Transform block size.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
+pub enum TxSize {
+    T4 = 0,
+    T8 = 1,
+    T16 = 2,
+    T32 = 3,
+}
+
+impl TxSize {
+    pub const ALL: [TxSize; 4] = [TxSize::T4, TxSize::T8, TxSize::T16, TxSize::T32];
+
+    pub fn n(self) -> usize {
+        4 << self as usize
+    }
+    /// Final rounding shift of the second pass (FFmpeg's `bits`).
+    fn final_shift(self, tx: Transform) -> u32 {
+        if tx.first == Tx1d::Wht {
+            return 0;
+        }
+        match self {
+            TxSize::T4 => 4,
+            TxSize::T8 => 5,
+            TxSize::T16 | TxSize::T32 => 6,
+        }
+    }
+}
+
+/// A 2-D inverse transform: `first` runs over the coefficient block's columns, `second` over
+/// the intermediate's columns. FFmpeg names it `<first>_<second>_<n>x<n>_add`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub struct Transform {
+    pub size: TxSize,
+    pub first: Tx1d,
+    pub second: Tx1d,
+}
+
+impl Transform {
+    pub const fn new(size: TxSize, first: Tx1d, second: Tx1d) -> Self {
+        Transform {
+            size,
+            first,
+            second,
+        }
+    }
+
+    /// Every transform FFmpeg 5.1 has for 8-bit, in the order of `ALL_NAMES`.
+    pub const ALL: [Transform; 14] = {
+        use Tx1d::*;
+        use TxSize::*;
+        [
+            Transform::new(T4, Dct, Dct),
+            Transform::new(T4, Adst, Dct),
+            Transform::new(T4, Dct, Adst),
+            Transform::new(T4, Adst, Adst),
+            Transform::new(T4, Wht, Wht),
+            Transform::new(T8, Dct, Dct),
+            Transform::new(T8, Adst, Dct),
+            Transform::new(T8, Dct, Adst),
+            Transform::new(T8, Adst, Adst),
+            Transform::new(T16, Dct, Dct),
+            Transform::new(T16, Adst, Dct),
+            Transform::new(T16, Dct, Adst),
+            Transform::new(T16, Adst, Adst),
+            Transform::new(T32, Dct, Dct),
+        ]
+    };
+
+    /// Index into [`Transform::ALL`].
+    pub fn index(self) -> usize {
+        Transform::ALL
+            .iter()
+            .position(|&t| t == self)
+            .expect("every constructed transform is listed in ALL")
+    }
+
+    /// FFmpeg's C function name without `_c`, e.g. `iadst_idct_16x16_add`.
+    pub fn name(self) -> String {
+        let one = |t: Tx1d| match t {
+            Tx1d::Dct => "idct",
+            Tx1d::Adst => "iadst",
+            Tx1d::Wht => "iwht",
+        };
+        let n = self.size.n();
+        format!("{}_{}_{n}x{n}_add", one(self.first), one(self.second))
+    }
+
+    /// Only `idct_idct` takes FFmpeg's DC shortcut when `eob == 1`.
+    pub fn has_dc_only(self) -> bool {
+        self.first == Tx1d::Dct && self.second == Tx1d::Dct
+    }
+
+    pub fn coefs(self) -> usize {
+        self.size.n() * self.size.n()
+    }
+
+    /// Whether a call with this `eob` takes the DC shortcut.
+    pub fn is_dc_only_call(self, eob: i32) -> bool {
+        self.has_dc_only() && eob == 1
+    }
+}
+
+// ---- 1-D transforms (outputs are not yet truncated to int16) ----------------------------------
+
+fn idct4(i: &[W]) -> [W; 4] {
+    let t0 = r14((i[0] + i[2]) * 11585);
+    let t1 = r14((i[0] - i[2]) * 11585);
+    let (t2, t3) = rot(i[1], i[3], 6270, 15137);
+    [t0 + t3, t1 + t2, t1 - t2, t0 - t3]
+}
+
+fn idct8(i: &[W]) -> [W; 8] {
+    let e = idct4(&[i[0], i[2], i[4], i[6]]);
+    let (t4a, t7a) = rot(i[1], i[7], 3196, 16069);
+    let (t5a, t6a) = rot(i[5], i[3], 13623, 9102);
+    let t4 = t4a + t5a;
+    let t7 = t7a + t6a;
+    let d5 = t4a - t5a;
+    let d6 = t7a - t6a;
+    let t5 = r14((d6 - d5) * 11585);
+    let t6 = r14((d6 + d5) * 11585);
+    let o = [t7, t6, t5, t4];
+    std::array::from_fn(|k| {
+        if k < 4 {
+            e[k] + o[k]
+        } else {
+            e[7 - k] - o[7 - k]
+        }
+    })
+}
+
+fn idct16(i: &[W]) -> [W; 16] {
+    let e = idct8(&[i[0], i[2], i[4], i[6], i[8], i[10], i[12], i[14]]);
+    let (t8a, t15a) = rot(i[1], i[15], 1606, 16305);
+    let (t9a, t14a) = rot(i[9], i[7], 12665, 10394);
+    let (t10a, t13a) = rot(i[5], i[11], 7723, 14449);
+    let (t11a, t12a) = rot(i[13], i[3], 15679, 4756);
+
+    let t8 = t8a + t9a;
+    let t9 = t8a - t9a;
+    let t10 = t11a - t10a;
+    let t11 = t11a + t10a;
+    let t12 = t12a + t13a;
+    let t13 = t12a - t13a;
+    let t14 = t15a - t14a;
+    let t15 = t15a + t14a;
+
+    let (t9a, t14a) = rot(t14, t9, 6270, 15137);
+    let t10a = r14(-(t13 * 15137 + t10 * 6270));
+    let t13a = r14(t13 * 6270 - t10 * 15137);
+
+    let t8a = t8 + t11;
+    let t9 = t9a + t10a;
+    let t10 = t9a - t10a;
+    let t11a = t8 - t11;
+    let t12a = t15 - t12;
+    let t13 = t14a - t13a;
+    let t14 = t14a + t13a;
+    let t15a = t15 + t12;
+
+    let t10a = r14((t13 - t10) * 11585);
+    let t13a = r14((t13 + t10) * 11585);
+    let t11 = r14((t12a - t11a) * 11585);
+    let t12 = r14((t12a + t11a) * 11585);
+
+    let o = [t15a, t14, t13a, t12, t11, t10a, t9, t8a];
+    std::array::from_fn(|k| {
+        if k < 8 {
+            e[k] + o[k]
+        } else {
+            e[15 - k] - o[15 - k]
+        }
+    })
+}
+
+fn idct32(i: &[W]) -> [W; 32] {
+    let even: [W; 16] = std::array::from_fn(|k| i[2 * k]);
+    let e = idct16(&even);
+
+    let (t16a, t31a) = rot(i[1], i[31], 804, 16364);
+    let (t17a, t30a) = rot(i[17], i[15], 12140, 11003);
+    let (t18a, t29a) = rot(i[9], i[23], 7005, 14811);
+    let (t19a, t28a) = rot(i[25], i[7], 15426, 5520);
+    let (t20a, t27a) = rot(i[5], i[27], 3981, 15893);
+    let (t21a, t26a) = rot(i[21], i[11], 14053, 8423);
+    let (t22a, t25a) = rot(i[13], i[19], 9760, 13160);
+    let (t23a, t24a) = rot(i[29], i[3], 16207, 2404);
+
+    let t16 = t16a + t17a;
+    let t17 = t16a - t17a;
+    let t18 = t19a - t18a;
+    let t19 = t19a + t18a;
+    let t20 = t20a + t21a;
+    let t21 = t20a - t21a;
+    let t22 = t23a - t22a;
+    let t23 = t23a + t22a;
+    let t24 = t24a + t25a;
+    let t25 = t24a - t25a;
+    let t26 = t27a - t26a;
+    let t27 = t27a + t26a;
+    let t28 = t28a + t29a;
+    let t29 = t28a - t29a;
+    let t30 = t31a - t30a;
+    let t31 = t31a + t30a;
+
+    let (t17a, t30a) = rot(t30, t17, 3196, 16069);
+    let t18a = r14(-(t29 * 16069 + t18 * 3196));
+    let t29a = r14(t29 * 3196 - t18 * 16069);
+    let (t21a, t26a) = rot(t26, t21, 13623, 9102);
+    let t22a = r14(-(t25 * 9102 + t22 * 13623));
+    let t25a = r14(t25 * 13623 - t22 * 9102);
+
+    let t16a = t16 + t19;
+    let t17 = t17a + t18a;
+    let t18 = t17a - t18a;
+    let t19a = t16 - t19;
+    let t20a = t23 - t20;
+    let t21 = t22a - t21a;
+    let t22 = t22a + t21a;
+    let t23a = t23 + t20;
+    let t24a = t24 + t27;
+    let t25 = t25a + t26a;
+    let t26 = t25a - t26a;
+    let t27a = t24 - t27;
+    let t28a = t31 - t28;
+    let t29 = t30a - t29a;
+    let t30 = t30a + t29a;
+    let t31a = t31 + t28;
+
+    let (t18a, t29a) = rot(t29, t18, 6270, 15137);
+    let (t19, t28) = rot(t28a, t19a, 6270, 15137);
+    let t20 = r14(-(t27a * 15137 + t20a * 6270));
+    let t27 = r14(t27a * 6270 - t20a * 15137);
+    let t21a = r14(-(t26 * 15137 + t21 * 6270));
+    let t26a = r14(t26 * 6270 - t21 * 15137);
+
+    let t16 = t16a + t23a;
+    let t17a = t17 + t22;
+    let t18 = t18a + t21a;
+    let t19a = t19 + t20;
+    let t20a = t19 - t20;
+    let t21 = t18a - t21a;
+    let t22a = t17 - t22;
+    let t23 = t16a - t23a;
+    let t24 = t31a - t24a;
+    let t25a = t30 - t25;
+    let t26 = t29a - t26a;
+    let t27a = t28 - t27;
+    let t28a = t28 + t27;
+    let t29 = t29a + t26a;
+    let t30a = t30 + t25;
+    let t31 = t31a + t24a;
+
+    let t20 = r14((t27a - t20a) * 11585);
+    let t27 = r14((t27a + t20a) * 11585);
+    let t21a = r14((t26 - t21) * 11585);
+    let t26a = r14((t26 + t21) * 11585);
+    let t22 = r14((t25a - t22a) * 11585);
+    let t25 = r14((t25a + t22a) * 11585);
+    let t23a = r14((t24 - t23) * 11585);
+    let t24a = r14((t24 + t23) * 11585);
+
+    let o = [
+        t31, t30a, t29, t28a, t27, t26a, t25, t24a, t23a, t22, t21a, t20, t19a, t18, t17a, t16,
+    ];
+    std::array::from_fn(|k| {
+        if k < 16 {
+            e[k] + o[k]
+        } else {
+            e[31 - k] - o[31 - k]
+        }
+    })
+}
+
+fn iadst4(i: &[W]) -> [W; 4] {
+    let t0 = i[0] * 5283 + i[2] * 15212 + i[3] * 9929;
+    let t1 = i[0] * 9929 - i[2] * 5283 - i[3] * 15212;
+    let t2 = (i[0] - i[2] + i[3]) * 13377;
+    let t3 = i[1] * 13377;
+    [r14(t0 + t3), r14(t1 + t3), r14(t2), r14(t0 + t1 - t3)]
+}
+
+fn iadst8(i: &[W]) -> [W; 8] {
+    let t0a = i[7] * 16305 + i[0] * 1606;
+    let t1a = i[7] * 1606 - i[0] * 16305;
+    let t2a = i[5] * 14449 + i[2] * 7723;
+    let t3a = i[5] * 7723 - i[2] * 14449;
+    let t4a = i[3] * 10394 + i[4] * 12665;
+    let t5a = i[3] * 12665 - i[4] * 10394;
+    let t6a = i[1] * 4756 + i[6] * 15679;
+    let t7a = i[1] * 15679 - i[6] * 4756;
+
+    let t0 = r14(t0a + t4a);
+    let t1 = r14(t1a + t5a);
+    let t2 = r14(t2a + t6a);
+    let t3 = r14(t3a + t7a);
+    let t4 = r14(t0a - t4a);
+    let t5 = r14(t1a - t5a);
+    let t6 = r14(t2a - t6a);
+    let t7 = r14(t3a - t7a);
+
+    let t4a = t4 * 15137 + t5 * 6270;
+    let t5a = t4 * 6270 - t5 * 15137;
+    let t6a = t7 * 15137 - t6 * 6270;
+    let t7a = t7 * 6270 + t6 * 15137;
+
+    let t2b = t0 - t2;
+    let t3b = t1 - t3;
+    let t6b = r14(t4a - t6a);
+    let t7b = r14(t5a - t7a);
+    [
+        t0 + t2,
+        -r14(t4a + t6a),
+        r14((t6b + t7b) * 11585),
+        -r14((t2b + t3b) * 11585),
+        r14((t2b - t3b) * 11585),
+        -r14((t6b - t7b) * 11585),
+        r14(t5a + t7a),
+        -(t1 + t3),
+    ]
+}
+
+fn iadst16(i: &[W]) -> [W; 16] {
+    // First stage: eight rotations of input pairs (15,0), (13,2), ... (1,14).
+    let pair =
+        |hi: usize, lo: usize, c: i32, s: i32| (i[hi] * c + i[lo] * s, i[hi] * s - i[lo] * c);
+    let (t0, t1) = pair(15, 0, 16364, 804);
+    let (t2, t3) = pair(13, 2, 15893, 3981);
+    let (t4, t5) = pair(11, 4, 14811, 7005);
+    let (t6, t7) = pair(9, 6, 13160, 9760);
+    let (t8, t9) = pair(7, 8, 11003, 12140);
+    let (t10, t11) = pair(5, 10, 8423, 14053);
+    let (t12, t13) = pair(3, 12, 5520, 15426);
+    let (t14, t15) = pair(1, 14, 2404, 16207);
+
+    let t0a = r14(t0 + t8);
+    let t1a = r14(t1 + t9);
+    let t2a = r14(t2 + t10);
+    let t3a = r14(t3 + t11);
+    let t4a = r14(t4 + t12);
+    let t5a = r14(t5 + t13);
+    let t6a = r14(t6 + t14);
+    let t7a = r14(t7 + t15);
+    let t8a = r14(t0 - t8);
+    let t9a = r14(t1 - t9);
+    let t10a = r14(t2 - t10);
+    let t11a = r14(t3 - t11);
+    let t12a = r14(t4 - t12);
+    let t13a = r14(t5 - t13);
+    let t14a = r14(t6 - t14);
+    let t15a = r14(t7 - t15);
+
+    let t8 = t8a * 16069 + t9a * 3196;
+    let t9 = t8a * 3196 - t9a * 16069;
+    let t10 = t10a * 9102 + t11a * 13623;
+    let t11 = t10a * 13623 - t11a * 9102;
+    let t12 = t13a * 16069 - t12a * 3196;
+    let t13 = t13a * 3196 + t12a * 16069;
+    let t14 = t15a * 9102 - t14a * 13623;
+    let t15 = t15a * 13623 + t14a * 9102;
+
+    let t0 = t0a + t4a;
+    let t1 = t1a + t5a;
+    let t2 = t2a + t6a;
+    let t3 = t3a + t7a;
+    let t4 = t0a - t4a;
+    let t5 = t1a - t5a;
+    let t6 = t2a - t6a;
+    let t7 = t3a - t7a;
+    let t8a = r14(t8 + t12);
+    let t9a = r14(t9 + t13);
+    let t10a = r14(t10 + t14);
+    let t11a = r14(t11 + t15);
+    let t12a = r14(t8 - t12);
+    let t13a = r14(t9 - t13);
+    let t14a = r14(t10 - t14);
+    let t15a = r14(t11 - t15);
+
+    let t4a = t4 * 15137 + t5 * 6270;
+    let t5a = t4 * 6270 - t5 * 15137;
+    let t6a = t7 * 15137 - t6 * 6270;
+    let t7a = t7 * 6270 + t6 * 15137;
+    let t12 = t12a * 15137 + t13a * 6270;
+    let t13 = t12a * 6270 - t13a * 15137;
+    let t14 = t15a * 15137 - t14a * 6270;
+    let t15 = t15a * 6270 + t14a * 15137;
+
+    let t2a = t0 - t2;
+    let t3a = t1 - t3;
+    let t6 = r14(t4a - t6a);
+    let t7 = r14(t5a - t7a);
+    let t10 = t8a - t10a;
+    let t11 = t9a - t11a;
+    let t14a = r14(t12 - t14);
+    let t15a = r14(t13 - t15);
+
+    [
+        t0 + t2,
+        -(t8a + t10a),
+        r14(t12 + t14),
+        -r14(t4a + t6a),
+        r14((t7 + t6) * 11585),
+        r14(-(t14a + t15a) * 11585),
+        r14((t11 + t10) * 11585),
+        r14(-(t2a + t3a) * 11585),
+        r14((t2a - t3a) * 11585),
+        r14((t11 - t10) * 11585),
+        r14((t14a - t15a) * 11585),
+        r14((t7 - t6) * 11585),
+        r14(t5a + t7a),
+        -r14(t13 + t15),
+        t9a + t11a,
+        -(t1 + t3),
+    ]
+}
+
+fn iwht4(i: &[W], first_pass: bool) -> [W; 4] {
+    let s = if first_pass { 2 } else { 0 };
+    let mut t0 = i[0] >> s;
+    let mut t1 = i[3] >> s;
+    let mut t2 = i[1] >> s;
+    let mut t3 = i[2] >> s;
+    t0 = t0 + t2;
+    t3 = t3 - t1;
+    let t4 = (t0 - t3) >> 1;
+    t1 = t4 - t1;
+    t2 = t4 - t2;
+    t0 = t0 - t1;
+    t3 = t3 + t2;
+    [t0, t1, t2, t3]
+}
+
+/// One 1-D transform of `n` inputs into `out`, truncated to int16 as FFmpeg stores it.
+fn tx_1d(kind: Tx1d, n: usize, input: &[W], first_pass: bool, out: &mut [i32]) {
+    fn store<const N: usize>(v: [W; N], out: &mut [i32]) {
+        for (o, x) in out.iter_mut().zip(v) {
+            *o = trunc16(x);
+        }
+    }
+    match (kind, n) {
+        (Tx1d::Dct, 4) => store(idct4(input), out),
+        (Tx1d::Dct, 8) => store(idct8(input), out),
+        (Tx1d::Dct, 16) => store(idct16(input), out),
+        (Tx1d::Dct, 32) => store(idct32(input), out),
+        (Tx1d::Adst, 4) => store(iadst4(input), out),
+        (Tx1d::Adst, 8) => store(iadst8(input), out),
+        (Tx1d::Adst, 16) => store(iadst16(input), out),
+        (Tx1d::Wht, 4) => store(iwht4(input, first_pass), out),
+        _ => unreachable!("no {kind:?} transform of size {n}"),
+    }
+}
+
+/// The values FFmpeg adds to the destination, in raster order (`res[row * n + col]`).
+///
+/// `coefs` holds the block as the caller passed it (row-major, `n * n` values); for a DC-only
+/// call only `coefs[0]` is read.
+pub fn residual(tx: Transform, coefs: &[i16], dc_only: bool, res: &mut [i32]) {
+    let n = tx.size.n();
+    let shift = tx.size.final_shift(tx);
+    let round = |x: i32| -> i32 {
+        if shift == 0 {
+            x
+        } else {
+            x.wrapping_add(1 << (shift - 1)) >> shift
+        }
+    };
+    if dc_only {
+        let dc = W(coefs[0] as i32);
+        let t = r14(r14(dc * 11585) * 11585);
+        res[..n * n].fill(round(t.0));
+        return;
+    }
+    // First pass: column c of the block becomes row c of `mid`.
+    let mut mid = [0i32; 32 * 32];
+    let mut col = [W(0); 32];
+    for c in 0..n {
+        for (k, v) in col[..n].iter_mut().enumerate() {
+            *v = W(coefs[k * n + c] as i32);
+        }
+        tx_1d(tx.first, n, &col[..n], true, &mut mid[c * n..c * n + n]);
+    }
+    // Second pass: column c of `mid` gives column c of the residual.
+    let mut out = [0i32; 32];
+    for c in 0..n {
+        for (k, v) in col[..n].iter_mut().enumerate() {
+            *v = W(mid[k * n + c]);
+        }
+        tx_1d(tx.second, n, &col[..n], false, &mut out[..n]);
+        for (r, &o) in out[..n].iter().enumerate() {
+            res[r * n + c] = round(o);
+        }
+    }
+}
+
+/// Adds a residual to `dst` with clipping, in FFmpeg's order (column by column, top to
+/// bottom), reading each pixel just before writing it, so that even rows that alias each
+/// other (a stride smaller than the block) end as FFmpeg's C leaves them.
+///
+/// # Safety
+/// Every `dst + row * stride + col` for `row, col < n` must be valid for reads and writes.
+pub unsafe fn add_residual(dst: *mut u8, stride: isize, n: usize, res: &[i32]) {
+    for c in 0..n {
+        for r in 0..n {
+            let p = dst.offset(r as isize * stride + c as isize);
+            let v = *p as i32 + res[r * n + c];
+            *p = v.clamp(0, 255) as u8;
+        }
+    }
+}
+
+/// FFmpeg's function, run at once on the CPU: transform, add, zero the coefficients it zeroes.
+///
+/// # Safety
+/// `dst` as for [`add_residual`]; `block` valid for `n * n` reads and writes (any alignment).
+pub unsafe fn itx_add_now(tx: Transform, dst: *mut u8, stride: isize, block: *mut i16, eob: i32) {
+    let dc_only = tx.is_dc_only_call(eob);
+    let count = if dc_only { 1 } else { tx.coefs() };
+    let mut coefs = [0i16; 32 * 32];
+    std::ptr::copy_nonoverlapping(block as *const u8, coefs.as_mut_ptr() as *mut u8, count * 2);
+    std::ptr::write_bytes(block as *mut u8, 0, count * 2);
+    let mut res = [0i32; 32 * 32];
+    residual(tx, &coefs[..count.max(1)], dc_only, &mut res);
+    add_residual(dst, stride, tx.size.n(), &res);
+}
+
+/// One 1-D transform on plain integers, int16-truncated as FFmpeg stores it. For tests that
+/// build forward transforms by probing the inverse ones.
+#[doc(hidden)]
+pub fn one_d(kind: Tx1d, input: &[i32], first_pass: bool) -> Vec<i32> {
+    let w: Vec<W> = input.iter().map(|&x| W(x)).collect();
+    let mut out = vec![0; input.len()];
+    tx_1d(kind, input.len(), &w, first_pass, &mut out);
+    out
+}

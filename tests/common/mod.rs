@@ -1,0 +1,235 @@
+//! Helpers shared by the kernel tests: FFmpeg's own C functions as the oracle, a deterministic
+//! random source, and realistic coefficient blocks.
+#![allow(dead_code)]
+
+use daedalus::kernels::itx::{one_d, Transform, Tx1d};
+use daedalus::vp9dsp::Vp9DspContext;
+
+#[cfg(daedalus_oracle_c)]
+extern "C" {
+    fn ff_vp9dsp_init(dsp: *mut Vp9DspContext, bpp: i32, bitexact: i32);
+}
+
+/// FFmpeg's VP9 DSP table from the pure-C static build (`scripts/setup`).
+pub fn ffmpeg_c() -> Vp9DspContext {
+    #[cfg(daedalus_oracle_c)]
+    {
+        let mut dsp = Vp9DspContext::empty();
+        unsafe { ff_vp9dsp_init(&mut dsp, 8, 1) };
+        dsp
+    }
+    #[cfg(not(daedalus_oracle_c))]
+    panic!("the FFmpeg C oracle (build/oracle-c) is missing: run scripts/setup, then rebuild");
+}
+
+/// FFmpeg's C function for a transform, looked up as the decoder does.
+pub fn ffmpeg_itx(dsp: &Vp9DspContext, tx: Transform) -> daedalus::vp9dsp::ItxfmAddFn {
+    let size = if tx.first == Tx1d::Wht {
+        4
+    } else {
+        tx.size as usize
+    };
+    let ty = daedalus::vp9dsp::ffmpeg_tx_type(tx.first == Tx1d::Adst, tx.second == Tx1d::Adst);
+    dsp.itxfm_add[size][ty].expect("FFmpeg fills every itxfm_add entry")
+}
+
+/// splitmix64: small, deterministic, good enough for test data.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed ^ 0x9e37_79b9_7f4a_7c15)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next_u64() % (hi - lo + 1) as u64) as i64
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next_u64() % 100 < percent
+    }
+    pub fn bytes(&mut self, buf: &mut [u8]) {
+        for b in buf {
+            *b = self.next_u64() as u8;
+        }
+    }
+}
+
+/// The 1-D inverse transform as a float matrix, probed column by column.
+fn inverse_matrix(kind: Tx1d, n: usize) -> Vec<Vec<f64>> {
+    let scale = 1 << 12;
+    let mut m = vec![vec![0.0; n]; n];
+    for k in 0..n {
+        let mut unit = vec![0; n];
+        unit[k] = scale;
+        let col = one_d(kind, &unit, false);
+        for (row, v) in col.iter().enumerate() {
+            m[row][k] = *v as f64 / scale as f64;
+        }
+    }
+    m
+}
+
+fn invert(m: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let n = m.len();
+    let mut a: Vec<Vec<f64>> = m.to_vec();
+    let mut inv: Vec<Vec<f64>> = (0..n)
+        .map(|i| (0..n).map(|j| (i == j) as u8 as f64).collect())
+        .collect();
+    for c in 0..n {
+        let p = (c..n)
+            .max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs()))
+            .unwrap();
+        a.swap(c, p);
+        inv.swap(c, p);
+        let d = a[c][c];
+        for j in 0..n {
+            a[c][j] /= d;
+            inv[c][j] /= d;
+        }
+        for r in 0..n {
+            if r != c {
+                let f = a[r][c];
+                for j in 0..n {
+                    a[r][j] -= f * a[c][j];
+                    inv[r][j] -= f * inv[c][j];
+                }
+            }
+        }
+    }
+    inv
+}
+
+fn matmul(a: &[Vec<f64>], b: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let n = a.len();
+    (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| (0..n).map(|k| a[i][k] * b[k][j]).sum())
+                .collect()
+        })
+        .collect()
+}
+
+fn transpose(a: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let n = a.len();
+    (0..n).map(|i| (0..n).map(|j| a[j][i]).collect()).collect()
+}
+
+type Matrices = (Vec<Vec<f64>>, Vec<Vec<f64>>);
+
+/// `B^-1` and `A^-T` for a transform, computed once per thread.
+fn solve_matrices(tx: Transform) -> Matrices {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static CACHE: RefCell<HashMap<(Tx1d, Tx1d, usize), Matrices>> = RefCell::new(HashMap::new());
+    }
+    let n = tx.size.n();
+    CACHE.with(|c| {
+        c.borrow_mut()
+            .entry((tx.first, tx.second, n))
+            .or_insert_with(|| {
+                let a = inverse_matrix(tx.first, n);
+                let b = inverse_matrix(tx.second, n);
+                (invert(&b), transpose(&invert(&a)))
+            })
+            .clone()
+    })
+}
+
+/// Coefficients whose inverse transform is close to `residual` (row-major, n x n), like an
+/// encoder's forward transform: `residual = B * X^T * A^T / 2^shift` solved for `X`.
+pub fn forward(tx: Transform, residual: &[i32]) -> Vec<i16> {
+    let n = tx.size.n();
+    let shift = match (tx.first, n) {
+        (Tx1d::Wht, _) => 0,
+        (_, 4) => 4,
+        (_, 8) => 5,
+        _ => 6,
+    };
+    // The WHT's first pass divides its input by 4.
+    let pre = if tx.first == Tx1d::Wht { 4.0 } else { 1.0 };
+    let r: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| residual[i * n + j] as f64 * (1u32 << shift) as f64)
+                .collect()
+        })
+        .collect();
+    let (b_inv, a_inv_t) = solve_matrices(tx);
+    let xt = matmul(&matmul(&b_inv, &r), &a_inv_t);
+    let mut out = vec![0i16; n * n];
+    for j in 0..n {
+        for k in 0..n {
+            out[j * n + k] = (xt[k][j] * pre).round().clamp(-32768.0, 32767.0) as i16;
+        }
+    }
+    out
+}
+
+/// A realistic block: random residual (noise or smooth ramps) of a random amplitude, forward
+/// transformed and quantized with a random step, so high frequencies are often zero.
+pub fn realistic_block(rng: &mut Rng, tx: Transform) -> Vec<i16> {
+    let n = tx.size.n();
+    let amp = [4, 16, 64, 255][rng.below(4)];
+    let smooth = rng.chance(40);
+    let (gx, gy) = (rng.range(-amp, amp), rng.range(-amp, amp));
+    let residual: Vec<i32> = (0..n * n)
+        .map(|i| {
+            let (y, x) = ((i / n) as i64, (i % n) as i64);
+            let v = if smooth {
+                (gx * x + gy * y) / n as i64 + rng.range(-2, 2)
+            } else {
+                rng.range(-amp, amp)
+            };
+            v.clamp(-255, 255) as i32
+        })
+        .collect();
+    let mut c = forward(tx, &residual);
+    let q = [1, 1, 8, 24, 60, 200][rng.below(6)];
+    for v in &mut c {
+        *v = ((*v as i32 / q) * q) as i16;
+    }
+    c
+}
+
+/// Extreme blocks a stream can carry: one coefficient at full int16 range, all of them at a
+/// large value, alternating signs, and DC only.
+pub fn extreme_block(rng: &mut Rng, tx: Transform) -> Vec<i16> {
+    let n2 = tx.coefs();
+    let mut c = vec![0i16; n2];
+    let big = [32767i16, -32768, 16384, -16384, 8191][rng.below(5)];
+    match rng.below(5) {
+        0 => c[rng.below(n2)] = big,
+        1 => c[0] = big,
+        2 => c.iter_mut().for_each(|v| *v = big / (tx.size.n() as i16)),
+        3 => c
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v = if i % 2 == 0 { 1200 } else { -1200 }),
+        _ => c
+            .iter_mut()
+            .for_each(|v| *v = rng.range(-32768, 32767) as i16),
+    }
+    c
+}
+
+/// The eob a decoder would pass: 1 when only the DC is set, else somewhere up to n*n (FFmpeg's
+/// C ignores it apart from the DC shortcut).
+pub fn plausible_eob(rng: &mut Rng, coefs: &[i16]) -> i32 {
+    if coefs[1..].iter().all(|&v| v == 0) {
+        1
+    } else {
+        rng.range(2, coefs.len() as i64) as i32
+    }
+}
