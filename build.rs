@@ -48,8 +48,8 @@ fn compile_shaders(dir: &Path, out: &Path) {
         let stem = src.file_stem().unwrap().to_str().unwrap();
         let spv = out.join(format!("{stem}.spv"));
         let result = Command::new("glslangValidator")
-            .args(["-V", "--target-env", "vulkan1.1", "-I"])
-            .arg(dir)
+            .args(["-V", "--target-env", "vulkan1.1"])
+            .arg(format!("-I{}", dir.display()))
             .arg("-o")
             .arg(&spv)
             .arg(src)
@@ -88,6 +88,7 @@ fn write_header(root: &Path, out: &Path) {
         no_includes: true,
         documentation: true,
         cpp_compat: true,
+        usize_is_size_t: true,
         ..Default::default()
     };
     let header = cbindgen::Builder::new()

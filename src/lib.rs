@@ -1,5 +1,19 @@
 //! daedalus: VP9 (and AV1) decoder DSP work recorded per call and run as frame-level Vulkan
 //! compute dispatches, bit-exact with FFmpeg's (and dav1d's) C code.
+//!
+//! - [`ffi`]: the C ABI (`include/daedalus.h`).
+//! - [`kernels`]: per DSP family, the CPU reference beside the GPU job encoding.
+//! - [`batch`]: the per-thread recorder and flush.
+//! - [`gpu`]: the Vulkan runtime.
 
+#[macro_use]
+pub mod log;
+pub mod batch;
+pub mod config;
+pub mod ffi;
+pub mod gpu;
 pub mod kernels;
+mod overlap;
+pub mod regions;
+pub mod stats;
 pub mod vp9dsp;

@@ -612,3 +612,77 @@ pub fn one_d(kind: Tx1d, input: &[i32], first_pass: bool) -> Vec<i32> {
     tx_1d(kind, input.len(), &w, first_pass, &mut out);
     out
 }
+
+// ---- GPU side ------------------------------------------------------------------------------
+
+/// One GPU pipeline of the transform shaders: each transform, and FFmpeg's DC-only shortcut
+/// per size (`idct_idct` with `eob == 1`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum ItxKernel {
+    Full(Transform),
+    DcOnly(TxSize),
+}
+
+impl ItxKernel {
+    pub const COUNT: usize = Transform::ALL.len() + TxSize::ALL.len();
+
+    pub fn all() -> impl Iterator<Item = ItxKernel> {
+        Transform::ALL
+            .into_iter()
+            .map(ItxKernel::Full)
+            .chain(TxSize::ALL.into_iter().map(ItxKernel::DcOnly))
+    }
+
+    pub fn index(self) -> usize {
+        match self {
+            ItxKernel::Full(t) => t.index(),
+            ItxKernel::DcOnly(s) => Transform::ALL.len() + s as usize,
+        }
+    }
+
+    pub fn for_call(tx: Transform, dc_only: bool) -> ItxKernel {
+        if dc_only {
+            ItxKernel::DcOnly(tx.size)
+        } else {
+            ItxKernel::Full(tx)
+        }
+    }
+
+    pub fn size(self) -> TxSize {
+        match self {
+            ItxKernel::Full(t) => t.size,
+            ItxKernel::DcOnly(s) => s,
+        }
+    }
+
+    /// The shader file (stem) that implements this size.
+    pub fn shader(self) -> &'static str {
+        ["itx4", "itx8", "itx16", "itx32"][self.size() as usize]
+    }
+
+    /// Specialisation constants: first 1-D type, second 1-D type, DC only
+    /// (shaders/itx_main.glsl: 0 = DCT, 1 = ADST, 2 = WHT).
+    pub fn spec_constants(self) -> [u32; 3] {
+        let code = |t: Tx1d| match t {
+            Tx1d::Dct => 0,
+            Tx1d::Adst => 1,
+            Tx1d::Wht => 2,
+        };
+        match self {
+            ItxKernel::Full(t) => [code(t.first), code(t.second), 0],
+            ItxKernel::DcOnly(_) => [0, 0, 1],
+        }
+    }
+}
+
+/// A job as the transform shaders read it (`uvec4`): the block's top-left pixel as a byte
+/// offset into the pixel buffer, the stride in bytes, and the first coefficient in the
+/// coefficient buffer (for a DC-only job, the DC value itself).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GpuJob {
+    pub pixel_offset: u32,
+    pub stride: i32,
+    pub coef: u32,
+    pub reserved: u32,
+}

@@ -233,3 +233,233 @@ pub fn plausible_eob(rng: &mut Rng, coefs: &[i16]) -> i32 {
         rng.range(2, coefs.len() as i64) as i32
     }
 }
+
+use daedalus::ffi;
+
+/// Fails the test unless the GPU path is active: these tests exist to exercise it.
+pub fn require_gpu() {
+    let name = unsafe { std::ffi::CStr::from_ptr(ffi::daedalus_device_name()) }
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(
+        ffi::daedalus_backend(),
+        ffi::DaedalusBackend::DAEDALUS_BACKEND_GPU,
+        "no usable Vulkan device (device: {name}); install mesa-vulkan-drivers (scripts/setup) \
+         or set DAEDALUS_DEVICE"
+    );
+}
+
+pub fn stats() -> ffi::DaedalusStats {
+    let mut s = ffi::DaedalusStats::default();
+    unsafe { ffi::daedalus_get_stats(&mut s) };
+    s
+}
+
+/// With DAEDALUS_VALIDATION=1 (as scripts/test runs), no validation message may appear.
+pub fn assert_validation_clean() {
+    assert_eq!(
+        stats().validation_messages,
+        0,
+        "the Vulkan validation layer reported messages (see stderr)"
+    );
+}
+
+/// The exported `daedalus_vp9_*` function for a transform.
+pub fn daedalus_itx(tx: Transform) -> unsafe extern "C" fn(*mut u8, isize, *mut i16, i32) {
+    use daedalus::kernels::itx::{Tx1d::*, TxSize::*};
+    match (tx.size, tx.first, tx.second) {
+        (T4, Dct, Dct) => ffi::daedalus_vp9_idct_idct_4x4_add,
+        (T4, Adst, Dct) => ffi::daedalus_vp9_iadst_idct_4x4_add,
+        (T4, Dct, Adst) => ffi::daedalus_vp9_idct_iadst_4x4_add,
+        (T4, Adst, Adst) => ffi::daedalus_vp9_iadst_iadst_4x4_add,
+        (T4, Wht, Wht) => ffi::daedalus_vp9_iwht_iwht_4x4_add,
+        (T8, Dct, Dct) => ffi::daedalus_vp9_idct_idct_8x8_add,
+        (T8, Adst, Dct) => ffi::daedalus_vp9_iadst_idct_8x8_add,
+        (T8, Dct, Adst) => ffi::daedalus_vp9_idct_iadst_8x8_add,
+        (T8, Adst, Adst) => ffi::daedalus_vp9_iadst_iadst_8x8_add,
+        (T16, Dct, Dct) => ffi::daedalus_vp9_idct_idct_16x16_add,
+        (T16, Adst, Dct) => ffi::daedalus_vp9_iadst_idct_16x16_add,
+        (T16, Dct, Adst) => ffi::daedalus_vp9_idct_iadst_16x16_add,
+        (T16, Adst, Adst) => ffi::daedalus_vp9_iadst_iadst_16x16_add,
+        (T32, Dct, Dct) => ffi::daedalus_vp9_idct_idct_32x32_add,
+        _ => unreachable!("no such transform"),
+    }
+}
+
+/// A picture-like buffer with a margin, so that out-of-block writes would show.
+pub struct Canvas {
+    pub stride: usize,
+    pub height: usize,
+    pub pixels: Vec<u8>,
+}
+
+impl Canvas {
+    pub fn new(rng: &mut Rng, width: usize, height: usize) -> Canvas {
+        let stride = width + rng.below(64);
+        let mut pixels = vec![0u8; stride * height];
+        rng.bytes(&mut pixels);
+        Canvas {
+            stride,
+            height,
+            pixels,
+        }
+    }
+}
+
+/// One block of a test batch: canvas, position, transform and its inputs.
+#[derive(Clone)]
+pub struct Placed {
+    pub canvas: usize,
+    pub x: usize,
+    pub y: usize,
+    pub tx: Transform,
+    pub coefs: Vec<i16>,
+    pub eob: i32,
+}
+
+/// Random coefficients of every kind the tests use.
+pub fn any_block(rng: &mut Rng, tx: Transform) -> (Vec<i16>, i32) {
+    match rng.below(10) {
+        0 => {
+            let c = extreme_block(rng, tx);
+            let eob = plausible_eob(rng, &c);
+            (c, eob)
+        }
+        1 => {
+            // DC only, as a decoder passes it.
+            let mut c = vec![0i16; tx.coefs()];
+            c[0] = rng.range(-4000, 4000) as i16;
+            (c, 1)
+        }
+        2 => {
+            let c = realistic_block(rng, tx);
+            (c, [0, 1, tx.coefs() as i32 + 7][rng.below(3)])
+        }
+        _ => {
+            let c = realistic_block(rng, tx);
+            let eob = plausible_eob(rng, &c);
+            (c, eob)
+        }
+    }
+}
+
+/// Places up to `count` blocks at random, not overlapping, at any (unaligned) position.
+pub fn place_blocks(
+    rng: &mut Rng,
+    canvases: &[Canvas],
+    count: usize,
+    sizes: &[Transform],
+) -> Vec<Placed> {
+    let mut taken: Vec<Vec<bool>> = canvases
+        .iter()
+        .map(|c| vec![false; c.stride * c.height])
+        .collect();
+    let mut out = Vec::new();
+    let mut tries = 0;
+    while out.len() < count && tries < count * 20 {
+        tries += 1;
+        let tx = sizes[rng.below(sizes.len())];
+        let n = tx.size.n();
+        let ci = rng.below(canvases.len());
+        let c = &canvases[ci];
+        if c.stride < n || c.height < n {
+            continue;
+        }
+        let (x, y) = (rng.below(c.stride - n + 1), rng.below(c.height - n + 1));
+        let free = (0..n).all(|r| (0..n).all(|k| !taken[ci][(y + r) * c.stride + x + k]));
+        if !free {
+            continue;
+        }
+        for r in 0..n {
+            for k in 0..n {
+                taken[ci][(y + r) * c.stride + x + k] = true;
+            }
+        }
+        let (coefs, eob) = any_block(rng, tx);
+        out.push(Placed {
+            canvas: ci,
+            x,
+            y,
+            tx,
+            coefs,
+            eob,
+        });
+    }
+    out
+}
+
+/// Applies blocks with FFmpeg's C functions, one after the other.
+pub fn apply_ffmpeg(dsp: &Vp9DspContext, canvases: &mut [Canvas], blocks: &mut [Placed]) {
+    for b in blocks {
+        let c = &mut canvases[b.canvas];
+        let at = b.y * c.stride + b.x;
+        unsafe {
+            ffmpeg_itx(dsp, b.tx)(
+                c.pixels[at..].as_mut_ptr(),
+                c.stride as isize,
+                b.coefs.as_mut_ptr(),
+                b.eob,
+            )
+        };
+    }
+}
+
+/// Applies blocks with the CPU reference, one after the other.
+pub fn apply_reference(canvases: &mut [Canvas], blocks: &mut [Placed]) {
+    for b in blocks {
+        let c = &mut canvases[b.canvas];
+        let at = b.y * c.stride + b.x;
+        unsafe {
+            daedalus::kernels::itx::itx_add_now(
+                b.tx,
+                c.pixels[at..].as_mut_ptr(),
+                c.stride as isize,
+                b.coefs.as_mut_ptr(),
+                b.eob,
+            )
+        };
+    }
+}
+
+/// Records blocks through the exported functions (no flush).
+pub fn record_daedalus(canvases: &mut [Canvas], blocks: &mut [Placed]) {
+    for b in blocks {
+        let c = &mut canvases[b.canvas];
+        let at = b.y * c.stride + b.x;
+        unsafe {
+            daedalus_itx(b.tx)(
+                c.pixels[at..].as_mut_ptr(),
+                c.stride as isize,
+                b.coefs.as_mut_ptr(),
+                b.eob,
+            )
+        };
+    }
+}
+
+/// Where two sets of canvases first differ.
+pub fn first_difference(a: &[Canvas], b: &[Canvas]) -> Option<String> {
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        if let Some(p) = x.pixels.iter().zip(&y.pixels).position(|(u, v)| u != v) {
+            return Some(format!(
+                "canvas {i} (stride {}): pixel ({}, {}) is {} vs {}",
+                x.stride,
+                p % x.stride,
+                p / x.stride,
+                x.pixels[p],
+                y.pixels[p]
+            ));
+        }
+    }
+    None
+}
+
+pub fn clone_canvases(c: &[Canvas]) -> Vec<Canvas> {
+    c.iter()
+        .map(|c| Canvas {
+            stride: c.stride,
+            height: c.height,
+            pixels: c.pixels.clone(),
+        })
+        .collect()
+}

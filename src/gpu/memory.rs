@@ -1,0 +1,253 @@
+//! Buffers the host and the GPU share.
+//!
+//! [`HostBuffer`]: memory of ours, mapped once. The memory type is chosen from what the
+//! device offers (host-visible, preferably cached and coherent); where it is not coherent,
+//! writes are flushed and reads invalidated over ranges aligned to `nonCoherentAtomSize`.
+//! Nothing assumes a particular driver's memory types.
+//!
+//! [`Imported`]: the caller's own memory made visible to the GPU with
+//! VK_EXT_external_memory_host, so the GPU reads and writes pixels in place.
+
+use super::{vkerr, Gpu, GpuResult};
+use ash::vk;
+use std::ops::Range;
+
+type Flags = vk::MemoryPropertyFlags;
+
+/// Host-visible memory types in order of preference for buffers the CPU writes and reads.
+const HOST_PREFERENCES: [Flags; 4] = [
+    Flags::from_raw(
+        Flags::HOST_VISIBLE.as_raw() | Flags::HOST_COHERENT.as_raw() | Flags::HOST_CACHED.as_raw(),
+    ),
+    Flags::from_raw(Flags::HOST_VISIBLE.as_raw() | Flags::HOST_CACHED.as_raw()),
+    Flags::from_raw(Flags::HOST_VISIBLE.as_raw() | Flags::HOST_COHERENT.as_raw()),
+    Flags::HOST_VISIBLE,
+];
+
+/// The first memory type in `type_bits` that has all of one preference's flags (in order)
+/// and a heap large enough for `size`.
+pub fn find_memory_type(
+    props: &vk::PhysicalDeviceMemoryProperties,
+    type_bits: u32,
+    preferences: &[Flags],
+    size: u64,
+) -> Option<u32> {
+    preferences.iter().find_map(|&want| {
+        (0..props.memory_type_count).find(|&i| {
+            let t = props.memory_types[i as usize];
+            type_bits & (1 << i) != 0
+                && t.property_flags.contains(want)
+                && props.memory_heaps[t.heap_index as usize].size >= size
+        })
+    })
+}
+
+pub struct HostBuffer {
+    gpu: &'static Gpu,
+    pub buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    pub ptr: *mut u8,
+    pub size: u64,
+    coherent: bool,
+}
+
+impl HostBuffer {
+    pub fn new(gpu: &'static Gpu, size: u64) -> GpuResult<HostBuffer> {
+        let d = &gpu.device;
+        unsafe {
+            let buffer = d
+                .create_buffer(
+                    &vk::BufferCreateInfo::default()
+                        .size(size)
+                        .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                        .sharing_mode(vk::SharingMode::EXCLUSIVE),
+                    None,
+                )
+                .map_err(vkerr("vkCreateBuffer"))?;
+            let req = d.get_buffer_memory_requirements(buffer);
+            let Some(type_index) = find_memory_type(
+                &gpu.memory,
+                req.memory_type_bits,
+                &HOST_PREFERENCES,
+                req.size,
+            ) else {
+                d.destroy_buffer(buffer, None);
+                return Err(format!(
+                    "no host-visible memory type for a {size}-byte buffer"
+                ));
+            };
+            let flags = gpu.memory.memory_types[type_index as usize].property_flags;
+            let memory = match d.allocate_memory(
+                &vk::MemoryAllocateInfo::default()
+                    .allocation_size(req.size)
+                    .memory_type_index(type_index),
+                None,
+            ) {
+                Ok(m) => m,
+                Err(e) => {
+                    d.destroy_buffer(buffer, None);
+                    return Err(format!("vkAllocateMemory of {} bytes: {e}", req.size));
+                }
+            };
+            let mapped = d
+                .bind_buffer_memory(buffer, memory, 0)
+                .and_then(|_| d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()));
+            match mapped {
+                Ok(ptr) => Ok(HostBuffer {
+                    gpu,
+                    buffer,
+                    memory,
+                    ptr: ptr as *mut u8,
+                    size,
+                    coherent: flags.contains(Flags::HOST_COHERENT),
+                }),
+                Err(e) => {
+                    d.destroy_buffer(buffer, None);
+                    d.free_memory(memory, None);
+                    Err(format!("binding or mapping a host buffer: {e}"))
+                }
+            }
+        }
+    }
+
+    fn atom_range(&self, bytes: Range<u64>) -> vk::MappedMemoryRange<'static> {
+        let atom = self.gpu.info.non_coherent_atom_size;
+        let start = bytes.start / atom * atom;
+        let end = bytes.end.div_ceil(atom) * atom;
+        // The mapping covers the whole allocation; past our `size` use WHOLE_SIZE.
+        let size = if end >= self.size {
+            vk::WHOLE_SIZE
+        } else {
+            end - start
+        };
+        vk::MappedMemoryRange::default()
+            .memory(self.memory)
+            .offset(start)
+            .size(size)
+    }
+
+    /// Makes host writes in `bytes` visible to the device.
+    pub fn flush(&self, bytes: Range<u64>) -> GpuResult<()> {
+        if self.coherent || bytes.is_empty() {
+            return Ok(());
+        }
+        let r = [self.atom_range(bytes)];
+        unsafe { self.gpu.device.flush_mapped_memory_ranges(&r) }
+            .map_err(vkerr("vkFlushMappedMemoryRanges"))
+    }
+
+    /// Makes device writes in `bytes` visible to the host.
+    pub fn invalidate(&self, bytes: Range<u64>) -> GpuResult<()> {
+        if self.coherent || bytes.is_empty() {
+            return Ok(());
+        }
+        let r = [self.atom_range(bytes)];
+        unsafe { self.gpu.device.invalidate_mapped_memory_ranges(&r) }
+            .map_err(vkerr("vkInvalidateMappedMemoryRanges"))
+    }
+}
+
+impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        unsafe {
+            self.gpu.device.destroy_buffer(self.buffer, None);
+            self.gpu.device.free_memory(self.memory, None);
+        }
+    }
+}
+
+/// Host memory of the caller's, imported so that the GPU accesses it in place.
+pub struct Imported {
+    gpu: &'static Gpu,
+    pub buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    /// Address that byte 0 of `buffer` corresponds to (the import is page aligned).
+    pub base: usize,
+    pub size: u64,
+}
+
+impl Imported {
+    /// Imports the pages covering `ptr .. ptr + len`.
+    pub fn new(gpu: &'static Gpu, ptr: usize, len: usize) -> GpuResult<Imported> {
+        let (Some(align), Some(ext)) = (gpu.info.host_import_alignment, gpu.host_import.as_ref())
+        else {
+            return Err("the device cannot import host memory".into());
+        };
+        let align = align as usize;
+        let base = ptr / align * align;
+        let end = (ptr + len).div_ceil(align) * align;
+        let size = (end - base) as u64;
+        if size > gpu.info.max_storage_buffer_range {
+            return Err(format!("{size} bytes exceed maxStorageBufferRange"));
+        }
+        let handle = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
+        let d = &gpu.device;
+        unsafe {
+            let mut host_props = vk::MemoryHostPointerPropertiesEXT::default();
+            (ext.fp().get_memory_host_pointer_properties_ext)(
+                ext.device(),
+                handle,
+                base as *const _,
+                &mut host_props,
+            )
+            .result()
+            .map_err(vkerr("vkGetMemoryHostPointerPropertiesEXT"))?;
+            let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle);
+            let buffer = d
+                .create_buffer(
+                    &vk::BufferCreateInfo::default()
+                        .size(size)
+                        .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                        .sharing_mode(vk::SharingMode::EXCLUSIVE)
+                        .push_next(&mut external),
+                    None,
+                )
+                .map_err(vkerr("vkCreateBuffer (import)"))?;
+            let req = d.get_buffer_memory_requirements(buffer);
+            // The host reads the pixels through its own pointer: only coherent types will do.
+            let coherent = [Flags::HOST_VISIBLE | Flags::HOST_COHERENT];
+            let bits = req.memory_type_bits & host_props.memory_type_bits;
+            let Some(type_index) = find_memory_type(&gpu.memory, bits, &coherent, 0) else {
+                d.destroy_buffer(buffer, None);
+                return Err("no coherent memory type accepts this host pointer".into());
+            };
+            let mut import = vk::ImportMemoryHostPointerInfoEXT::default()
+                .handle_type(handle)
+                .host_pointer(base as *mut _);
+            let memory = match d.allocate_memory(
+                &vk::MemoryAllocateInfo::default()
+                    .allocation_size(size)
+                    .memory_type_index(type_index)
+                    .push_next(&mut import),
+                None,
+            ) {
+                Ok(m) => m,
+                Err(e) => {
+                    d.destroy_buffer(buffer, None);
+                    return Err(format!("importing {size} bytes of host memory: {e}"));
+                }
+            };
+            if let Err(e) = d.bind_buffer_memory(buffer, memory, 0) {
+                d.destroy_buffer(buffer, None);
+                d.free_memory(memory, None);
+                return Err(format!("vkBindBufferMemory (import): {e}"));
+            }
+            Ok(Imported {
+                gpu,
+                buffer,
+                memory,
+                base,
+                size,
+            })
+        }
+    }
+}
+
+impl Drop for Imported {
+    fn drop(&mut self) {
+        unsafe {
+            self.gpu.device.destroy_buffer(self.buffer, None);
+            self.gpu.device.free_memory(self.memory, None);
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! The Vulkan runtime on ash: one device per process, chosen once; pipelines built once per
+//! device; per-thread [`stream::Stream`]s that reuse their command buffers and buffers across
+//! flushes.
+
+pub mod memory;
+pub mod pipeline;
+pub mod select;
+pub mod shaders;
+pub mod spirv;
+pub mod stream;
+mod validation;
+
+use ash::vk;
+use once_cell::sync::OnceCell;
+use std::ffi::{c_char, CStr, CString};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// What the rest of the crate needs to know about the chosen device.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub kind: vk::PhysicalDeviceType,
+    pub api_version: u32,
+    pub max_storage_buffer_range: u64,
+    pub non_coherent_atom_size: u64,
+    pub max_shared_bytes: u32,
+    pub max_invocations: u32,
+    pub max_storage_buffers: u32,
+    pub max_push_constant_bytes: u32,
+    pub max_group_count_x: u32,
+    /// `Some(alignment)` when host pointers can be imported (VK_EXT_external_memory_host).
+    pub host_import_alignment: Option<u64>,
+    /// Nanoseconds per timestamp tick, when the compute queue has timestamps.
+    pub timestamp_period_ns: Option<f64>,
+}
+
+pub struct Gpu {
+    _entry: ash::Entry,
+    pub instance: ash::Instance,
+    pub physical: vk::PhysicalDevice,
+    pub device: ash::Device,
+    pub queue_family: u32,
+    queue: Mutex<vk::Queue>,
+    pub info: DeviceInfo,
+    pub memory: vk::PhysicalDeviceMemoryProperties,
+    pub host_import: Option<ash::ext::external_memory_host::Device>,
+    pub pipelines: pipeline::Pipelines,
+    _validation: Option<validation::Messenger>,
+    lost: AtomicBool,
+}
+
+// Vulkan handles are plain values; the queue is behind a mutex and every other object is
+// either immutable after creation or owned by one thread's stream.
+unsafe impl Send for Gpu {}
+unsafe impl Sync for Gpu {}
+
+static GPU: OnceCell<Option<Gpu>> = OnceCell::new();
+
+/// The process's device, created on first use. `None` (after one warning) when there is no
+/// usable Vulkan device, when `DAEDALUS=cpu`, or after the device was lost.
+pub fn get() -> Option<&'static Gpu> {
+    let gpu = GPU
+        .get_or_init(|| {
+            if crate::config::get().mode == crate::config::Mode::Cpu {
+                crate::info!("DAEDALUS=cpu: deferred calls run on the CPU reference");
+                return None;
+            }
+            match unsafe { Gpu::new() } {
+                Ok(g) => {
+                    crate::info!("using Vulkan device \"{}\"", g.info.name);
+                    Some(g)
+                }
+                Err(e) => {
+                    crate::warn!("no usable Vulkan device ({e}); running on the CPU reference");
+                    None
+                }
+            }
+        })
+        .as_ref()?;
+    if gpu.lost.load(Ordering::Relaxed) {
+        None
+    } else {
+        Some(gpu)
+    }
+}
+
+/// Why the GPU stopped being used.
+pub type GpuResult<T> = Result<T, String>;
+
+pub(crate) fn vkerr(what: &str) -> impl Fn(vk::Result) -> String + '_ {
+    move |e| format!("{what}: {e}")
+}
+
+impl Gpu {
+    unsafe fn new() -> GpuResult<Gpu> {
+        let entry =
+            ash::Entry::load().map_err(|e| format!("cannot load the Vulkan loader: {e}"))?;
+        let config = crate::config::get();
+
+        let mut layers: Vec<CString> = Vec::new();
+        let mut extensions: Vec<&CStr> = Vec::new();
+        if config.validation {
+            let available = entry
+                .enumerate_instance_layer_properties()
+                .map_err(vkerr("vkEnumerateInstanceLayerProperties"))?;
+            let want = c"VK_LAYER_KHRONOS_validation";
+            if !available
+                .iter()
+                .any(|l| l.layer_name_as_c_str() == Ok(want))
+            {
+                return Err(
+                    "DAEDALUS_VALIDATION=1 but VK_LAYER_KHRONOS_validation is not installed".into(),
+                );
+            }
+            layers.push(want.to_owned());
+            extensions.push(ash::ext::debug_utils::NAME);
+        }
+        let layer_ptrs: Vec<*const c_char> = layers.iter().map(|l| l.as_ptr()).collect();
+        let ext_ptrs: Vec<*const c_char> = extensions.iter().map(|e| e.as_ptr()).collect();
+        let app = vk::ApplicationInfo::default()
+            .application_name(c"daedalus")
+            .engine_name(c"daedalus")
+            .api_version(vk::API_VERSION_1_1);
+        let instance = entry
+            .create_instance(
+                &vk::InstanceCreateInfo::default()
+                    .application_info(&app)
+                    .enabled_layer_names(&layer_ptrs)
+                    .enabled_extension_names(&ext_ptrs),
+                None,
+            )
+            .map_err(vkerr("vkCreateInstance"))?;
+        let messenger = if config.validation {
+            Some(validation::Messenger::new(&entry, &instance)?)
+        } else {
+            None
+        };
+
+        let chosen = match select::choose(&instance, config.device.as_deref()) {
+            Ok(c) => c,
+            Err(e) => {
+                drop(messenger);
+                instance.destroy_instance(None);
+                return Err(e);
+            }
+        };
+        let select::Choice {
+            physical,
+            queue_family,
+            info,
+            device_extensions,
+        } = chosen;
+
+        let ext_ptrs: Vec<*const c_char> = device_extensions.iter().map(|e| e.as_ptr()).collect();
+        let mut storage16 =
+            vk::PhysicalDevice16BitStorageFeatures::default().storage_buffer16_bit_access(true);
+        let mut storage8 =
+            vk::PhysicalDevice8BitStorageFeatures::default().storage_buffer8_bit_access(true);
+        let priorities = [1.0f32];
+        let queue_info = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(queue_family)
+            .queue_priorities(&priorities)];
+        let device = instance
+            .create_device(
+                physical,
+                &vk::DeviceCreateInfo::default()
+                    .queue_create_infos(&queue_info)
+                    .enabled_extension_names(&ext_ptrs)
+                    .push_next(&mut storage16)
+                    .push_next(&mut storage8),
+                None,
+            )
+            .map_err(vkerr("vkCreateDevice"))?;
+        let queue = device.get_device_queue(queue_family, 0);
+        let memory = instance.get_physical_device_memory_properties(physical);
+        let host_import = info
+            .host_import_alignment
+            .map(|_| ash::ext::external_memory_host::Device::new(&instance, &device));
+        let pipelines = match pipeline::Pipelines::new(&device, &info) {
+            Ok(p) => p,
+            Err(e) => {
+                device.destroy_device(None);
+                drop(messenger);
+                instance.destroy_instance(None);
+                return Err(e);
+            }
+        };
+        Ok(Gpu {
+            _entry: entry,
+            instance,
+            physical,
+            device,
+            queue_family,
+            queue: Mutex::new(queue),
+            info,
+            memory,
+            host_import,
+            pipelines,
+            _validation: messenger,
+            lost: AtomicBool::new(false),
+        })
+    }
+
+    /// Submits one command buffer; the queue is shared by every thread.
+    pub fn submit(&self, cmd: vk::CommandBuffer, fence: vk::Fence) -> GpuResult<()> {
+        let cmds = [cmd];
+        let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
+        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        unsafe { self.device.queue_submit(*queue, &submit, fence) }.map_err(vkerr("vkQueueSubmit"))
+    }
+
+    /// Stops all later use of the device after an unrecoverable error.
+    pub fn mark_lost(&self, why: &str) {
+        if !self.lost.swap(true, Ordering::Relaxed) {
+            crate::error!("GPU disabled after an error ({why}); the CPU reference takes over");
+        }
+    }
+}
+
+/// Number of messages the validation layer reported (with `DAEDALUS_VALIDATION=1`).
+pub fn validation_messages() -> u64 {
+    validation::count()
+}

@@ -1,0 +1,167 @@
+//! Compute pipelines, built once per device. Before a shader is used its declared needs
+//! (reflected from SPIR-V) are checked against the device's limits, so a shader that cannot
+//! run there is a clear error rather than a driver failure.
+
+use super::{shaders, spirv, vkerr, DeviceInfo, GpuResult};
+use crate::kernels::itx::ItxKernel;
+use ash::vk;
+
+/// Bindings shared by the transform kernels: jobs, coefficients, pixels.
+pub const ITX_BINDINGS: u32 = 3;
+/// Push constants: first job, job count.
+pub const PUSH_BYTES: u32 = 8;
+
+pub struct Kernel {
+    pub pipeline: vk::Pipeline,
+    /// Jobs (blocks) one workgroup handles.
+    pub jobs_per_group: u32,
+}
+
+pub struct Pipelines {
+    pub set_layout: vk::DescriptorSetLayout,
+    pub layout: vk::PipelineLayout,
+    /// Indexed by [`ItxKernel::index`].
+    pub itx: Vec<Kernel>,
+}
+
+/// Checks a shader's declared needs against the device.
+pub fn check_needs(stem: &str, needs: &spirv::Needs, info: &DeviceInfo) -> GpuResult<()> {
+    let fail = |what: &str, need: u64, have: u64| {
+        Err(format!(
+            "shader {stem} needs {need} {what}, the device allows {have}"
+        ))
+    };
+    if needs.shared_bytes > info.max_shared_bytes {
+        return fail(
+            "bytes of shared memory",
+            needs.shared_bytes as u64,
+            info.max_shared_bytes as u64,
+        );
+    }
+    if needs.invocations() > info.max_invocations {
+        return fail(
+            "invocations per workgroup",
+            needs.invocations() as u64,
+            info.max_invocations as u64,
+        );
+    }
+    if needs.storage_buffers > info.max_storage_buffers {
+        return fail(
+            "storage buffers",
+            needs.storage_buffers as u64,
+            info.max_storage_buffers as u64,
+        );
+    }
+    if needs.push_constant_bytes > info.max_push_constant_bytes {
+        return fail(
+            "push-constant bytes",
+            needs.push_constant_bytes as u64,
+            info.max_push_constant_bytes as u64,
+        );
+    }
+    Ok(())
+}
+
+unsafe fn module(
+    device: &ash::Device,
+    stem: &str,
+    info: &DeviceInfo,
+) -> GpuResult<(vk::ShaderModule, spirv::Needs)> {
+    let bytes = shaders::spirv(stem).ok_or_else(|| format!("shader {stem} is not embedded"))?;
+    let words = spirv::words(bytes).map_err(|e| format!("shader {stem}: {e}"))?;
+    let needs = spirv::reflect(&words).map_err(|e| format!("shader {stem}: {e}"))?;
+    check_needs(stem, &needs, info)?;
+    let m = device
+        .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)
+        .map_err(vkerr("vkCreateShaderModule"))?;
+    Ok((m, needs))
+}
+
+unsafe fn compute_pipeline(
+    device: &ash::Device,
+    module: vk::ShaderModule,
+    layout: vk::PipelineLayout,
+    spec: &[u32],
+) -> GpuResult<vk::Pipeline> {
+    let entries: Vec<vk::SpecializationMapEntry> = (0..spec.len() as u32)
+        .map(|i| {
+            vk::SpecializationMapEntry::default()
+                .constant_id(i)
+                .offset(i * 4)
+                .size(4)
+        })
+        .collect();
+    let data: Vec<u8> = spec.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    let spec_info = vk::SpecializationInfo::default()
+        .map_entries(&entries)
+        .data(&data);
+    let stage = vk::PipelineShaderStageCreateInfo::default()
+        .stage(vk::ShaderStageFlags::COMPUTE)
+        .module(module)
+        .name(c"main")
+        .specialization_info(&spec_info);
+    let info = [vk::ComputePipelineCreateInfo::default()
+        .stage(stage)
+        .layout(layout)];
+    device
+        .create_compute_pipelines(vk::PipelineCache::null(), &info, None)
+        .map(|p| p[0])
+        .map_err(|(_, e)| format!("vkCreateComputePipelines: {e}"))
+}
+
+impl Pipelines {
+    pub unsafe fn new(device: &ash::Device, info: &DeviceInfo) -> GpuResult<Pipelines> {
+        let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..ITX_BINDINGS)
+            .map(|b| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(b)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            })
+            .collect();
+        let set_layout = device
+            .create_descriptor_set_layout(
+                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
+                None,
+            )
+            .map_err(vkerr("vkCreateDescriptorSetLayout"))?;
+        let push = [vk::PushConstantRange::default()
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            .offset(0)
+            .size(PUSH_BYTES)];
+        let set_layouts = [set_layout];
+        let layout = device
+            .create_pipeline_layout(
+                &vk::PipelineLayoutCreateInfo::default()
+                    .set_layouts(&set_layouts)
+                    .push_constant_ranges(&push),
+                None,
+            )
+            .map_err(vkerr("vkCreatePipelineLayout"))?;
+
+        let mut modules: Vec<(&str, vk::ShaderModule, spirv::Needs)> = Vec::new();
+        let mut itx = Vec::new();
+        for kernel in ItxKernel::all() {
+            let stem = kernel.shader();
+            if !modules.iter().any(|(s, _, _)| *s == stem) {
+                let (m, needs) = module(device, stem, info)?;
+                modules.push((stem, m, needs));
+            }
+            let (_, m, needs) = modules.iter().find(|(s, _, _)| *s == stem).unwrap();
+            let pipeline = compute_pipeline(device, *m, layout, &kernel.spec_constants())?;
+            itx.push(Kernel {
+                pipeline,
+                jobs_per_group: needs.invocations() / kernel.size().n() as u32,
+            });
+        }
+        for (_, m, _) in modules {
+            device.destroy_shader_module(m, None);
+        }
+        Ok(Pipelines {
+            set_layout,
+            layout,
+            itx,
+        })
+    }
+}

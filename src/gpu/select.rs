@@ -1,0 +1,170 @@
+//! Device choice: `DAEDALUS_DEVICE` (an index into the loader's list, or a case-insensitive
+//! substring of the name) or else the best usable device, discrete > integrated > virtual >
+//! CPU. Usable means Vulkan 1.1, a compute queue, and 8/16-bit storage-buffer access.
+
+use super::DeviceInfo;
+use ash::vk;
+use std::ffi::CStr;
+
+pub struct Choice {
+    pub physical: vk::PhysicalDevice,
+    pub queue_family: u32,
+    pub info: DeviceInfo,
+    pub device_extensions: Vec<&'static CStr>,
+}
+
+fn rank(kind: vk::PhysicalDeviceType) -> u32 {
+    match kind {
+        vk::PhysicalDeviceType::DISCRETE_GPU => 0,
+        vk::PhysicalDeviceType::INTEGRATED_GPU => 1,
+        vk::PhysicalDeviceType::VIRTUAL_GPU => 2,
+        vk::PhysicalDeviceType::CPU => 3,
+        _ => 4,
+    }
+}
+
+/// Checks one device; `Err` says what it lacks.
+unsafe fn examine(
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+) -> Result<Choice, String> {
+    let props = instance.get_physical_device_properties(physical);
+    let name = props
+        .device_name_as_c_str()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "(unnamed)".into());
+    if props.api_version < vk::API_VERSION_1_1 {
+        return Err(format!("{name}: Vulkan 1.1 is required"));
+    }
+    let extensions = instance
+        .enumerate_device_extension_properties(physical)
+        .map_err(|e| format!("{name}: cannot list extensions: {e}"))?;
+    let has = |ext: &CStr| {
+        extensions
+            .iter()
+            .any(|p| p.extension_name_as_c_str() == Ok(ext))
+    };
+
+    // 8-bit storage is core in 1.2; on 1.1 it needs VK_KHR_8bit_storage.
+    let mut device_extensions: Vec<&'static CStr> = Vec::new();
+    let has_8bit_ext = has(ash::khr::_8bit_storage::NAME);
+    if has_8bit_ext {
+        device_extensions.push(ash::khr::_8bit_storage::NAME);
+    } else if props.api_version < vk::API_VERSION_1_2 {
+        return Err(format!(
+            "{name}: needs VK_KHR_8bit_storage (Vulkan 1.1 device)"
+        ));
+    }
+    if props.api_version < vk::API_VERSION_1_2 && has(ash::khr::storage_buffer_storage_class::NAME)
+    {
+        device_extensions.push(ash::khr::storage_buffer_storage_class::NAME);
+    }
+    let mut storage16 = vk::PhysicalDevice16BitStorageFeatures::default();
+    let mut storage8 = vk::PhysicalDevice8BitStorageFeatures::default();
+    let mut features = vk::PhysicalDeviceFeatures2::default()
+        .push_next(&mut storage16)
+        .push_next(&mut storage8);
+    instance.get_physical_device_features2(physical, &mut features);
+    if storage16.storage_buffer16_bit_access == vk::FALSE {
+        return Err(format!("{name}: storageBuffer16BitAccess is not supported"));
+    }
+    if storage8.storage_buffer8_bit_access == vk::FALSE {
+        return Err(format!("{name}: storageBuffer8BitAccess is not supported"));
+    }
+
+    let families = instance.get_physical_device_queue_family_properties(physical);
+    // Prefer a compute queue without graphics (a dedicated async-compute family).
+    let queue_family = families
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.queue_flags.contains(vk::QueueFlags::COMPUTE) && f.queue_count > 0)
+        .min_by_key(|(_, f)| f.queue_flags.contains(vk::QueueFlags::GRAPHICS))
+        .map(|(i, _)| i as u32)
+        .ok_or_else(|| format!("{name}: no compute queue"))?;
+    let timestamps = families[queue_family as usize].timestamp_valid_bits > 0
+        && props.limits.timestamp_period > 0.0;
+
+    let host_import_alignment = if has(ash::ext::external_memory_host::NAME) {
+        device_extensions.push(ash::ext::external_memory_host::NAME);
+        let mut host = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
+        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut host);
+        instance.get_physical_device_properties2(physical, &mut props2);
+        Some(host.min_imported_host_pointer_alignment.max(1))
+    } else {
+        None
+    };
+
+    let l = &props.limits;
+    Ok(Choice {
+        physical,
+        queue_family,
+        device_extensions,
+        info: DeviceInfo {
+            name,
+            kind: props.device_type,
+            api_version: props.api_version,
+            max_storage_buffer_range: l.max_storage_buffer_range as u64,
+            non_coherent_atom_size: l.non_coherent_atom_size.max(1),
+            max_shared_bytes: l.max_compute_shared_memory_size,
+            max_invocations: l.max_compute_work_group_invocations,
+            max_storage_buffers: l.max_per_stage_descriptor_storage_buffers,
+            max_push_constant_bytes: l.max_push_constants_size,
+            max_group_count_x: l.max_compute_work_group_count[0],
+            host_import_alignment,
+            timestamp_period_ns: timestamps.then_some(l.timestamp_period as f64),
+        },
+    })
+}
+
+pub unsafe fn choose(instance: &ash::Instance, wanted: Option<&str>) -> Result<Choice, String> {
+    let devices = instance
+        .enumerate_physical_devices()
+        .map_err(|e| format!("vkEnumeratePhysicalDevices: {e}"))?;
+    if devices.is_empty() {
+        return Err("the Vulkan loader lists no device".into());
+    }
+    let names: Vec<String> = devices
+        .iter()
+        .map(|&d| {
+            let p = instance.get_physical_device_properties(d);
+            p.device_name_as_c_str()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+
+    if let Some(w) = wanted {
+        let w = w.trim();
+        let index = match w.parse::<usize>() {
+            Ok(i) if i < devices.len() => i,
+            Ok(i) => {
+                return Err(format!(
+                    "DAEDALUS_DEVICE={i}, but there are {} devices: {names:?}",
+                    devices.len()
+                ))
+            }
+            Err(_) => names
+                .iter()
+                .position(|n| n.to_lowercase().contains(&w.to_lowercase()))
+                .ok_or_else(|| format!("DAEDALUS_DEVICE={w:?} matches none of {names:?}"))?,
+        };
+        return examine(instance, devices[index])
+            .map_err(|e| format!("DAEDALUS_DEVICE={w:?}: {e}"));
+    }
+
+    let mut usable = Vec::new();
+    let mut reasons = Vec::new();
+    for &d in &devices {
+        match examine(instance, d) {
+            Ok(c) => usable.push(c),
+            Err(e) => reasons.push(e),
+        }
+    }
+    for r in &reasons {
+        crate::info!("skipping device {r}");
+    }
+    usable
+        .into_iter()
+        .min_by_key(|c| rank(c.info.kind))
+        .ok_or_else(|| format!("no usable device: {}", reasons.join("; ")))
+}

@@ -1,0 +1,173 @@
+//! Reads what a compute shader declares from its SPIR-V: workgroup size, shared memory,
+//! storage buffers and push-constant bytes. The runtime checks these against the device's
+//! limits before building a pipeline; a test checks them against V3D 7.1's.
+
+use std::collections::HashMap;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    pub workgroup_size: [u32; 3],
+    pub shared_bytes: u32,
+    pub storage_buffers: u32,
+    pub push_constant_bytes: u32,
+}
+
+impl Needs {
+    pub fn invocations(&self) -> u32 {
+        self.workgroup_size.iter().product()
+    }
+}
+
+const MAGIC: u32 = 0x0723_0203;
+
+// Opcodes and enumerants used here (SPIR-V 1.x unified spec).
+const OP_EXECUTION_MODE: u32 = 16;
+const OP_TYPE_INT: u32 = 21;
+const OP_TYPE_FLOAT: u32 = 22;
+const OP_TYPE_VECTOR: u32 = 23;
+const OP_TYPE_ARRAY: u32 = 28;
+const OP_TYPE_RUNTIME_ARRAY: u32 = 29;
+const OP_TYPE_STRUCT: u32 = 30;
+const OP_TYPE_POINTER: u32 = 32;
+const OP_CONSTANT: u32 = 43;
+const OP_VARIABLE: u32 = 59;
+const OP_DECORATE: u32 = 71;
+const OP_MEMBER_DECORATE: u32 = 72;
+const MODE_LOCAL_SIZE: u32 = 17;
+const DECORATION_BUFFER_BLOCK: u32 = 3;
+const DECORATION_OFFSET: u32 = 35;
+const CLASS_UNIFORM: u32 = 2;
+const CLASS_WORKGROUP: u32 = 4;
+const CLASS_PUSH_CONSTANT: u32 = 9;
+const CLASS_STORAGE_BUFFER: u32 = 12;
+
+#[derive(Clone, Debug)]
+enum Type {
+    Scalar(u32),
+    Vector(u32, u32),
+    Array(u32, u32), // element type, length constant id
+    RuntimeArray,
+    Struct(Vec<u32>),
+    Pointer(u32), // pointee
+}
+
+/// Converts the bytes of a .spv file to words.
+pub fn words(bytes: &[u8]) -> Result<Vec<u32>, String> {
+    if bytes.len() % 4 != 0 || bytes.len() < 20 {
+        return Err("SPIR-V length is not a positive multiple of 4".into());
+    }
+    let w: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    if w[0] != MAGIC {
+        return Err("not SPIR-V (bad magic)".into());
+    }
+    Ok(w)
+}
+
+pub fn reflect(words: &[u32]) -> Result<Needs, String> {
+    let mut needs = Needs::default();
+    let mut types: HashMap<u32, Type> = HashMap::new();
+    let mut constants: HashMap<u32, u32> = HashMap::new();
+    let mut buffer_blocks: Vec<u32> = Vec::new();
+    let mut member_offsets: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut variables: Vec<(u32, u32)> = Vec::new(); // (pointer type, storage class)
+
+    let mut at = 5;
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        let op = words[at] & 0xffff;
+        if count == 0 || at + count > words.len() {
+            return Err(format!("malformed SPIR-V instruction at word {at}"));
+        }
+        let a = &words[at + 1..at + count];
+        match op {
+            OP_EXECUTION_MODE if a.get(1) == Some(&MODE_LOCAL_SIZE) && a.len() >= 5 => {
+                needs.workgroup_size = [a[2], a[3], a[4]];
+            }
+            OP_TYPE_INT | OP_TYPE_FLOAT => {
+                types.insert(a[0], Type::Scalar(a[1] / 8));
+            }
+            OP_TYPE_VECTOR => {
+                types.insert(a[0], Type::Vector(a[1], a[2]));
+            }
+            OP_TYPE_ARRAY => {
+                types.insert(a[0], Type::Array(a[1], a[2]));
+            }
+            OP_TYPE_RUNTIME_ARRAY => {
+                types.insert(a[0], Type::RuntimeArray);
+            }
+            OP_TYPE_STRUCT => {
+                types.insert(a[0], Type::Struct(a[1..].to_vec()));
+            }
+            OP_TYPE_POINTER => {
+                types.insert(a[0], Type::Pointer(a[2]));
+            }
+            OP_CONSTANT if a.len() >= 3 => {
+                constants.insert(a[1], a[2]);
+            }
+            OP_VARIABLE => variables.push((a[0], a[2])),
+            OP_DECORATE if a.get(1) == Some(&DECORATION_BUFFER_BLOCK) => buffer_blocks.push(a[0]),
+            OP_MEMBER_DECORATE if a.get(2) == Some(&DECORATION_OFFSET) && a.len() >= 4 => {
+                member_offsets.insert((a[0], a[1]), a[3]);
+            }
+            _ => {}
+        }
+        at += count;
+    }
+
+    let size_of = |id: u32| -> Result<u32, String> {
+        fn go(
+            id: u32,
+            types: &HashMap<u32, Type>,
+            constants: &HashMap<u32, u32>,
+            offsets: &HashMap<(u32, u32), u32>,
+        ) -> Result<u32, String> {
+            match types.get(&id) {
+                Some(Type::Scalar(bytes)) => Ok(*bytes),
+                Some(Type::Vector(c, n)) => Ok(go(*c, types, constants, offsets)? * n),
+                Some(Type::Array(e, len)) => {
+                    let n = constants
+                        .get(len)
+                        .ok_or("array length is not a plain constant")?;
+                    Ok(go(*e, types, constants, offsets)? * n)
+                }
+                Some(Type::RuntimeArray) => Ok(0),
+                Some(Type::Struct(members)) => {
+                    let mut end = 0;
+                    let mut packed = 0;
+                    for (i, m) in members.iter().enumerate() {
+                        let size = go(*m, types, constants, offsets)?;
+                        let start = offsets.get(&(id, i as u32)).copied().unwrap_or(packed);
+                        packed = start + size;
+                        end = end.max(packed);
+                    }
+                    Ok(end)
+                }
+                _ => Err(format!("type %{id} has no size")),
+            }
+        }
+        go(id, &types, &constants, &member_offsets)
+    };
+
+    for (ptr, class) in variables {
+        let pointee = match types.get(&ptr) {
+            Some(Type::Pointer(t)) => *t,
+            _ => return Err(format!("variable type %{ptr} is not a pointer")),
+        };
+        // An array of buffers counts once per element.
+        let (element, copies) = match types.get(&pointee) {
+            Some(Type::Array(e, len)) => (*e, constants.get(len).copied().unwrap_or(1)),
+            _ => (pointee, 1),
+        };
+        match class {
+            CLASS_WORKGROUP => needs.shared_bytes += size_of(pointee)?,
+            CLASS_STORAGE_BUFFER => needs.storage_buffers += copies,
+            CLASS_UNIFORM if buffer_blocks.contains(&element) => needs.storage_buffers += copies,
+            CLASS_PUSH_CONSTANT => needs.push_constant_bytes += size_of(pointee)?,
+            _ => {}
+        }
+    }
+    Ok(needs)
+}

@@ -1,0 +1,322 @@
+//! A thread's GPU context: command buffer, fence, descriptor sets and buffers, all reused
+//! from one flush to the next. One [`Stream::execute`] is one submission.
+
+use super::memory::HostBuffer;
+use super::pipeline::PUSH_BYTES;
+use super::{vkerr, Gpu, GpuResult};
+use crate::stats::{self, COUNTERS};
+use ash::vk;
+use std::time::{Duration, Instant};
+
+/// Pixel buffers one submission can address: slot 0 is the stream's staging buffer (copied
+/// blocks), the others are imported frames.
+pub const MAX_SLOTS: usize = 8;
+
+/// A flush that takes longer than this is treated as a hung device.
+const HANG_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// One vkCmdDispatch: `count` jobs from `first` in the job buffer, run by one kernel on the
+/// pixels of one slot.
+#[derive(Clone, Copy, Debug)]
+pub struct Dispatch {
+    pub kernel: usize,
+    pub slot: usize,
+    pub first: u32,
+    pub count: u32,
+}
+
+pub struct Stream {
+    gpu: &'static Gpu,
+    pool: vk::CommandPool,
+    cmd: vk::CommandBuffer,
+    fence: vk::Fence,
+    descriptor_pool: vk::DescriptorPool,
+    sets: Vec<vk::DescriptorSet>,
+    /// What each set's bindings point at now (jobs, coefficients, pixels).
+    set_targets: Vec<[vk::Buffer; 3]>,
+    queries: Option<vk::QueryPool>,
+    pub coefs: HostBuffer,
+    pub jobs: HostBuffer,
+    pub staging: HostBuffer,
+}
+
+/// Which of a stream's buffers.
+#[derive(Clone, Copy, Debug)]
+pub enum Buf {
+    Coefs,
+    Jobs,
+    Staging,
+}
+
+impl Stream {
+    pub fn new(gpu: &'static Gpu) -> GpuResult<Stream> {
+        let d = &gpu.device;
+        unsafe {
+            let pool = d
+                .create_command_pool(
+                    &vk::CommandPoolCreateInfo::default()
+                        .queue_family_index(gpu.queue_family)
+                        .flags(vk::CommandPoolCreateFlags::TRANSIENT),
+                    None,
+                )
+                .map_err(vkerr("vkCreateCommandPool"))?;
+            let cmd = d
+                .allocate_command_buffers(
+                    &vk::CommandBufferAllocateInfo::default()
+                        .command_pool(pool)
+                        .level(vk::CommandBufferLevel::PRIMARY)
+                        .command_buffer_count(1),
+                )
+                .map_err(vkerr("vkAllocateCommandBuffers"))?[0];
+            let fence = d
+                .create_fence(&vk::FenceCreateInfo::default(), None)
+                .map_err(vkerr("vkCreateFence"))?;
+            let sizes = [vk::DescriptorPoolSize::default()
+                .ty(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(3 * MAX_SLOTS as u32)];
+            let descriptor_pool = d
+                .create_descriptor_pool(
+                    &vk::DescriptorPoolCreateInfo::default()
+                        .max_sets(MAX_SLOTS as u32)
+                        .pool_sizes(&sizes),
+                    None,
+                )
+                .map_err(vkerr("vkCreateDescriptorPool"))?;
+            let layouts = [gpu.pipelines.set_layout; MAX_SLOTS];
+            let sets = d
+                .allocate_descriptor_sets(
+                    &vk::DescriptorSetAllocateInfo::default()
+                        .descriptor_pool(descriptor_pool)
+                        .set_layouts(&layouts),
+                )
+                .map_err(vkerr("vkAllocateDescriptorSets"))?;
+            let queries = match gpu.info.timestamp_period_ns {
+                Some(_) => d
+                    .create_query_pool(
+                        &vk::QueryPoolCreateInfo::default()
+                            .query_type(vk::QueryType::TIMESTAMP)
+                            .query_count(2),
+                        None,
+                    )
+                    .ok(),
+                None => None,
+            };
+            Ok(Stream {
+                gpu,
+                pool,
+                cmd,
+                fence,
+                descriptor_pool,
+                sets,
+                set_targets: vec![[vk::Buffer::null(); 3]; MAX_SLOTS],
+                queries,
+                coefs: HostBuffer::new(gpu, 1 << 20)?,
+                jobs: HostBuffer::new(gpu, 64 << 10)?,
+                staging: HostBuffer::new(gpu, 256 << 10)?,
+            })
+        }
+    }
+
+    pub fn gpu(&self) -> &'static Gpu {
+        self.gpu
+    }
+
+    /// Largest buffer a stream allocates: within maxStorageBufferRange and reasonable memory.
+    pub fn max_buffer_bytes(&self) -> u64 {
+        self.gpu.info.max_storage_buffer_range.min(256 << 20)
+    }
+
+    /// Replaces a buffer by one of at least `bytes` (contents are not kept). Only call when no
+    /// submission is pending, i.e. between flushes.
+    pub fn grow(&mut self, which: Buf, bytes: u64) -> GpuResult<()> {
+        let slot = match which {
+            Buf::Coefs => &mut self.coefs,
+            Buf::Jobs => &mut self.jobs,
+            Buf::Staging => &mut self.staging,
+        };
+        if slot.size >= bytes {
+            return Ok(());
+        }
+        if bytes > self.gpu.info.max_storage_buffer_range {
+            return Err(format!("{bytes} bytes exceed maxStorageBufferRange"));
+        }
+        let size = (slot.size * 2)
+            .max(bytes)
+            .min(self.gpu.info.max_storage_buffer_range);
+        *slot = HostBuffer::new(self.gpu, size)?;
+        Ok(())
+    }
+
+    fn bind_targets(&mut self, slot: usize, pixels: vk::Buffer) {
+        let want = [self.jobs.buffer, self.coefs.buffer, pixels];
+        if self.set_targets[slot] == want {
+            return;
+        }
+        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = want
+            .iter()
+            .map(|&b| {
+                [vk::DescriptorBufferInfo::default()
+                    .buffer(b)
+                    .offset(0)
+                    .range(vk::WHOLE_SIZE)]
+            })
+            .collect();
+        let writes: Vec<vk::WriteDescriptorSet> = infos
+            .iter()
+            .enumerate()
+            .map(|(binding, info)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(self.sets[slot])
+                    .dst_binding(binding as u32)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(info)
+            })
+            .collect();
+        unsafe { self.gpu.device.update_descriptor_sets(&writes, &[]) };
+        self.set_targets[slot] = want;
+    }
+
+    /// Records `dispatches` into one command buffer, submits it and waits for it. `pixels[s]`
+    /// is the buffer of slot `s`. The job and coefficient buffers must already hold the data
+    /// (and be flushed where not coherent).
+    pub fn execute(&mut self, dispatches: &[Dispatch], pixels: &[vk::Buffer]) -> GpuResult<()> {
+        if dispatches.is_empty() {
+            return Ok(());
+        }
+        for (slot, &buffer) in pixels.iter().enumerate() {
+            if dispatches.iter().any(|d| d.slot == slot) {
+                self.bind_targets(slot, buffer);
+            }
+        }
+        let gpu = self.gpu;
+        let d = &gpu.device;
+        let max_groups = gpu.info.max_group_count_x;
+        let mut dispatch_count = 0u64;
+        unsafe {
+            d.reset_command_pool(self.pool, vk::CommandPoolResetFlags::empty())
+                .map_err(vkerr("vkResetCommandPool"))?;
+            d.begin_command_buffer(
+                self.cmd,
+                &vk::CommandBufferBeginInfo::default()
+                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+            )
+            .map_err(vkerr("vkBeginCommandBuffer"))?;
+            if let Some(q) = self.queries {
+                d.cmd_reset_query_pool(self.cmd, q, 0, 2);
+                d.cmd_write_timestamp(self.cmd, vk::PipelineStageFlags::TOP_OF_PIPE, q, 0);
+            }
+            let (mut bound_kernel, mut bound_slot) = (usize::MAX, usize::MAX);
+            for disp in dispatches {
+                let kernel = &gpu.pipelines.itx[disp.kernel];
+                if bound_kernel != disp.kernel {
+                    d.cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, kernel.pipeline);
+                    bound_kernel = disp.kernel;
+                }
+                if bound_slot != disp.slot {
+                    d.cmd_bind_descriptor_sets(
+                        self.cmd,
+                        vk::PipelineBindPoint::COMPUTE,
+                        gpu.pipelines.layout,
+                        0,
+                        &[self.sets[disp.slot]],
+                        &[],
+                    );
+                    bound_slot = disp.slot;
+                }
+                // Split so that no dispatch exceeds maxComputeWorkGroupCount[0].
+                let per_dispatch = max_groups as u64 * kernel.jobs_per_group as u64;
+                let mut done = 0u64;
+                while done < disp.count as u64 {
+                    let count = (disp.count as u64 - done).min(per_dispatch) as u32;
+                    let push: [u32; 2] = [disp.first + done as u32, count];
+                    let bytes: Vec<u8> = push.iter().flat_map(|v| v.to_ne_bytes()).collect();
+                    debug_assert_eq!(bytes.len() as u32, PUSH_BYTES);
+                    d.cmd_push_constants(
+                        self.cmd,
+                        gpu.pipelines.layout,
+                        vk::ShaderStageFlags::COMPUTE,
+                        0,
+                        &bytes,
+                    );
+                    d.cmd_dispatch(self.cmd, count.div_ceil(kernel.jobs_per_group), 1, 1);
+                    dispatch_count += 1;
+                    done += count as u64;
+                }
+            }
+            if let Some(q) = self.queries {
+                d.cmd_write_timestamp(self.cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, q, 1);
+            }
+            // Shader writes must be visible to host reads after the fence.
+            let barrier = [vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+                .dst_access_mask(vk::AccessFlags::HOST_READ)];
+            d.cmd_pipeline_barrier(
+                self.cmd,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &barrier,
+                &[],
+                &[],
+            );
+            d.end_command_buffer(self.cmd)
+                .map_err(vkerr("vkEndCommandBuffer"))?;
+        }
+        gpu.submit(self.cmd, self.fence)?;
+        stats::add(&COUNTERS.submissions, 1);
+        stats::add(&COUNTERS.dispatches, dispatch_count);
+        // On failure the fence may still be pending: leave it, the device is not used again.
+        self.wait()?;
+        unsafe { d.reset_fences(&[self.fence]) }.map_err(vkerr("vkResetFences"))?;
+        if let (Some(q), Some(period)) = (self.queries, gpu.info.timestamp_period_ns) {
+            let mut ticks = [0u64; 2];
+            let got = unsafe {
+                d.get_query_pool_results(q, 0, &mut ticks, vk::QueryResultFlags::TYPE_64)
+            };
+            if got.is_ok() && ticks[1] >= ticks[0] {
+                stats::add(
+                    &COUNTERS.gpu_busy_ns,
+                    ((ticks[1] - ticks[0]) as f64 * period) as u64,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Polls the fence for `DAEDALUS_SPIN_US` (a blocking wait costs tens of microseconds of
+    /// wake-up latency), then sleeps in the driver.
+    fn wait(&self) -> GpuResult<()> {
+        let d = &self.gpu.device;
+        let spin = Duration::from_micros(crate::config::get().spin_us);
+        let start = Instant::now();
+        loop {
+            match unsafe { d.get_fence_status(self.fence) } {
+                Ok(true) => return Ok(()),
+                Ok(false) if start.elapsed() < spin => std::hint::spin_loop(),
+                Ok(false) => break,
+                Err(e) => return Err(format!("vkGetFenceStatus: {e}")),
+            }
+        }
+        match unsafe { d.wait_for_fences(&[self.fence], true, HANG_TIMEOUT.as_nanos() as u64) } {
+            Ok(()) => Ok(()),
+            Err(vk::Result::TIMEOUT) => {
+                Err(format!("the GPU did not finish within {HANG_TIMEOUT:?}"))
+            }
+            Err(e) => Err(format!("vkWaitForFences: {e}")),
+        }
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        let d = &self.gpu.device;
+        unsafe {
+            if let Some(q) = self.queries {
+                d.destroy_query_pool(q, None);
+            }
+            d.destroy_descriptor_pool(self.descriptor_pool, None);
+            d.destroy_fence(self.fence, None);
+            d.destroy_command_pool(self.pool, None);
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! Messages on stderr, prefixed `daedalus:`, filtered by `DAEDALUS_LOG`
+//! (`error`, `warn` (default), `info`, `debug`). `warn_once` keeps repeated conditions to one
+//! line per process.
+
+use once_cell::sync::Lazy;
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Level {
+    Error = 0,
+    Warn = 1,
+    Info = 2,
+    Debug = 3,
+}
+
+impl Level {
+    pub fn parse(s: &str) -> Option<Level> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "error" | "quiet" => Some(Level::Error),
+            "warn" | "warning" => Some(Level::Warn),
+            "info" => Some(Level::Info),
+            "debug" | "trace" => Some(Level::Debug),
+            _ => None,
+        }
+    }
+}
+
+pub fn enabled(level: Level) -> bool {
+    level <= crate::config::get().log_level
+}
+
+pub fn emit(level: Level, args: std::fmt::Arguments) {
+    if enabled(level) {
+        let tag = match level {
+            Level::Error => "error: ",
+            Level::Warn => "warning: ",
+            Level::Info | Level::Debug => "",
+        };
+        eprintln!("daedalus: {tag}{args}");
+    }
+}
+
+static ONCE: Lazy<Mutex<HashSet<String>>> = Lazy::new(|| Mutex::new(HashSet::new()));
+
+/// Logs `args` the first time `key` is seen in this process.
+pub fn once(level: Level, key: &str, args: std::fmt::Arguments) {
+    let first = ONCE
+        .lock()
+        .map(|mut s| s.insert(key.to_owned()))
+        .unwrap_or(true);
+    if first {
+        emit(level, args);
+    }
+}
+
+#[macro_export]
+macro_rules! error {
+    ($($t:tt)*) => { $crate::log::emit($crate::log::Level::Error, format_args!($($t)*)) };
+}
+#[macro_export]
+macro_rules! warn {
+    ($($t:tt)*) => { $crate::log::emit($crate::log::Level::Warn, format_args!($($t)*)) };
+}
+#[macro_export]
+macro_rules! info {
+    ($($t:tt)*) => { $crate::log::emit($crate::log::Level::Info, format_args!($($t)*)) };
+}
+#[macro_export]
+macro_rules! debug {
+    ($($t:tt)*) => { $crate::log::emit($crate::log::Level::Debug, format_args!($($t)*)) };
+}
