@@ -81,71 +81,141 @@ extern "C" {
 
 /**
  * FFmpeg's `idct_idct_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+ *
+ * # Safety
+ * As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+ * coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+ * calling thread's next `daedalus_flush()`.
  */
 void daedalus_vp9_idct_idct_4x4_add(uint8_t *dst, ptrdiff_t stride, int16_t *block, int eob);
 
 /**
  * FFmpeg's `iadst_idct_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+ *
+ * # Safety
+ * As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+ * coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+ * calling thread's next `daedalus_flush()`.
  */
 void daedalus_vp9_iadst_idct_4x4_add(uint8_t *dst, ptrdiff_t stride, int16_t *block, int eob);
 
 /**
  * FFmpeg's `idct_iadst_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+ *
+ * # Safety
+ * As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+ * coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+ * calling thread's next `daedalus_flush()`.
  */
 void daedalus_vp9_idct_iadst_4x4_add(uint8_t *dst, ptrdiff_t stride, int16_t *block, int eob);
 
 /**
  * FFmpeg's `iadst_iadst_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+ *
+ * # Safety
+ * As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+ * coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+ * calling thread's next `daedalus_flush()`.
  */
 void daedalus_vp9_iadst_iadst_4x4_add(uint8_t *dst, ptrdiff_t stride, int16_t *block, int eob);
 
 /**
  * FFmpeg's `iwht_iwht_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+ *
+ * # Safety
+ * As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+ * coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+ * calling thread's next `daedalus_flush()`.
  */
 void daedalus_vp9_iwht_iwht_4x4_add(uint8_t *dst, ptrdiff_t stride, int16_t *block, int eob);
 
 /**
  * FFmpeg's `idct_idct_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+ *
+ * # Safety
+ * As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+ * coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+ * calling thread's next `daedalus_flush()`.
  */
 void daedalus_vp9_idct_idct_8x8_add(uint8_t *dst, ptrdiff_t stride, int16_t *block, int eob);
 
 /**
  * FFmpeg's `iadst_idct_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+ *
+ * # Safety
+ * As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+ * coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+ * calling thread's next `daedalus_flush()`.
  */
 void daedalus_vp9_iadst_idct_8x8_add(uint8_t *dst, ptrdiff_t stride, int16_t *block, int eob);
 
 /**
  * FFmpeg's `idct_iadst_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+ *
+ * # Safety
+ * As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+ * coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+ * calling thread's next `daedalus_flush()`.
  */
 void daedalus_vp9_idct_iadst_8x8_add(uint8_t *dst, ptrdiff_t stride, int16_t *block, int eob);
 
 /**
  * FFmpeg's `iadst_iadst_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+ *
+ * # Safety
+ * As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+ * coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+ * calling thread's next `daedalus_flush()`.
  */
 void daedalus_vp9_iadst_iadst_8x8_add(uint8_t *dst, ptrdiff_t stride, int16_t *block, int eob);
 
 /**
  * FFmpeg's `idct_idct_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+ *
+ * # Safety
+ * As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+ * coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+ * calling thread's next `daedalus_flush()`.
  */
 void daedalus_vp9_idct_idct_16x16_add(uint8_t *dst, ptrdiff_t stride, int16_t *block, int eob);
 
 /**
  * FFmpeg's `iadst_idct_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+ *
+ * # Safety
+ * As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+ * coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+ * calling thread's next `daedalus_flush()`.
  */
 void daedalus_vp9_iadst_idct_16x16_add(uint8_t *dst, ptrdiff_t stride, int16_t *block, int eob);
 
 /**
  * FFmpeg's `idct_iadst_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+ *
+ * # Safety
+ * As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+ * coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+ * calling thread's next `daedalus_flush()`.
  */
 void daedalus_vp9_idct_iadst_16x16_add(uint8_t *dst, ptrdiff_t stride, int16_t *block, int eob);
 
 /**
  * FFmpeg's `iadst_iadst_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+ *
+ * # Safety
+ * As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+ * coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+ * calling thread's next `daedalus_flush()`.
  */
 void daedalus_vp9_iadst_iadst_16x16_add(uint8_t *dst, ptrdiff_t stride, int16_t *block, int eob);
 
 /**
  * FFmpeg's `idct_idct_32x32_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+ *
+ * # Safety
+ * As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+ * coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+ * calling thread's next `daedalus_flush()`.
  */
 void daedalus_vp9_idct_idct_32x32_add(uint8_t *dst, ptrdiff_t stride, int16_t *block, int eob);
 
@@ -182,6 +252,9 @@ const char *daedalus_device_name(void);
 
 /**
  * Fills `out` with the current counters; ignores a null `out`.
+ *
+ * # Safety
+ * `out` is null or points to writable memory for one `DaedalusStats`.
  */
 void daedalus_get_stats(struct DaedalusStats *out);
 

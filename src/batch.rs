@@ -20,7 +20,6 @@ use crate::kernels::itx::{self, GpuJob, ItxKernel, Transform, TxSize};
 use crate::overlap::Occupancy;
 use crate::regions::{self, Placement, Region};
 use crate::stats::{self, COUNTERS};
-use ash::vk;
 use std::cell::RefCell;
 use std::ptr;
 use std::sync::Arc;
@@ -288,6 +287,7 @@ impl Recorder {
         self.occupancy.clear();
         let mut slots: Vec<Arc<Region>> = Vec::new();
         let mut staging = 0usize;
+        let mut last_region = usize::MAX;
         let mut i = start;
         while i < self.calls.len() {
             let c = self.calls[i];
@@ -299,8 +299,19 @@ impl Recorder {
             let place = if hi < lo {
                 Placement::Straddles
             } else {
-                regions::place(&self.regions, lo, hi)
+                // Consecutive calls are nearly always in the same region as the last one.
+                match self.regions.get(last_region) {
+                    Some(r) if r.start <= lo && hi <= r.end => Placement::Inside(r),
+                    _ => regions::place(&self.regions, lo, hi),
+                }
             };
+            if let Placement::Inside(r) = place {
+                last_region = self
+                    .regions
+                    .iter()
+                    .position(|x| Arc::ptr_eq(x, r))
+                    .unwrap_or(0);
+            }
             match place {
                 Placement::Straddles => break,
                 Placement::Inside(r)
@@ -416,8 +427,8 @@ impl Recorder {
                 count: n,
             })
             .collect();
-        let mut pixels: Vec<vk::Buffer> = vec![stream.staging.buffer];
-        pixels.extend(slots.iter().map(|r| r.imported.as_ref().unwrap().buffer));
+        let mut pixels = vec![stream.staging.as_ref()];
+        pixels.extend(slots.iter().map(|r| r.imported.as_ref().unwrap().as_ref()));
         stream.execute(&dispatches, &pixels)?;
 
         stream.staging.invalidate(0..staging as u64)?;

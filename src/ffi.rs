@@ -56,6 +56,11 @@ unsafe fn itx_entry(tx: Transform, dst: *mut u8, stride: isize, block: *mut i16,
 }
 
 /// FFmpeg's `idct_idct_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_vp9_idct_idct_4x4_add(
     dst: *mut u8,
@@ -73,6 +78,11 @@ pub unsafe extern "C" fn daedalus_vp9_idct_idct_4x4_add(
 }
 
 /// FFmpeg's `iadst_idct_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_vp9_iadst_idct_4x4_add(
     dst: *mut u8,
@@ -90,6 +100,11 @@ pub unsafe extern "C" fn daedalus_vp9_iadst_idct_4x4_add(
 }
 
 /// FFmpeg's `idct_iadst_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_vp9_idct_iadst_4x4_add(
     dst: *mut u8,
@@ -107,6 +122,11 @@ pub unsafe extern "C" fn daedalus_vp9_idct_iadst_4x4_add(
 }
 
 /// FFmpeg's `iadst_iadst_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_vp9_iadst_iadst_4x4_add(
     dst: *mut u8,
@@ -124,6 +144,11 @@ pub unsafe extern "C" fn daedalus_vp9_iadst_iadst_4x4_add(
 }
 
 /// FFmpeg's `iwht_iwht_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_vp9_iwht_iwht_4x4_add(
     dst: *mut u8,
@@ -141,6 +166,11 @@ pub unsafe extern "C" fn daedalus_vp9_iwht_iwht_4x4_add(
 }
 
 /// FFmpeg's `idct_idct_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_vp9_idct_idct_8x8_add(
     dst: *mut u8,
@@ -158,6 +188,11 @@ pub unsafe extern "C" fn daedalus_vp9_idct_idct_8x8_add(
 }
 
 /// FFmpeg's `iadst_idct_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_vp9_iadst_idct_8x8_add(
     dst: *mut u8,
@@ -175,6 +210,11 @@ pub unsafe extern "C" fn daedalus_vp9_iadst_idct_8x8_add(
 }
 
 /// FFmpeg's `idct_iadst_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_vp9_idct_iadst_8x8_add(
     dst: *mut u8,
@@ -192,6 +232,11 @@ pub unsafe extern "C" fn daedalus_vp9_idct_iadst_8x8_add(
 }
 
 /// FFmpeg's `iadst_iadst_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_vp9_iadst_iadst_8x8_add(
     dst: *mut u8,
@@ -209,6 +254,11 @@ pub unsafe extern "C" fn daedalus_vp9_iadst_iadst_8x8_add(
 }
 
 /// FFmpeg's `idct_idct_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_vp9_idct_idct_16x16_add(
     dst: *mut u8,
@@ -226,6 +276,11 @@ pub unsafe extern "C" fn daedalus_vp9_idct_idct_16x16_add(
 }
 
 /// FFmpeg's `iadst_idct_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_vp9_iadst_idct_16x16_add(
     dst: *mut u8,
@@ -243,6 +298,11 @@ pub unsafe extern "C" fn daedalus_vp9_iadst_idct_16x16_add(
 }
 
 /// FFmpeg's `idct_iadst_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_vp9_idct_iadst_16x16_add(
     dst: *mut u8,
@@ -260,6 +320,11 @@ pub unsafe extern "C" fn daedalus_vp9_idct_iadst_16x16_add(
 }
 
 /// FFmpeg's `iadst_iadst_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_vp9_iadst_iadst_16x16_add(
     dst: *mut u8,
@@ -277,6 +342,11 @@ pub unsafe extern "C" fn daedalus_vp9_iadst_iadst_16x16_add(
 }
 
 /// FFmpeg's `idct_idct_32x32_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_vp9_idct_idct_32x32_add(
     dst: *mut u8,
@@ -406,6 +476,9 @@ pub struct DaedalusStats {
 }
 
 /// Fills `out` with the current counters; ignores a null `out`.
+///
+/// # Safety
+/// `out` is null or points to writable memory for one `DaedalusStats`.
 #[no_mangle]
 pub unsafe extern "C" fn daedalus_get_stats(out: *mut DaedalusStats) {
     guard("daedalus_get_stats", (), || {

@@ -29,6 +29,7 @@ fn claim_bits(words: &mut [u64], bit: usize, n: usize) -> bool {
 
 /// Claimed bytes of one region; `dirty` bounds the words to clear.
 struct RegionBits {
+    id: u64,
     words: Vec<u64>,
     dirty_lo: usize,
     dirty_hi: usize,
@@ -36,7 +37,9 @@ struct RegionBits {
 
 #[derive(Default)]
 pub struct Occupancy {
-    regions: HashMap<u64, RegionBits>,
+    /// Few regions take part in one flush: a list, searched from the last one used.
+    regions: Vec<RegionBits>,
+    last_region: usize,
     pages: HashMap<usize, usize>,
     page_words: Vec<[u64; PAGE_WORDS + 1]>,
     pages_used: usize,
@@ -44,7 +47,7 @@ pub struct Occupancy {
 
 impl Occupancy {
     pub fn clear(&mut self) {
-        for r in self.regions.values_mut() {
+        for r in &mut self.regions {
             if r.dirty_lo < r.dirty_hi {
                 r.words[r.dirty_lo..r.dirty_hi].fill(0);
             }
@@ -60,7 +63,27 @@ impl Occupancy {
 
     /// Forgets regions that are no longer registered.
     pub fn retain_regions(&mut self, live: impl Fn(u64) -> bool) {
-        self.regions.retain(|id, _| live(*id));
+        self.regions.retain(|r| live(r.id));
+        self.last_region = 0;
+    }
+
+    fn region_bits(&mut self, region: u64, region_len: usize) -> &mut RegionBits {
+        let hit = match self.regions.get(self.last_region) {
+            Some(r) if r.id == region => Some(self.last_region),
+            _ => self.regions.iter().position(|r| r.id == region),
+        };
+        let at = hit.unwrap_or_else(|| {
+            self.regions.push(RegionBits {
+                id: region,
+                // One spare word: a claim may spill into the word after the last byte.
+                words: vec![0; region_len / 64 + 2],
+                dirty_lo: usize::MAX,
+                dirty_hi: 0,
+            });
+            self.regions.len() - 1
+        });
+        self.last_region = at;
+        &mut self.regions[at]
     }
 
     /// Claims an `n` x `n` block (n <= 32) of a region `region_len` bytes long, whose top-left
@@ -73,12 +96,7 @@ impl Occupancy {
         stride: isize,
         n: usize,
     ) -> bool {
-        let bits = self.regions.entry(region).or_insert_with(|| RegionBits {
-            // One spare word: a claim may spill into the word after the last byte.
-            words: vec![0; region_len / 64 + 2],
-            dirty_lo: usize::MAX,
-            dirty_hi: 0,
-        });
+        let bits = self.region_bits(region, region_len);
         for row in 0..n {
             let at = (offset as isize + row as isize * stride) as usize;
             if !claim_bits(&mut bits.words, at, n) {

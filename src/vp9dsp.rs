@@ -39,6 +39,9 @@ pub const N_INTRA_PRED_MODES: usize = 15;
 /// smooth, regular, sharp, bilinear.
 pub const N_FILTERS: usize = 4;
 
+/// `mc[width][filter]`: `[put/avg][mx != 0][my != 0]`.
+pub type McByFilter = [[[Option<McFn>; 2]; 2]; 2];
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct Vp9DspContext {
@@ -50,7 +53,7 @@ pub struct Vp9DspContext {
     pub loop_filter_16: [Option<LoopFilterFn>; 2],
     pub loop_filter_mix2: [[[Option<LoopFilterFn>; 2]; 2]; 2],
     /// `[64 >> n width][filter][put/avg][mx != 0][my != 0]`.
-    pub mc: [[[[[Option<McFn>; 2]; 2]; 2]; N_FILTERS]; 5],
+    pub mc: [[McByFilter; N_FILTERS]; 5],
     pub smc: [[[Option<ScaledMcFn>; 2]; N_FILTERS]; 5],
 }
 

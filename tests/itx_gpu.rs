@@ -205,7 +205,7 @@ fn block_straddling_a_registered_region_runs_on_the_cpu() {
     let _l = lock();
     require_gpu();
     let mut rng = Rng::new(24);
-    let mut cs = vec![Canvas::new(&mut rng, 64, 64)];
+    let cs = vec![Canvas::new(&mut rng, 64, 64)];
     let stride = cs[0].stride;
     // Register only the top half; blocks across the middle straddle it.
     let half = 32 * stride;
@@ -324,4 +324,22 @@ fn sizes_are_what_ffmpeg_names() {
     assert_eq!(Transform::ALL[4].name(), "iwht_iwht_4x4_add");
     assert_eq!(Transform::ALL[13].name(), "idct_idct_32x32_add");
     assert_eq!(TxSize::T16.n(), 16);
+}
+
+/// Registering, using and dropping frame after frame: Vulkan may reuse a destroyed buffer's
+/// handle for the next import, and the stream must not mistake it for the old buffer.
+#[test]
+fn frame_after_frame_registration() {
+    let _l = lock();
+    require_gpu();
+    let mut rng = Rng::new(27);
+    for frame in 0..40 {
+        let cs = vec![Canvas::new(&mut rng, 200, 120)];
+        let blocks = place_blocks(&mut rng, &cs, 120, &Transform::ALL);
+        // A registered frame, then an unregistered one: the second flush lets go of the first
+        // frame's import, so the next import may get its handle.
+        let reg = if frame % 2 == 0 { Reg::Whole } else { Reg::No };
+        let d = check_three_ways(&cs, &blocks, &[reg]);
+        assert_eq!(d.gpu_calls, blocks.len() as u64, "frame {frame}");
+    }
 }

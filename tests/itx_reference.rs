@@ -70,7 +70,7 @@ fn reference_matches_ffmpeg_c_on_every_transform() {
                 0 => 1,
                 1 => 0,
                 2 => tx.coefs() as i32 + 5,
-                _ => plausible_eob(&mut rng, &coefs),
+                _ => plausible_eob(&mut rng, tx, &coefs),
             };
             let stride = n + rng.below(40);
             let mut pixels = vec![0u8; stride * n];

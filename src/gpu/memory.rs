@@ -11,6 +11,21 @@
 use super::{vkerr, Gpu, GpuResult};
 use ash::vk;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Identifies a buffer for the lifetime of the process. Vulkan handles are not enough to
+/// recognise a buffer: a driver may hand out a destroyed buffer's handle value again.
+fn next_buffer_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A buffer as a descriptor set refers to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferRef {
+    pub buffer: vk::Buffer,
+    pub id: u64,
+}
 
 type Flags = vk::MemoryPropertyFlags;
 
@@ -45,6 +60,7 @@ pub fn find_memory_type(
 pub struct HostBuffer {
     gpu: &'static Gpu,
     pub buffer: vk::Buffer,
+    pub id: u64,
     memory: vk::DeviceMemory,
     pub ptr: *mut u8,
     pub size: u64,
@@ -96,6 +112,7 @@ impl HostBuffer {
                 Ok(ptr) => Ok(HostBuffer {
                     gpu,
                     buffer,
+                    id: next_buffer_id(),
                     memory,
                     ptr: ptr as *mut u8,
                     size,
@@ -147,6 +164,15 @@ impl HostBuffer {
     }
 }
 
+impl HostBuffer {
+    pub fn as_ref(&self) -> BufferRef {
+        BufferRef {
+            buffer: self.buffer,
+            id: self.id,
+        }
+    }
+}
+
 impl Drop for HostBuffer {
     fn drop(&mut self) {
         unsafe {
@@ -160,6 +186,7 @@ impl Drop for HostBuffer {
 pub struct Imported {
     gpu: &'static Gpu,
     pub buffer: vk::Buffer,
+    pub id: u64,
     memory: vk::DeviceMemory,
     /// Address that byte 0 of `buffer` corresponds to (the import is page aligned).
     pub base: usize,
@@ -235,10 +262,20 @@ impl Imported {
             Ok(Imported {
                 gpu,
                 buffer,
+                id: next_buffer_id(),
                 memory,
                 base,
                 size,
             })
+        }
+    }
+}
+
+impl Imported {
+    pub fn as_ref(&self) -> BufferRef {
+        BufferRef {
+            buffer: self.buffer,
+            id: self.id,
         }
     }
 }

@@ -110,6 +110,8 @@ unsafe fn compute_pipeline(
 }
 
 impl Pipelines {
+    /// # Safety
+    /// `device` is a live device whose limits `info` describes.
     pub unsafe fn new(device: &ash::Device, info: &DeviceInfo) -> GpuResult<Pipelines> {
         let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..ITX_BINDINGS)
             .map(|b| {
@@ -149,6 +151,7 @@ impl Pipelines {
                 modules.push((stem, m, needs));
             }
             let (_, m, needs) = modules.iter().find(|(s, _, _)| *s == stem).unwrap();
+            let needs = needs.clone();
             let pipeline = compute_pipeline(device, *m, layout, &kernel.spec_constants())?;
             itx.push(Kernel {
                 pipeline,

@@ -116,6 +116,8 @@ unsafe fn examine(
     })
 }
 
+/// # Safety
+/// `instance` is a live Vulkan instance.
 pub unsafe fn choose(instance: &ash::Instance, wanted: Option<&str>) -> Result<Choice, String> {
     let devices = instance
         .enumerate_physical_devices()

@@ -4,12 +4,16 @@
 
 use std::collections::HashMap;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Needs {
     pub workgroup_size: [u32; 3],
     pub shared_bytes: u32,
     pub storage_buffers: u32,
     pub push_constant_bytes: u32,
+    /// `OpCapability` operands (SPIR-V `Capability` enumerants).
+    pub capabilities: Vec<u32>,
+    /// `BuiltIn` decorations used (SPIR-V `BuiltIn` enumerants).
+    pub builtins: Vec<u32>,
 }
 
 impl Needs {
@@ -22,6 +26,7 @@ const MAGIC: u32 = 0x0723_0203;
 
 // Opcodes and enumerants used here (SPIR-V 1.x unified spec).
 const OP_EXECUTION_MODE: u32 = 16;
+const OP_CAPABILITY: u32 = 17;
 const OP_TYPE_INT: u32 = 21;
 const OP_TYPE_FLOAT: u32 = 22;
 const OP_TYPE_VECTOR: u32 = 23;
@@ -35,6 +40,7 @@ const OP_DECORATE: u32 = 71;
 const OP_MEMBER_DECORATE: u32 = 72;
 const MODE_LOCAL_SIZE: u32 = 17;
 const DECORATION_BUFFER_BLOCK: u32 = 3;
+const DECORATION_BUILTIN: u32 = 11;
 const DECORATION_OFFSET: u32 = 35;
 const CLASS_UNIFORM: u32 = 2;
 const CLASS_WORKGROUP: u32 = 4;
@@ -83,6 +89,10 @@ pub fn reflect(words: &[u32]) -> Result<Needs, String> {
         }
         let a = &words[at + 1..at + count];
         match op {
+            OP_CAPABILITY => needs.capabilities.push(a[0]),
+            OP_DECORATE if a.get(1) == Some(&DECORATION_BUILTIN) && a.len() >= 3 => {
+                needs.builtins.push(a[2])
+            }
             OP_EXECUTION_MODE if a.get(1) == Some(&MODE_LOCAL_SIZE) && a.len() >= 5 => {
                 needs.workgroup_size = [a[2], a[3], a[4]];
             }

@@ -1,7 +1,7 @@
 //! A thread's GPU context: command buffer, fence, descriptor sets and buffers, all reused
 //! from one flush to the next. One [`Stream::execute`] is one submission.
 
-use super::memory::HostBuffer;
+use super::memory::{BufferRef, HostBuffer};
 use super::pipeline::PUSH_BYTES;
 use super::{vkerr, Gpu, GpuResult};
 use crate::stats::{self, COUNTERS};
@@ -33,7 +33,7 @@ pub struct Stream {
     descriptor_pool: vk::DescriptorPool,
     sets: Vec<vk::DescriptorSet>,
     /// What each set's bindings point at now (jobs, coefficients, pixels).
-    set_targets: Vec<[vk::Buffer; 3]>,
+    set_targets: Vec<[u64; 3]>,
     queries: Option<vk::QueryPool>,
     pub coefs: HostBuffer,
     pub jobs: HostBuffer,
@@ -108,7 +108,7 @@ impl Stream {
                 fence,
                 descriptor_pool,
                 sets,
-                set_targets: vec![[vk::Buffer::null(); 3]; MAX_SLOTS],
+                set_targets: vec![[0; 3]; MAX_SLOTS],
                 queries,
                 coefs: HostBuffer::new(gpu, 1 << 20)?,
                 jobs: HostBuffer::new(gpu, 64 << 10)?,
@@ -147,16 +147,17 @@ impl Stream {
         Ok(())
     }
 
-    fn bind_targets(&mut self, slot: usize, pixels: vk::Buffer) {
-        let want = [self.jobs.buffer, self.coefs.buffer, pixels];
-        if self.set_targets[slot] == want {
+    fn bind_targets(&mut self, slot: usize, pixels: BufferRef) {
+        let want = [self.jobs.as_ref(), self.coefs.as_ref(), pixels];
+        let ids = want.map(|b| b.id);
+        if self.set_targets[slot] == ids {
             return;
         }
         let infos: Vec<[vk::DescriptorBufferInfo; 1]> = want
             .iter()
-            .map(|&b| {
+            .map(|b| {
                 [vk::DescriptorBufferInfo::default()
-                    .buffer(b)
+                    .buffer(b.buffer)
                     .offset(0)
                     .range(vk::WHOLE_SIZE)]
             })
@@ -173,13 +174,13 @@ impl Stream {
             })
             .collect();
         unsafe { self.gpu.device.update_descriptor_sets(&writes, &[]) };
-        self.set_targets[slot] = want;
+        self.set_targets[slot] = ids;
     }
 
     /// Records `dispatches` into one command buffer, submits it and waits for it. `pixels[s]`
     /// is the buffer of slot `s`. The job and coefficient buffers must already hold the data
     /// (and be flushed where not coherent).
-    pub fn execute(&mut self, dispatches: &[Dispatch], pixels: &[vk::Buffer]) -> GpuResult<()> {
+    pub fn execute(&mut self, dispatches: &[Dispatch], pixels: &[BufferRef]) -> GpuResult<()> {
         if dispatches.is_empty() {
             return Ok(());
         }

@@ -224,13 +224,62 @@ pub fn extreme_block(rng: &mut Rng, tx: Transform) -> Vec<i16> {
     c
 }
 
-/// The eob a decoder would pass: 1 when only the DC is set, else somewhere up to n*n (FFmpeg's
-/// C ignores it apart from the DC shortcut).
-pub fn plausible_eob(rng: &mut Rng, coefs: &[i16]) -> i32 {
-    if coefs[1..].iter().all(|&v| v == 0) {
-        1
-    } else {
-        rng.range(2, coefs.len() as i64) as i32
+#[cfg(any(daedalus_oracle_c, daedalus_oracle_asm))]
+extern "C" {
+    /// FFmpeg's coefficient scan orders, `[tx size (4 = lossless)][tx type]`.
+    static ff_vp9_scans: [[*const i16; 4]; 5];
+}
+
+/// The eob the decoder passes: one past the last non-zero coefficient in FFmpeg's scan order
+/// for this transform (FFmpeg's SIMD relies on it to skip zero regions). At least 1.
+pub fn plausible_eob(_rng: &mut Rng, tx: Transform, coefs: &[i16]) -> i32 {
+    #[cfg(any(daedalus_oracle_c, daedalus_oracle_asm))]
+    {
+        let row = if tx.first == Tx1d::Wht {
+            4
+        } else {
+            tx.size as usize
+        };
+        let ty = daedalus::vp9dsp::ffmpeg_tx_type(tx.first == Tx1d::Adst, tx.second == Tx1d::Adst);
+        let scan = unsafe { std::slice::from_raw_parts(ff_vp9_scans[row][ty], coefs.len()) };
+        let last = scan.iter().rposition(|&pos| coefs[pos as usize] != 0);
+        last.map_or(1, |i| i as i32 + 1)
+    }
+    #[cfg(not(any(daedalus_oracle_c, daedalus_oracle_asm)))]
+    {
+        let _ = (tx, coefs);
+        panic!("FFmpeg's scan tables come with the oracle builds: run scripts/setup, then rebuild")
+    }
+}
+
+/// Memory aligned as FFmpeg aligns frames and coefficient blocks (its SIMD relies on it:
+/// e.g. the AVX2 32x32 transform loads `dst` with aligned 32-byte loads).
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+struct Line([u8; 64]);
+
+pub struct Aligned<T: Copy> {
+    lines: Vec<Line>,
+    len: usize,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Copy> Aligned<T> {
+    pub fn new(values: &[T]) -> Aligned<T> {
+        let bytes = std::mem::size_of_val(values);
+        let mut a = Aligned {
+            lines: vec![Line([0; 64]); bytes.div_ceil(64)],
+            len: values.len(),
+            _t: std::marker::PhantomData,
+        };
+        a.as_mut_slice().copy_from_slice(values);
+        a
+    }
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        unsafe { std::slice::from_raw_parts_mut(self.lines.as_mut_ptr().cast(), self.len) }
+    }
+    pub fn as_slice(&self) -> &[T] {
+        unsafe { std::slice::from_raw_parts(self.lines.as_ptr().cast(), self.len) }
     }
 }
 
@@ -322,7 +371,7 @@ pub fn any_block(rng: &mut Rng, tx: Transform) -> (Vec<i16>, i32) {
     match rng.below(10) {
         0 => {
             let c = extreme_block(rng, tx);
-            let eob = plausible_eob(rng, &c);
+            let eob = plausible_eob(rng, tx, &c);
             (c, eob)
         }
         1 => {
@@ -337,7 +386,7 @@ pub fn any_block(rng: &mut Rng, tx: Transform) -> (Vec<i16>, i32) {
         }
         _ => {
             let c = realistic_block(rng, tx);
-            let eob = plausible_eob(rng, &c);
+            let eob = plausible_eob(rng, tx, &c);
             (c, eob)
         }
     }
