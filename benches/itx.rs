@@ -133,6 +133,8 @@ struct Measured {
     /// For daedalus: median time of the recording calls, and GPU busy time per pass.
     record_seconds: f64,
     gpu_seconds: f64,
+    /// Flush phases per pass: packing, submit + wait.
+    phases: [f64; 2],
     checksum: u64,
     submissions: f64,
     dispatches: f64,
@@ -200,6 +202,10 @@ fn measure(b: &Batch, path: Path, work: &mut Work, min_time: f64) -> Measured {
             .copied()
             .unwrap_or(0.0),
         gpu_seconds: (after.gpu_busy_ns - before.gpu_busy_ns) as f64 / runs / 1e9,
+        phases: [
+            (after.pack_ns - before.pack_ns) as f64 / runs / 1e9,
+            (after.wait_ns - before.wait_ns) as f64 / runs / 1e9,
+        ],
         checksum: sum,
         submissions: (after.submissions - before.submissions) as f64 / runs,
         dispatches: (after.dispatches - before.dispatches) as f64 / runs,
@@ -332,7 +338,7 @@ fn main() {
         ));
         line(String::new());
         line(format!(
-            "| blocks/flush | GPU in place | GPU copied | FFmpeg C | FFmpeg {simd} | in place / {simd} | in place / C | in place: record, flush, GPU busy (µs) | submissions, dispatches per flush |"
+            "| blocks/flush | GPU in place | GPU copied | FFmpeg C | FFmpeg {simd} | in place / {simd} | in place / C | in place, µs: record, flush (pack + submit&wait), GPU busy | submissions, dispatches per flush |"
         ));
         line("|---:|---:|---:|---:|---:|---:|---:|---|---|".into());
         for &blocks in &sizes {
@@ -354,7 +360,7 @@ fn main() {
             );
             let mbps = |m: &Measured| blocks as f64 / m.seconds / 1e6;
             line(format!(
-                "| {blocks} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0}, {:.0}, {:.0} | {:.0}, {:.0} (checksum {:016x}) |",
+                "| {blocks} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0}, {:.0} ({:.0} + {:.0}), {:.0} | {:.0}, {:.0} (checksum {:016x}) |",
                 mbps(&inplace),
                 mbps(&copied),
                 mbps(&c),
@@ -363,6 +369,8 @@ fn main() {
                 c.seconds / inplace.seconds,
                 inplace.record_seconds * 1e6,
                 (inplace.seconds - inplace.record_seconds) * 1e6,
+                inplace.phases[0] * 1e6,
+                inplace.phases[1] * 1e6,
                 inplace.gpu_seconds * 1e6,
                 inplace.submissions,
                 inplace.dispatches,
@@ -378,9 +386,7 @@ fn main() {
         line(String::new());
     }
 
-    line(format!(
-        "#### Bytes moved between host and device per block (largest batch above)"
-    ));
+    line("#### Bytes moved between host and device per block (largest batch above)".into());
     line(String::new());
     line("| transform | in place (coefficients + job) | copied (+ pixels both ways) |".into());
     line("|---|---:|---:|".into());

@@ -46,9 +46,17 @@ typedef struct DaedalusStats {
    */
   uint64_t cpu_calls;
   /**
-   * Flushes that had work.
+   * Flushes that had work (all reasons).
    */
   uint64_t flushes;
+  /**
+   * Of those, flushes a call forced before it could be recorded: it touched pixels of
+   * pending calls; the arena, staging buffer or pixel-buffer slots were full; it had to run
+   * at once on the CPU (stride smaller than the block, block partly in a registered range).
+   */
+  uint64_t flushes_overlap;
+  uint64_t flushes_full;
+  uint64_t flushes_immediate;
   /**
    * Vulkan queue submissions.
    */
@@ -69,6 +77,12 @@ typedef struct DaedalusStats {
    * GPU execution time from timestamps, nanoseconds.
    */
   uint64_t gpu_busy_ns;
+  /**
+   * Host time in flushes, nanoseconds: packing jobs and copied pixels; submitting and
+   * waiting.
+   */
+  uint64_t pack_ns;
+  uint64_t wait_ns;
   /**
    * Messages of the validation layer (with DAEDALUS_VALIDATION=1).
    */

@@ -1,14 +1,21 @@
 //! The per-thread recorder.
 //!
 //! A call copies its coefficients into the thread's arena (the stream's mapped upload buffer
-//! on the GPU path), zeroes the caller's block as FFmpeg does, and appends one [`Call`].
-//! [`flush`] executes everything the thread recorded and returns with the pixels in place.
+//! on the GPU path), zeroes the caller's block as FFmpeg does, and records a job; [`flush`]
+//! executes everything the thread recorded and returns with the pixels in place.
 //!
-//! On the GPU path a flush is split into as few segments as correctness allows; each segment
-//! is one command buffer and one submission. A segment ends where a call would touch a pixel
-//! that an earlier call of the segment touches (see `overlap`), where a call lies partly in a
-//! registered region, or when the pixel buffers one submission can address run out. Inside a
-//! segment the calls are grouped by kernel and pixel buffer: one dispatch per group.
+//! On the GPU path each call is placed as it is recorded, while its data is at hand: which
+//! pixel buffer it addresses (an imported region in place, or the staging buffer for a copied
+//! block), and which pixels it claims. Its job goes into the bucket of its (kernel, pixel
+//! buffer), so that a flush only copies the buckets into the job buffer, records one dispatch
+//! per bucket into one command buffer, and submits it once.
+//!
+//! The pending batch is kept free of conflicts, which is what makes running its calls in
+//! parallel equal to FFmpeg running them one after the other. A call completes the pending
+//! batch first (one extra submission) when it would touch a pixel that a pending call touches
+//! (see `overlap`), when the pixel buffers one submission can address or the arena run out;
+//! a call partly inside a registered region, or with a stride smaller than its block, runs at
+//! once on the CPU after the pending batch.
 //!
 //! How pixels reach the GPU: blocks inside a registered region of imported memory are read and
 //! written in place; all other blocks are copied into the stream's staging buffer before the
@@ -16,27 +23,14 @@
 
 use crate::gpu::stream::{Buf, Dispatch, Stream, MAX_SLOTS};
 use crate::gpu::{self, GpuResult};
-use crate::kernels::itx::{self, GpuJob, ItxKernel, Transform, TxSize};
+use crate::kernels::itx::{self, GpuJob, ItxKernel, Transform, Tx1d, TxSize};
 use crate::overlap::Occupancy;
 use crate::regions::{self, Placement, Region};
-use crate::stats::{self, COUNTERS};
+use crate::stats::{self, Reason, COUNTERS};
 use std::cell::RefCell;
 use std::ptr;
 use std::sync::Arc;
-
-#[derive(Clone, Copy, Debug)]
-struct Call {
-    dst: *mut u8,
-    stride: isize,
-    /// [`ItxKernel::index`].
-    kernel: u8,
-    /// Pixel buffer of the segment (0 = staging); set when the flush plans segments.
-    slot: u8,
-    /// First coefficient in the arena, or the DC value of a DC-only call.
-    coef: u32,
-    /// Byte offset of the top-left pixel in the slot's buffer; set when planning.
-    pixel: u32,
-}
+use std::time::Instant;
 
 const KERNELS: [ItxKernel; ItxKernel::COUNT] = {
     let mut all = [ItxKernel::DcOnly(TxSize::T4); ItxKernel::COUNT];
@@ -52,8 +46,26 @@ const KERNELS: [ItxKernel; ItxKernel::COUNT] = {
     all
 };
 
-fn kernel_of(call: &Call) -> ItxKernel {
-    KERNELS[call.kernel as usize]
+/// Runs one recorded call with the CPU reference. `coef` is the arena offset of its
+/// coefficients, or for a DC-only kernel the DC value.
+///
+/// # Safety
+/// The call's pixels must be valid; a full kernel's coefficients must be in `arena`.
+unsafe fn run_call_on_cpu(kernel: u8, dst: *mut u8, stride: isize, coef: u32, arena: *const i16) {
+    let mut res = [0i32; 32 * 32];
+    let kernel = KERNELS[kernel as usize];
+    let n = kernel.size().n();
+    match kernel {
+        ItxKernel::Full(tx) => {
+            let coefs = std::slice::from_raw_parts(arena.add(coef as usize), n * n);
+            itx::residual(tx, coefs, false, &mut res);
+        }
+        ItxKernel::DcOnly(size) => {
+            let tx = Transform::new(size, Tx1d::Dct, Tx1d::Dct);
+            itx::residual(tx, &[coef as i32 as i16], true, &mut res);
+        }
+    }
+    itx::add_residual(dst, stride, n, &res);
 }
 
 /// First and one-past-last byte an `n` x `n` block touches.
@@ -66,18 +78,307 @@ fn span(dst: *mut u8, stride: isize, n: usize) -> (usize, usize) {
     (first, end)
 }
 
-struct Recorder {
-    calls: Vec<Call>,
-    /// The coefficient arena on the CPU path.
-    host_coefs: Vec<i16>,
-    /// Coefficients used in the arena.
-    coef_len: usize,
-    /// The GPU path's context; `None` on the CPU path.
-    stream: Option<Stream>,
-    backend_chosen: bool,
+/// Copies a coefficient block (any alignment) and zeroes it, sizes known at compile time so
+/// that both become a few vector moves. (Non-temporal stores into the upload buffer were
+/// measured: 4 to 7 times slower on both machines of docs/benchmarks.md.)
+#[inline(always)]
+unsafe fn move_and_zero<const BYTES: usize>(from: *mut u8, to: *mut u8) {
+    ptr::copy_nonoverlapping(from as *const [u8; BYTES], to as *mut [u8; BYTES], 1);
+    ptr::write_unaligned(from as *mut [u8; BYTES], [0u8; BYTES]);
+}
+
+/// Where recorded coefficients go: the stream's mapped upload buffer on the GPU path, a
+/// vector on the CPU path.
+struct Arena {
+    ptr: *mut i16,
+    /// In coefficients.
+    capacity: usize,
+    /// Coefficients used.
+    len: usize,
+}
+
+/// A call of the CPU path, run in recorded order at the flush.
+struct Call {
+    dst: *mut u8,
+    stride: isize,
+    kernel: u8,
+    coef: u32,
+}
+
+/// A block of the GPU path whose pixels travel through the staging buffer.
+struct Copied {
+    dst: *mut u8,
+    stride: isize,
+    n: usize,
+    staging: usize,
+    kernel: u8,
+    coef: u32,
+}
+
+/// The imported region that the last call was in: consecutive calls nearly always share it.
+struct Current {
+    id: u64,
+    start: usize,
+    end: usize,
+    /// Address of byte 0 of the imported buffer.
+    base: usize,
+    slot: u8,
+}
+
+/// Where a call's pixels are for the GPU.
+enum Target {
+    InPlace { slot: u8, pixel: u32, stride: i32 },
+    Copied { staging: usize },
+}
+
+/// Why a call cannot join the pending batch as it is.
+enum Busy {
+    /// Complete the pending batch first, then the call fits.
+    Flush(Reason),
+    /// Partly inside a registered region: neither path is safe, the CPU is.
+    Straddles,
+}
+
+/// The pending work of the GPU path.
+struct GpuBatch {
+    stream: Stream,
+    /// Jobs by `kernel * MAX_SLOTS + slot`, and the buckets in use in first-use order.
+    buckets: Vec<Vec<GpuJob>>,
+    used: Vec<usize>,
+    pending: usize,
+    copied: Vec<Copied>,
+    staging_len: usize,
+    /// The imported regions of slots 1.. (slot 0 is the staging buffer).
+    slots: Vec<Arc<Region>>,
+    current: Option<Current>,
     occupancy: Occupancy,
     regions: Vec<Arc<Region>>,
     regions_version: u64,
+}
+
+impl GpuBatch {
+    fn new(stream: Stream) -> GpuBatch {
+        GpuBatch {
+            stream,
+            buckets: (0..ItxKernel::COUNT * MAX_SLOTS)
+                .map(|_| Vec::new())
+                .collect(),
+            used: Vec::new(),
+            pending: 0,
+            copied: Vec::new(),
+            staging_len: 0,
+            slots: Vec::new(),
+            current: None,
+            occupancy: Occupancy::default(),
+            regions: Vec::new(),
+            regions_version: 0,
+        }
+    }
+
+    /// Decides where an `n` x `n` block at `dst` goes and claims its pixels.
+    fn place(&mut self, dst: *mut u8, stride: isize, n: usize) -> Result<Target, Busy> {
+        let (lo, hi) = span(dst, stride, n);
+        if hi < lo {
+            return Err(Busy::Straddles);
+        }
+        let version = regions::version();
+        let cached = matches!(&self.current, Some(r) if r.start <= lo && hi <= r.end)
+            && version == self.regions_version;
+        if !cached {
+            if version != self.regions_version {
+                self.regions = regions::snapshot();
+                self.regions_version = version;
+                let live: Vec<u64> = self.regions.iter().map(|r| r.id).collect();
+                self.occupancy.retain_regions(|id| live.contains(&id));
+            }
+            self.current = match regions::place(&self.regions, lo, hi) {
+                Placement::Straddles => return Err(Busy::Straddles),
+                Placement::Outside => None,
+                Placement::Inside(index) => {
+                    let r = &self.regions[index];
+                    match &r.imported {
+                        Some(imported) => {
+                            let slot = match self.slots.iter().position(|s| Arc::ptr_eq(s, r)) {
+                                Some(p) => p + 1,
+                                None if self.slots.len() + 1 < MAX_SLOTS => {
+                                    self.slots.push(r.clone());
+                                    self.slots.len()
+                                }
+                                None => return Err(Busy::Flush(Reason::Full)),
+                            };
+                            Some(Current {
+                                id: r.id,
+                                start: r.start,
+                                end: r.end,
+                                base: imported.base,
+                                slot: slot as u8,
+                            })
+                        }
+                        // Registered but not importable: copied like other memory.
+                        None => None,
+                    }
+                }
+            };
+        }
+        match &self.current {
+            Some(r) if stride.unsigned_abs() <= i32::MAX as usize => {
+                let offset = dst as usize - r.start;
+                if !self
+                    .occupancy
+                    .claim_in_region(r.id, r.end - r.start, offset, stride, n)
+                {
+                    return Err(Busy::Flush(Reason::Overlap));
+                }
+                Ok(Target::InPlace {
+                    slot: r.slot,
+                    pixel: (dst as usize - r.base) as u32,
+                    stride: stride as i32,
+                })
+            }
+            _ => {
+                if self.staging_len + n * n > self.stream.max_buffer_bytes() as usize {
+                    return Err(Busy::Flush(Reason::Full));
+                }
+                if !self.occupancy.claim_anywhere(dst as usize, stride, n) {
+                    return Err(Busy::Flush(Reason::Overlap));
+                }
+                let staging = self.staging_len;
+                self.staging_len += n * n;
+                Ok(Target::Copied { staging })
+            }
+        }
+    }
+
+    fn push(&mut self, kernel: u8, slot: u8, job: GpuJob) {
+        let b = kernel as usize * MAX_SLOTS + slot as usize;
+        let bucket = &mut self.buckets[b];
+        if bucket.is_empty() {
+            self.used.push(b);
+        }
+        bucket.push(job);
+        self.pending += 1;
+    }
+
+    /// Submits the pending batch and waits for it. `coef_len`: coefficients in the arena.
+    fn execute(&mut self, coef_len: usize) -> GpuResult<()> {
+        let packing = Instant::now();
+        let stream = &mut self.stream;
+        let job_bytes = self.pending * std::mem::size_of::<GpuJob>();
+        stream.grow(Buf::Jobs, job_bytes as u64)?;
+        stream.grow(Buf::Staging, self.staging_len as u64)?;
+
+        let jobs = stream.jobs.ptr as *mut GpuJob;
+        let mut dispatches = Vec::with_capacity(self.used.len());
+        let mut first = 0;
+        let mut uploaded = job_bytes as u64 + self.staging_len as u64;
+        for &b in &self.used {
+            let bucket = &self.buckets[b];
+            unsafe { ptr::copy_nonoverlapping(bucket.as_ptr(), jobs.add(first), bucket.len()) };
+            if let ItxKernel::Full(t) = KERNELS[b / MAX_SLOTS] {
+                uploaded += (bucket.len() * t.coefs() * 2) as u64;
+            }
+            dispatches.push(Dispatch {
+                kernel: b / MAX_SLOTS,
+                slot: b % MAX_SLOTS,
+                first: first as u32,
+                count: bucket.len() as u32,
+            });
+            first += bucket.len();
+        }
+        let stage = stream.staging.ptr;
+        for c in &self.copied {
+            for row in 0..c.n {
+                unsafe {
+                    ptr::copy_nonoverlapping(
+                        c.dst.offset(row as isize * c.stride),
+                        stage.add(c.staging + row * c.n),
+                        c.n,
+                    )
+                };
+            }
+        }
+        stream.jobs.flush(0..job_bytes as u64)?;
+        stream.coefs.flush(0..coef_len as u64 * 2)?;
+        stream.staging.flush(0..self.staging_len as u64)?;
+        let mut pixels = vec![stream.staging.as_ref()];
+        pixels.extend(
+            self.slots
+                .iter()
+                .map(|r| r.imported.as_ref().expect("slots hold imports").as_ref()),
+        );
+        stats::add_time(&COUNTERS.pack_ns, packing);
+
+        let waiting = Instant::now();
+        stream.execute(&dispatches, &pixels)?;
+        stats::add_time(&COUNTERS.wait_ns, waiting);
+
+        let unpacking = Instant::now();
+        stream.staging.invalidate(0..self.staging_len as u64)?;
+        for c in &self.copied {
+            for row in 0..c.n {
+                unsafe {
+                    ptr::copy_nonoverlapping(
+                        stage.add(c.staging + row * c.n),
+                        c.dst.offset(row as isize * c.stride),
+                        c.n,
+                    )
+                };
+            }
+        }
+        stats::add_time(&COUNTERS.pack_ns, unpacking);
+        stats::add(&COUNTERS.gpu_calls, self.pending as u64);
+        stats::add(&COUNTERS.bytes_to_device, uploaded);
+        stats::add(&COUNTERS.bytes_from_device, self.staging_len as u64);
+        Ok(())
+    }
+
+    /// Runs the pending batch with the CPU reference (after a GPU failure). The batch is free
+    /// of conflicts, so any order gives the sequential result.
+    fn run_on_cpu(&self, arena: *const i16) {
+        for &b in &self.used {
+            let (kernel, slot) = ((b / MAX_SLOTS) as u8, b % MAX_SLOTS);
+            if slot == 0 {
+                continue; // copied blocks: below, from their own record
+            }
+            let base = self.slots[slot - 1]
+                .imported
+                .as_ref()
+                .expect("slots hold imports")
+                .base;
+            for job in &self.buckets[b] {
+                let dst = (base + job.pixel_offset as usize) as *mut u8;
+                unsafe { run_call_on_cpu(kernel, dst, job.stride as isize, job.coef, arena) };
+            }
+        }
+        for c in &self.copied {
+            unsafe { run_call_on_cpu(c.kernel, c.dst, c.stride, c.coef, arena) };
+        }
+        stats::add(&COUNTERS.cpu_calls, self.pending as u64);
+    }
+
+    fn clear(&mut self) {
+        for &b in &self.used {
+            self.buckets[b].clear();
+        }
+        self.used.clear();
+        self.pending = 0;
+        self.copied.clear();
+        self.staging_len = 0;
+        self.slots.clear();
+        self.current = None;
+        self.occupancy.clear();
+    }
+}
+
+struct Recorder {
+    arena: Arena,
+    /// The coefficient storage of the CPU path.
+    host_coefs: Vec<i16>,
+    backend_chosen: bool,
+    /// The CPU path's pending calls.
+    calls: Vec<Call>,
+    /// The GPU path; `None` on the CPU path.
+    gpu: Option<GpuBatch>,
 }
 
 thread_local! {
@@ -87,14 +388,15 @@ thread_local! {
 impl Recorder {
     fn new() -> Recorder {
         Recorder {
-            calls: Vec::new(),
+            arena: Arena {
+                ptr: ptr::null_mut(),
+                capacity: 0,
+                len: 0,
+            },
             host_coefs: Vec::new(),
-            coef_len: 0,
-            stream: None,
             backend_chosen: false,
-            occupancy: Occupancy::default(),
-            regions: Vec::new(),
-            regions_version: 0,
+            calls: Vec::new(),
+            gpu: None,
         }
     }
 
@@ -102,52 +404,90 @@ impl Recorder {
         self.backend_chosen = true;
         if let Some(g) = gpu::get() {
             match Stream::new(g) {
-                Ok(s) => self.stream = Some(s),
+                Ok(s) => self.gpu = Some(GpuBatch::new(s)),
                 Err(e) => g.mark_lost(&format!("creating a stream: {e}")),
             }
         }
+        self.sync_arena();
     }
 
-    fn arena(&mut self) -> *mut i16 {
-        match &self.stream {
-            Some(s) => s.coefs.ptr as *mut i16,
-            None => self.host_coefs.as_mut_ptr(),
+    /// Points the arena at the current path's coefficient storage.
+    fn sync_arena(&mut self) {
+        let (ptr, capacity) = match &mut self.gpu {
+            Some(g) => (
+                g.stream.coefs.ptr as *mut i16,
+                g.stream.coefs.size as usize / 2,
+            ),
+            None => (self.host_coefs.as_mut_ptr(), self.host_coefs.len()),
+        };
+        self.arena.ptr = ptr;
+        self.arena.capacity = capacity;
+    }
+
+    fn pending(&self) -> usize {
+        self.calls.len() + self.gpu.as_ref().map_or(0, |g| g.pending)
+    }
+
+    /// Makes room for `count` more coefficients: on the GPU path by completing the pending
+    /// batch and taking a larger buffer for next time; on the CPU path by growing the vector.
+    fn ensure_room(&mut self, count: usize) {
+        if self.arena.len + count <= self.arena.capacity {
+            return;
         }
-    }
-
-    /// Room for `count` more coefficients; returns where they go. May flush first.
-    fn reserve(&mut self, count: usize) -> usize {
-        let needed = self.coef_len + count;
-        match &mut self.stream {
+        match &mut self.gpu {
             None => {
-                if self.host_coefs.len() < needed {
-                    self.host_coefs
-                        .resize(needed.max(2 * self.host_coefs.len()).max(1 << 16), 0);
-                }
+                let size = (self.arena.len + count)
+                    .max(2 * self.host_coefs.len())
+                    .max(1 << 16);
+                self.host_coefs.resize(size, 0);
             }
-            Some(s) if needed * 2 > s.coefs.size as usize => {
-                // Full: run what is pending, then take a larger buffer for next time.
+            Some(g) => {
                 crate::debug!(
                     "coefficient buffer full ({} bytes): flushing early",
-                    s.coefs.size
+                    g.stream.coefs.size
                 );
-                self.flush();
-                if let Some(s) = &mut self.stream {
+                self.flush(Reason::Full);
+                if let Some(g) = &mut self.gpu {
+                    let s = &mut g.stream;
                     let want = (s.coefs.size * 2)
                         .max(count as u64 * 2)
                         .min(s.max_buffer_bytes());
                     if let Err(e) = s.grow(Buf::Coefs, want) {
                         crate::warn!("cannot grow the coefficient buffer ({e}); running on the CPU reference");
-                        self.stream = None;
+                        self.gpu = None;
                     }
                 }
-                return self.reserve(count);
             }
-            Some(_) => {}
         }
-        let at = self.coef_len;
-        self.coef_len = needed;
+        self.sync_arena();
+    }
+
+    /// Takes `count` coefficients of arena (room was ensured).
+    fn take(&mut self, count: usize) -> usize {
+        let at = self.arena.len;
+        self.arena.len += count;
+        debug_assert!(self.arena.len <= self.arena.capacity);
         at
+    }
+
+    /// Moves the caller's coefficients into the arena and zeroes them as FFmpeg does; returns
+    /// the job's coefficient word (arena offset, or the DC value).
+    unsafe fn capture(&mut self, tx: Transform, block: *mut i16, dc_only: bool) -> u32 {
+        if dc_only {
+            let v = ptr::read_unaligned(block);
+            ptr::write_unaligned(block, 0);
+            return v as i32 as u32;
+        }
+        let at = self.take(tx.coefs());
+        let to = self.arena.ptr.add(at) as *mut u8;
+        let from = block as *mut u8;
+        match tx.size {
+            TxSize::T4 => move_and_zero::<32>(from, to),
+            TxSize::T8 => move_and_zero::<128>(from, to),
+            TxSize::T16 => move_and_zero::<512>(from, to),
+            TxSize::T32 => move_and_zero::<2048>(from, to),
+        }
+        at as u32
     }
 
     unsafe fn record_itx(
@@ -164,299 +504,143 @@ impl Recorder {
         let n = tx.size.n();
         if stride.unsigned_abs() < n {
             // Rows overlap: only FFmpeg's sequential order gives its result.
-            self.flush();
-            itx::itx_add_now(tx, dst, stride, block, eob);
-            stats::add(&COUNTERS.immediate, 1);
+            self.run_now(tx, dst, stride, block, eob);
             return;
         }
         let dc_only = tx.is_dc_only_call(eob);
-        let coef = if dc_only {
-            let v = ptr::read_unaligned(block);
-            ptr::write_unaligned(block, 0);
-            v as i32 as u32
-        } else {
-            let count = tx.coefs();
-            let at = self.reserve(count);
-            let arena = self.arena();
-            ptr::copy_nonoverlapping(block as *const u8, arena.add(at) as *mut u8, count * 2);
-            ptr::write_bytes(block as *mut u8, 0, count * 2);
-            at as u32
+        let kernel = ItxKernel::for_call(tx, dc_only).index() as u8;
+        if !dc_only {
+            self.ensure_room(tx.coefs());
+        }
+        if self.gpu.is_none() {
+            let coef = self.capture(tx, block, dc_only);
+            self.calls.push(Call {
+                dst,
+                stride,
+                kernel,
+                coef,
+            });
+            stats::add(&COUNTERS.deferred, 1);
+            return;
+        }
+        // Place the call; a conflict completes the pending batch first (which empties it and
+        // the arena, so the second try succeeds and the room ensured above remains).
+        let mut target = None;
+        for _ in 0..2 {
+            match self.gpu.as_mut().expect("GPU path").place(dst, stride, n) {
+                Ok(t) => {
+                    target = Some(t);
+                    break;
+                }
+                Err(Busy::Flush(reason)) => self.flush(reason),
+                Err(Busy::Straddles) => break,
+            }
+            if self.gpu.is_none() {
+                break; // the flush lost the device: record on the CPU path
+            }
+        }
+        let Some(target) = target else {
+            if self.gpu.is_none() {
+                return self.record_itx(tx, dst, stride, block, eob);
+            }
+            self.run_now(tx, dst, stride, block, eob);
+            return;
         };
-        self.calls.push(Call {
-            dst,
-            stride,
-            kernel: ItxKernel::for_call(tx, dc_only).index() as u8,
-            slot: 0,
-            coef,
-            pixel: 0,
-        });
+        let coef = self.capture(tx, block, dc_only);
+        let g = self.gpu.as_mut().expect("GPU path");
+        match target {
+            Target::InPlace {
+                slot,
+                pixel,
+                stride,
+            } => g.push(
+                kernel,
+                slot,
+                GpuJob {
+                    pixel_offset: pixel,
+                    stride,
+                    coef,
+                    reserved: 0,
+                },
+            ),
+            Target::Copied { staging } => {
+                g.push(
+                    kernel,
+                    0,
+                    GpuJob {
+                        pixel_offset: staging as u32,
+                        stride: n as i32,
+                        coef,
+                        reserved: 0,
+                    },
+                );
+                g.copied.push(Copied {
+                    dst,
+                    stride,
+                    n,
+                    staging,
+                    kernel,
+                    coef,
+                });
+            }
+        }
         stats::add(&COUNTERS.deferred, 1);
     }
 
-    fn flush(&mut self) {
-        if self.calls.is_empty() {
+    /// Completes the pending batch, then runs this call on the CPU at once.
+    unsafe fn run_now(
+        &mut self,
+        tx: Transform,
+        dst: *mut u8,
+        stride: isize,
+        block: *mut i16,
+        eob: i32,
+    ) {
+        self.flush(Reason::Immediate);
+        itx::itx_add_now(tx, dst, stride, block, eob);
+        stats::add(&COUNTERS.immediate, 1);
+    }
+
+    fn flush(&mut self, reason: Reason) {
+        if self.pending() == 0 {
             return;
         }
-        stats::add(&COUNTERS.flushes, 1);
+        stats::count_flush(reason);
         crate::debug!(
-            "flush: {} calls, {} coefficients",
-            self.calls.len(),
-            self.coef_len
+            "flush ({reason:?}): {} calls, {} coefficients",
+            self.pending(),
+            self.arena.len
         );
-        if self.stream.is_some() {
-            self.flush_gpu();
-        } else {
-            self.run_on_cpu(0..self.calls.len());
-        }
-        self.calls.clear();
-        self.coef_len = 0;
-    }
-
-    /// Executes calls with the CPU reference, in recorded order.
-    fn run_on_cpu(&mut self, range: std::ops::Range<usize>) {
-        let arena = self.arena();
-        let mut res = [0i32; 32 * 32];
-        for call in &self.calls[range.clone()] {
-            let kernel = kernel_of(call);
-            let n = kernel.size().n();
-            let (tx, dc_only) = match kernel {
-                ItxKernel::Full(t) => (t, false),
-                ItxKernel::DcOnly(s) => (Transform::new(s, itx::Tx1d::Dct, itx::Tx1d::Dct), true),
-            };
-            unsafe {
-                if dc_only {
-                    itx::residual(tx, &[call.coef as i32 as i16], true, &mut res);
-                } else {
-                    let coefs = std::slice::from_raw_parts(arena.add(call.coef as usize), n * n);
-                    itx::residual(tx, coefs, false, &mut res);
-                }
-                itx::add_residual(call.dst, call.stride, n, &res);
-            }
-        }
-        stats::add(&COUNTERS.cpu_calls, range.len() as u64);
-    }
-
-    fn refresh_regions(&mut self) {
-        let v = regions::version();
-        if v != self.regions_version {
-            self.regions = regions::snapshot();
-            self.regions_version = v;
-            let live: Vec<u64> = self.regions.iter().map(|r| r.id).collect();
-            self.occupancy.retain_regions(|id| live.contains(&id));
-        }
-    }
-
-    fn flush_gpu(&mut self) {
-        self.refresh_regions();
-        let mut i = 0;
-        while i < self.calls.len() {
-            let (end, slots, staging) = self.plan_segment(i);
-            if end == i {
-                // Partly inside a registered region: neither path is safe, the CPU is.
-                self.run_on_cpu(i..i + 1);
-                i += 1;
-                continue;
-            }
-            if end < self.calls.len() {
-                crate::debug!(
-                    "flush split after {} of {} calls (overlap, straddling block, or limits)",
-                    end,
-                    self.calls.len()
-                );
-            }
-            if let Err(e) = self.run_segment(i..end, &slots, staging) {
-                let gpu = self.stream.as_ref().map(|s| s.gpu());
-                if let Some(g) = gpu {
-                    g.mark_lost(&e);
-                }
+        let arena = self.arena.ptr;
+        if let Some(g) = &mut self.gpu {
+            if let Err(e) = g.execute(self.arena.len) {
+                g.stream.gpu().mark_lost(&e);
                 // Copied blocks are untouched; blocks of imported memory may hold partial GPU
                 // results (documented): the device is unusable either way.
-                self.run_on_cpu(i..self.calls.len());
-                self.stream = None;
+                g.run_on_cpu(arena);
+                self.gpu = None;
+                self.arena.len = 0;
+                self.sync_arena();
                 return;
             }
-            i = end;
-        }
-    }
-
-    /// Places calls from `start` until one cannot join the segment. Returns the end, the
-    /// regions of slots 1.., and the staging bytes used.
-    fn plan_segment(&mut self, start: usize) -> (usize, Vec<Arc<Region>>, usize) {
-        let stream = self.stream.as_ref().expect("GPU path");
-        let max_bytes = stream.max_buffer_bytes() as usize;
-        self.occupancy.clear();
-        let mut slots: Vec<Arc<Region>> = Vec::new();
-        let mut staging = 0usize;
-        let mut last_region = usize::MAX;
-        let mut i = start;
-        while i < self.calls.len() {
-            let c = self.calls[i];
-            let n = kernel_of(&c).size().n();
-            if (i - start + 1) * std::mem::size_of::<GpuJob>() > max_bytes {
-                break;
+            g.clear();
+        } else {
+            for c in &self.calls {
+                unsafe { run_call_on_cpu(c.kernel, c.dst, c.stride, c.coef, arena) };
             }
-            let (lo, hi) = span(c.dst, c.stride, n);
-            let place = if hi < lo {
-                Placement::Straddles
-            } else {
-                // Consecutive calls are nearly always in the same region as the last one.
-                match self.regions.get(last_region) {
-                    Some(r) if r.start <= lo && hi <= r.end => Placement::Inside(r),
-                    _ => regions::place(&self.regions, lo, hi),
-                }
-            };
-            if let Placement::Inside(r) = place {
-                last_region = self
-                    .regions
-                    .iter()
-                    .position(|x| Arc::ptr_eq(x, r))
-                    .unwrap_or(0);
-            }
-            match place {
-                Placement::Straddles => break,
-                Placement::Inside(r)
-                    if r.imported.is_some() && c.stride.unsigned_abs() <= i32::MAX as usize =>
-                {
-                    let slot = match slots.iter().position(|s| Arc::ptr_eq(s, r)) {
-                        Some(p) => p + 1,
-                        None if slots.len() + 1 < MAX_SLOTS => {
-                            slots.push(r.clone());
-                            slots.len()
-                        }
-                        None => break,
-                    };
-                    let offset = c.dst as usize - r.start;
-                    if !self
-                        .occupancy
-                        .claim_in_region(r.id, r.end - r.start, offset, c.stride, n)
-                    {
-                        break;
-                    }
-                    let base = r.imported.as_ref().unwrap().base;
-                    self.calls[i].slot = slot as u8;
-                    self.calls[i].pixel = (c.dst as usize - base) as u32;
-                }
-                _ => {
-                    if staging + n * n > max_bytes
-                        || !self.occupancy.claim_anywhere(c.dst as usize, c.stride, n)
-                    {
-                        break;
-                    }
-                    self.calls[i].slot = 0;
-                    self.calls[i].pixel = staging as u32;
-                    staging += n * n;
-                }
-            }
-            i += 1;
+            stats::add(&COUNTERS.cpu_calls, self.calls.len() as u64);
+            self.calls.clear();
         }
-        (i, slots, staging)
-    }
-
-    fn run_segment(
-        &mut self,
-        range: std::ops::Range<usize>,
-        slots: &[Arc<Region>],
-        staging: usize,
-    ) -> GpuResult<()> {
-        let coef_bytes = self.coef_len as u64 * 2;
-        let stream = self.stream.as_mut().expect("GPU path");
-        let calls = &self.calls[range];
-
-        // Group by (kernel, slot): counting sort into the job buffer.
-        let mut counts = [0u32; ItxKernel::COUNT * MAX_SLOTS];
-        for c in calls {
-            counts[c.kernel as usize * MAX_SLOTS + c.slot as usize] += 1;
-        }
-        let mut starts = [0u32; ItxKernel::COUNT * MAX_SLOTS];
-        let mut total = 0;
-        for (s, &n) in starts.iter_mut().zip(&counts) {
-            *s = total;
-            total += n;
-        }
-        let job_bytes = calls.len() * std::mem::size_of::<GpuJob>();
-        stream.grow(Buf::Jobs, job_bytes as u64)?;
-        stream.grow(Buf::Staging, staging as u64)?;
-
-        let jobs = stream.jobs.ptr as *mut GpuJob;
-        let stage = stream.staging.ptr;
-        let mut cursor = starts;
-        let mut uploaded = job_bytes as u64 + staging as u64;
-        for c in calls {
-            let kernel = kernel_of(c);
-            let n = kernel.size().n();
-            let b = c.kernel as usize * MAX_SLOTS + c.slot as usize;
-            let stride = if c.slot == 0 {
-                for row in 0..n {
-                    unsafe {
-                        ptr::copy_nonoverlapping(
-                            c.dst.offset(row as isize * c.stride),
-                            stage.add(c.pixel as usize + row * n),
-                            n,
-                        )
-                    };
-                }
-                n as i32
-            } else {
-                c.stride as i32
-            };
-            if let ItxKernel::Full(t) = kernel {
-                uploaded += t.coefs() as u64 * 2;
-            }
-            unsafe {
-                jobs.add(cursor[b] as usize).write(GpuJob {
-                    pixel_offset: c.pixel,
-                    stride,
-                    coef: c.coef,
-                    reserved: 0,
-                })
-            };
-            cursor[b] += 1;
-        }
-        stream.jobs.flush(0..job_bytes as u64)?;
-        stream.coefs.flush(0..coef_bytes)?;
-        stream.staging.flush(0..staging as u64)?;
-
-        let dispatches: Vec<Dispatch> = counts
-            .iter()
-            .enumerate()
-            .filter(|(_, &n)| n > 0)
-            .map(|(b, &n)| Dispatch {
-                kernel: b / MAX_SLOTS,
-                slot: b % MAX_SLOTS,
-                first: starts[b],
-                count: n,
-            })
-            .collect();
-        let mut pixels = vec![stream.staging.as_ref()];
-        pixels.extend(slots.iter().map(|r| r.imported.as_ref().unwrap().as_ref()));
-        stream.execute(&dispatches, &pixels)?;
-
-        stream.staging.invalidate(0..staging as u64)?;
-        for c in calls.iter().filter(|c| c.slot == 0) {
-            let n = kernel_of(c).size().n();
-            for row in 0..n {
-                unsafe {
-                    ptr::copy_nonoverlapping(
-                        stage.add(c.pixel as usize + row * n),
-                        c.dst.offset(row as isize * c.stride),
-                        n,
-                    )
-                };
-            }
-        }
-        stats::add(&COUNTERS.gpu_calls, calls.len() as u64);
-        stats::add(&COUNTERS.bytes_to_device, uploaded);
-        stats::add(&COUNTERS.bytes_from_device, staging as u64);
-        Ok(())
+        self.arena.len = 0;
     }
 }
 
 impl Drop for Recorder {
     fn drop(&mut self) {
         // A thread that ends with pending calls: complete them rather than lose them.
-        if !self.calls.is_empty() {
-            crate::debug!("thread exit: completing {} pending calls", self.calls.len());
-            self.flush();
+        if self.pending() > 0 {
+            crate::debug!("thread exit: completing {} pending calls", self.pending());
+            self.flush(Reason::ThreadExit);
         }
     }
 }
@@ -464,8 +648,8 @@ impl Drop for Recorder {
 /// Records one transform call of the calling thread.
 ///
 /// # Safety
-/// As FFmpeg's function: `dst` rows and `block` (`n * n` coefficients) must stay valid until
-/// the thread's next [`flush`], and the caller must not touch those pixels before it.
+/// As FFmpeg's function: `dst` rows and `block` (`n * n` coefficients) must be valid, and the
+/// pixels must stay valid and untouched until the thread's next [`flush`].
 pub unsafe fn record_itx(tx: Transform, dst: *mut u8, stride: isize, block: *mut i16, eob: i32) {
     let recorded = RECORDER.try_with(|r| match r.try_borrow_mut() {
         Ok(mut r) => {
@@ -485,7 +669,7 @@ pub unsafe fn record_itx(tx: Transform, dst: *mut u8, stride: isize, block: *mut
 pub fn flush() {
     let _ = RECORDER.try_with(|r| {
         if let Ok(mut r) = r.try_borrow_mut() {
-            r.flush();
+            r.flush(Reason::Caller);
         }
     });
 }
@@ -498,7 +682,7 @@ pub fn thread_uses_gpu() -> bool {
             if !r.backend_chosen {
                 r.choose_backend();
             }
-            r.stream.is_some()
+            r.gpu.is_some()
         })
         .unwrap_or(false)
 }

@@ -459,8 +459,14 @@ pub struct DaedalusStats {
     pub gpu_calls: u64,
     /// Recorded calls the CPU reference executed.
     pub cpu_calls: u64,
-    /// Flushes that had work.
+    /// Flushes that had work (all reasons).
     pub flushes: u64,
+    /// Of those, flushes a call forced before it could be recorded: it touched pixels of
+    /// pending calls; the arena, staging buffer or pixel-buffer slots were full; it had to run
+    /// at once on the CPU (stride smaller than the block, block partly in a registered range).
+    pub flushes_overlap: u64,
+    pub flushes_full: u64,
+    pub flushes_immediate: u64,
     /// Vulkan queue submissions.
     pub submissions: u64,
     /// vkCmdDispatch commands.
@@ -471,6 +477,10 @@ pub struct DaedalusStats {
     pub bytes_from_device: u64,
     /// GPU execution time from timestamps, nanoseconds.
     pub gpu_busy_ns: u64,
+    /// Host time in flushes, nanoseconds: packing jobs and copied pixels; submitting and
+    /// waiting.
+    pub pack_ns: u64,
+    pub wait_ns: u64,
     /// Messages of the validation layer (with DAEDALUS_VALIDATION=1).
     pub validation_messages: u64,
 }
@@ -493,11 +503,16 @@ pub unsafe extern "C" fn daedalus_get_stats(out: *mut DaedalusStats) {
             gpu_calls: stats::read(&c.gpu_calls),
             cpu_calls: stats::read(&c.cpu_calls),
             flushes: stats::read(&c.flushes),
+            flushes_overlap: stats::read(&c.flushes_overlap),
+            flushes_full: stats::read(&c.flushes_full),
+            flushes_immediate: stats::read(&c.flushes_immediate),
             submissions: stats::read(&c.submissions),
             dispatches: stats::read(&c.dispatches),
             bytes_to_device: stats::read(&c.bytes_to_device),
             bytes_from_device: stats::read(&c.bytes_from_device),
             gpu_busy_ns: stats::read(&c.gpu_busy_ns),
+            pack_ns: stats::read(&c.pack_ns),
+            wait_ns: stats::read(&c.wait_ns),
             validation_messages: crate::gpu::validation_messages(),
         })
     })

@@ -106,21 +106,22 @@ pub fn unregister(ptr: usize) -> bool {
 }
 
 /// Where a byte range lies relative to the registered ranges.
-pub enum Placement<'a> {
-    Inside(&'a Arc<Region>),
+pub enum Placement {
+    /// Inside the region of this index in the snapshot.
+    Inside(usize),
     Outside,
     /// Partly inside a registered range: neither copied nor imported safely.
     Straddles,
 }
 
 /// Finds the placement of `lo .. hi` in a sorted snapshot.
-pub fn place(regions: &[Arc<Region>], lo: usize, hi: usize) -> Placement<'_> {
+pub fn place(regions: &[Arc<Region>], lo: usize, hi: usize) -> Placement {
     // The last region starting at or before `lo`, and the first one after it.
     let at = regions.partition_point(|r| r.start <= lo);
     if at > 0 {
         let r = &regions[at - 1];
         if hi <= r.end {
-            return Placement::Inside(r);
+            return Placement::Inside(at - 1);
         }
         if lo < r.end {
             return Placement::Straddles;

@@ -16,6 +16,11 @@ pub struct Counters {
     /// Deferred calls that the CPU reference executed (CPU mode, fallback, straddling calls).
     pub cpu_calls: AtomicU64,
     pub flushes: AtomicU64,
+    /// Flushes a call forced before it could be recorded: it touched pending pixels; the
+    /// arena, staging or pixel-buffer slots were full; it had to run at once on the CPU.
+    pub flushes_overlap: AtomicU64,
+    pub flushes_full: AtomicU64,
+    pub flushes_immediate: AtomicU64,
     pub submissions: AtomicU64,
     pub dispatches: AtomicU64,
     /// Bytes the host wrote for the GPU: coefficients, jobs, pixels of copied blocks.
@@ -24,6 +29,10 @@ pub struct Counters {
     pub bytes_from_device: AtomicU64,
     /// GPU execution time measured with timestamps, in nanoseconds.
     pub gpu_busy_ns: AtomicU64,
+    /// Host time in flushes: writing jobs and copying pixels; submitting and waiting
+    /// (nanoseconds).
+    pub pack_ns: AtomicU64,
+    pub wait_ns: AtomicU64,
 }
 
 pub static COUNTERS: Counters = Counters {
@@ -33,12 +42,22 @@ pub static COUNTERS: Counters = Counters {
     gpu_calls: AtomicU64::new(0),
     cpu_calls: AtomicU64::new(0),
     flushes: AtomicU64::new(0),
+    flushes_overlap: AtomicU64::new(0),
+    flushes_full: AtomicU64::new(0),
+    flushes_immediate: AtomicU64::new(0),
     submissions: AtomicU64::new(0),
     dispatches: AtomicU64::new(0),
     bytes_to_device: AtomicU64::new(0),
     bytes_from_device: AtomicU64::new(0),
     gpu_busy_ns: AtomicU64::new(0),
+    pack_ns: AtomicU64::new(0),
+    wait_ns: AtomicU64::new(0),
 };
+
+/// Adds the time since `start` to `counter`.
+pub fn add_time(counter: &AtomicU64, start: std::time::Instant) {
+    add(counter, start.elapsed().as_nanos() as u64);
+}
 
 pub fn add(counter: &AtomicU64, n: u64) {
     counter.fetch_add(n, Relaxed);
@@ -46,4 +65,29 @@ pub fn add(counter: &AtomicU64, n: u64) {
 
 pub fn read(counter: &AtomicU64) -> u64 {
     counter.load(Relaxed)
+}
+
+/// Why a thread's pending work was executed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// `daedalus_flush()`.
+    Caller,
+    /// A call touched pixels of pending calls.
+    Overlap,
+    /// Arena, staging buffer or pixel-buffer slots full.
+    Full,
+    /// A call that must run at once on the CPU (stride below its width, straddling block).
+    Immediate,
+    /// The thread ended with pending calls.
+    ThreadExit,
+}
+
+pub fn count_flush(reason: Reason) {
+    add(&COUNTERS.flushes, 1);
+    match reason {
+        Reason::Overlap => add(&COUNTERS.flushes_overlap, 1),
+        Reason::Full => add(&COUNTERS.flushes_full, 1),
+        Reason::Immediate => add(&COUNTERS.flushes_immediate, 1),
+        Reason::Caller | Reason::ThreadExit => {}
+    }
 }

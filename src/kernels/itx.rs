@@ -148,10 +148,14 @@ impl Transform {
 
     /// Index into [`Transform::ALL`].
     pub fn index(self) -> usize {
-        Transform::ALL
-            .iter()
-            .position(|&t| t == self)
-            .expect("every constructed transform is listed in ALL")
+        let ty = |t: Tx1d| (t == Tx1d::Adst) as usize;
+        match self.size {
+            TxSize::T4 if self.first == Tx1d::Wht => 4,
+            TxSize::T4 => ty(self.first) + 2 * ty(self.second),
+            TxSize::T8 => 5 + ty(self.first) + 2 * ty(self.second),
+            TxSize::T16 => 9 + ty(self.first) + 2 * ty(self.second),
+            TxSize::T32 => 13,
+        }
     }
 
     /// FFmpeg's C function name without `_c`, e.g. `iadst_idct_16x16_add`.
