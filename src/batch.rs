@@ -152,13 +152,19 @@ struct GpuBatch {
     slots: Vec<Arc<Region>>,
     current: Option<Current>,
     occupancy: Occupancy,
+    /// The registry as this batch placed its calls; held only while work is pending, so that
+    /// no import outlives its registration for longer than the pending batch.
     regions: Vec<Arc<Region>>,
     regions_version: u64,
+    /// Most jobs one submission takes (the job buffer's limit).
+    max_jobs: usize,
 }
 
 impl GpuBatch {
     fn new(stream: Stream) -> GpuBatch {
+        let max_jobs = stream.max_buffer_bytes() as usize / std::mem::size_of::<GpuJob>();
         GpuBatch {
+            max_jobs,
             stream,
             buckets: (0..ItxKernel::COUNT * MAX_SLOTS)
                 .map(|_| Vec::new())
@@ -181,7 +187,15 @@ impl GpuBatch {
         if hi < lo {
             return Err(Busy::Straddles);
         }
+        if self.pending >= self.max_jobs {
+            return Err(Busy::Flush(Reason::Full));
+        }
         let version = regions::version();
+        if version != self.regions_version && self.pending > 0 {
+            // Registrations changed under pending work: a byte's path (in place or copied)
+            // and its claims must not change within a batch, so complete it first.
+            return Err(Busy::Flush(Reason::Full));
+        }
         let cached = matches!(&self.current, Some(r) if r.start <= lo && hi <= r.end)
             && version == self.regions_version;
         if !cached {
@@ -367,6 +381,8 @@ impl GpuBatch {
         self.slots.clear();
         self.current = None;
         self.occupancy.clear();
+        self.regions.clear();
+        self.regions_version = 0;
     }
 }
 
@@ -405,8 +421,23 @@ impl Recorder {
         if let Some(g) = gpu::get() {
             match Stream::new(g) {
                 Ok(s) => self.gpu = Some(GpuBatch::new(s)),
-                Err(e) => g.mark_lost(&format!("creating a stream: {e}")),
+                // This thread only (out of memory, say): the device may serve the others.
+                Err(e) => crate::log::once(
+                    crate::log::Level::Warn,
+                    "stream",
+                    format_args!("cannot set up a GPU stream for a thread ({e}); it runs on the CPU reference"),
+                ),
             }
+        }
+        self.sync_arena();
+    }
+
+    /// Leaves the GPU path for good. The stream and the imports it used are leaked, not
+    /// destroyed: after a failure the GPU may still be using them, and freeing memory in use
+    /// is not allowed.
+    fn drop_gpu(&mut self) {
+        if let Some(g) = self.gpu.take() {
+            std::mem::forget(g);
         }
         self.sync_arena();
     }
@@ -431,42 +462,48 @@ impl Recorder {
     /// Makes room for `count` more coefficients: on the GPU path by completing the pending
     /// batch and taking a larger buffer for next time; on the CPU path by growing the vector.
     fn ensure_room(&mut self, count: usize) {
-        if self.arena.len + count <= self.arena.capacity {
-            return;
-        }
-        match &mut self.gpu {
-            None => {
-                let size = (self.arena.len + count)
-                    .max(2 * self.host_coefs.len())
-                    .max(1 << 16);
-                self.host_coefs.resize(size, 0);
-            }
-            Some(g) => {
-                crate::debug!(
-                    "coefficient buffer full ({} bytes): flushing early",
-                    g.stream.coefs.size
-                );
-                self.flush(Reason::Full);
-                if let Some(g) = &mut self.gpu {
+        // A loop: completing the batch may lose the device, and then the CPU path needs room.
+        while self.arena.len + count > self.arena.capacity {
+            match &mut self.gpu {
+                None => {
+                    let size = (self.arena.len + count)
+                        .max(2 * self.host_coefs.len())
+                        .max(1 << 16);
+                    self.host_coefs.resize(size, 0);
+                }
+                Some(g) => {
+                    // Full: complete the pending batch, then take a larger buffer so that the
+                    // next batch of this size fits.
+                    if self.arena.len > 0 {
+                        crate::debug!(
+                            "coefficient buffer full ({} bytes): flushing early",
+                            g.stream.coefs.size
+                        );
+                        self.flush(Reason::Full);
+                    }
+                    let Some(g) = &mut self.gpu else { continue };
                     let s = &mut g.stream;
                     let want = (s.coefs.size * 2)
                         .max(count as u64 * 2)
                         .min(s.max_buffer_bytes());
-                    if let Err(e) = s.grow(Buf::Coefs, want) {
+                    if want < count as u64 * 2 {
+                        crate::warn!("a coefficient block exceeds the buffer limit; running on the CPU reference");
+                        self.drop_gpu();
+                    } else if let Err(e) = s.grow(Buf::Coefs, want) {
                         crate::warn!("cannot grow the coefficient buffer ({e}); running on the CPU reference");
-                        self.gpu = None;
+                        self.drop_gpu();
                     }
                 }
             }
+            self.sync_arena();
         }
-        self.sync_arena();
     }
 
     /// Takes `count` coefficients of arena (room was ensured).
     fn take(&mut self, count: usize) -> usize {
+        self.ensure_room(count);
         let at = self.arena.len;
         self.arena.len += count;
-        debug_assert!(self.arena.len <= self.arena.capacity);
         at
     }
 
@@ -615,10 +652,10 @@ impl Recorder {
         if let Some(g) = &mut self.gpu {
             if let Err(e) = g.execute(self.arena.len) {
                 g.stream.gpu().mark_lost(&e);
-                // Copied blocks are untouched; blocks of imported memory may hold partial GPU
-                // results (documented): the device is unusable either way.
+                // Nothing reached the GPU when the submission itself failed; after a lost or
+                // hung device, blocks of imported memory may hold partial results (documented).
                 g.run_on_cpu(arena);
-                self.gpu = None;
+                self.drop_gpu();
                 self.arena.len = 0;
                 self.sync_arena();
                 return;

@@ -16,7 +16,8 @@
 //! - `|stride|` smaller than the block width (rows that overlap): pending work is flushed and
 //!   the call runs at once on the CPU in FFmpeg's order, so it ends as FFmpeg's C ends;
 //! - calls of one batch that write the same pixels run in recorded order (the batch splits);
-//! - a block partly inside a registered region runs on the CPU at flush time.
+//! - a block partly inside a registered region runs at once on the CPU, after the pending
+//!   work.
 //!
 //! No panic crosses this boundary: every entry point catches one and logs it.
 

@@ -347,3 +347,73 @@ fn frame_after_frame_registration() {
         assert_eq!(d.gpu_calls, blocks.len() as u64, "frame {frame}");
     }
 }
+
+/// Registrations that change between two calls on the same pixels: the second call must see
+/// the first one's result, whichever path (in place or copied) each took.
+#[test]
+fn registration_changes_between_calls_on_the_same_pixels() {
+    let _l = lock();
+    require_gpu();
+    let dsp = ffmpeg_c();
+    let mut rng = Rng::new(28);
+    let tx = Transform::ALL[5]; // 8x8 idct_idct
+    for case in 0..3 {
+        let canvas = Canvas::new(&mut rng, 64, 64);
+        let (c1, c2) = (realistic_block(&mut rng, tx), realistic_block(&mut rng, tx));
+        let at = 8 * canvas.stride + 8;
+        let mut expected = canvas.pixels.clone();
+        let (mut f1, mut f2) = (c1.clone(), c2.clone());
+        unsafe {
+            ffmpeg_itx(&dsp, tx)(
+                expected[at..].as_mut_ptr(),
+                canvas.stride as isize,
+                f1.as_mut_ptr(),
+                64,
+            );
+            ffmpeg_itx(&dsp, tx)(
+                expected[at..].as_mut_ptr(),
+                canvas.stride as isize,
+                f2.as_mut_ptr(),
+                64,
+            );
+        }
+        let mut px = canvas.pixels.clone();
+        let (base, len) = (px.as_mut_ptr(), px.len());
+        let call = |coefs: &mut Vec<i16>, px: *mut u8| unsafe {
+            ffi::daedalus_vp9_idct_idct_8x8_add(
+                px.add(at),
+                canvas.stride as isize,
+                coefs.as_mut_ptr(),
+                64,
+            )
+        };
+        let (mut g1, mut g2) = (c1.clone(), c2.clone());
+        match case {
+            0 => {
+                call(&mut g1, base);
+                assert_eq!(ffi::daedalus_register_memory(base.cast(), len), 0);
+                call(&mut g2, base);
+            }
+            1 => {
+                assert_eq!(ffi::daedalus_register_memory(base.cast(), len), 0);
+                call(&mut g1, base);
+                assert_eq!(ffi::daedalus_unregister_memory(base.cast()), 0);
+                call(&mut g2, base);
+            }
+            _ => {
+                assert_eq!(ffi::daedalus_register_memory(base.cast(), len), 0);
+                call(&mut g1, base);
+                assert_eq!(ffi::daedalus_unregister_memory(base.cast()), 0);
+                assert_eq!(ffi::daedalus_register_memory(base.cast(), len), 0);
+                call(&mut g2, base);
+            }
+        }
+        ffi::daedalus_flush();
+        let _ = ffi::daedalus_unregister_memory(base.cast());
+        assert!(
+            px == expected,
+            "case {case}: the second call did not see the first"
+        );
+    }
+    assert_validation_clean();
+}

@@ -204,6 +204,9 @@ impl Gpu {
 
     /// Submits one command buffer; the queue is shared by every thread.
     pub fn submit(&self, cmd: vk::CommandBuffer, fence: vk::Fence) -> GpuResult<()> {
+        if testing::take_injected_failure() {
+            return Err("vkQueueSubmit: failure injected by a test".into());
+        }
         let cmds = [cmd];
         let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
         let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
@@ -221,4 +224,21 @@ impl Gpu {
 /// Number of messages the validation layer reported (with `DAEDALUS_VALIDATION=1`).
 pub fn validation_messages() -> u64 {
     validation::count()
+}
+
+/// Failure injection for the tests of the fallback paths.
+#[doc(hidden)]
+pub mod testing {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static FAIL_NEXT_SUBMISSION: AtomicBool = AtomicBool::new(false);
+
+    /// Makes the next queue submission (of any thread) fail as a lost device would.
+    pub fn fail_next_submission() {
+        FAIL_NEXT_SUBMISSION.store(true, Ordering::SeqCst);
+    }
+
+    pub(super) fn take_injected_failure() -> bool {
+        FAIL_NEXT_SUBMISSION.swap(false, Ordering::SeqCst)
+    }
 }

@@ -51,8 +51,35 @@ pub enum Buf {
 impl Stream {
     pub fn new(gpu: &'static Gpu) -> GpuResult<Stream> {
         let d = &gpu.device;
+        // Objects made so far, destroyed again if a later step fails.
+        struct Partial<'a> {
+            d: &'a ash::Device,
+            pool: vk::CommandPool,
+            fence: vk::Fence,
+            descriptor_pool: vk::DescriptorPool,
+            queries: Option<vk::QueryPool>,
+        }
+        impl Drop for Partial<'_> {
+            fn drop(&mut self) {
+                unsafe {
+                    if let Some(q) = self.queries {
+                        self.d.destroy_query_pool(q, None);
+                    }
+                    self.d.destroy_descriptor_pool(self.descriptor_pool, None);
+                    self.d.destroy_fence(self.fence, None);
+                    self.d.destroy_command_pool(self.pool, None);
+                }
+            }
+        }
+        let mut p = Partial {
+            d,
+            pool: vk::CommandPool::null(),
+            fence: vk::Fence::null(),
+            descriptor_pool: vk::DescriptorPool::null(),
+            queries: None,
+        };
         unsafe {
-            let pool = d
+            p.pool = d
                 .create_command_pool(
                     &vk::CommandPoolCreateInfo::default()
                         .queue_family_index(gpu.queue_family)
@@ -63,18 +90,18 @@ impl Stream {
             let cmd = d
                 .allocate_command_buffers(
                     &vk::CommandBufferAllocateInfo::default()
-                        .command_pool(pool)
+                        .command_pool(p.pool)
                         .level(vk::CommandBufferLevel::PRIMARY)
                         .command_buffer_count(1),
                 )
                 .map_err(vkerr("vkAllocateCommandBuffers"))?[0];
-            let fence = d
+            p.fence = d
                 .create_fence(&vk::FenceCreateInfo::default(), None)
                 .map_err(vkerr("vkCreateFence"))?;
             let sizes = [vk::DescriptorPoolSize::default()
                 .ty(vk::DescriptorType::STORAGE_BUFFER)
                 .descriptor_count(3 * MAX_SLOTS as u32)];
-            let descriptor_pool = d
+            p.descriptor_pool = d
                 .create_descriptor_pool(
                     &vk::DescriptorPoolCreateInfo::default()
                         .max_sets(MAX_SLOTS as u32)
@@ -86,34 +113,38 @@ impl Stream {
             let sets = d
                 .allocate_descriptor_sets(
                     &vk::DescriptorSetAllocateInfo::default()
-                        .descriptor_pool(descriptor_pool)
+                        .descriptor_pool(p.descriptor_pool)
                         .set_layouts(&layouts),
                 )
                 .map_err(vkerr("vkAllocateDescriptorSets"))?;
-            let queries = match gpu.info.timestamp_period_ns {
-                Some(_) => d
+            if gpu.info.timestamp_period_ns.is_some() {
+                p.queries = d
                     .create_query_pool(
                         &vk::QueryPoolCreateInfo::default()
                             .query_type(vk::QueryType::TIMESTAMP)
                             .query_count(2),
                         None,
                     )
-                    .ok(),
-                None => None,
-            };
-            Ok(Stream {
+                    .ok();
+            }
+            let coefs = HostBuffer::new(gpu, 1 << 20)?;
+            let jobs = HostBuffer::new(gpu, 64 << 10)?;
+            let staging = HostBuffer::new(gpu, 256 << 10)?;
+            let stream = Stream {
                 gpu,
-                pool,
+                pool: p.pool,
                 cmd,
-                fence,
-                descriptor_pool,
+                fence: p.fence,
+                descriptor_pool: p.descriptor_pool,
                 sets,
                 set_targets: vec![[0; 3]; MAX_SLOTS],
-                queries,
-                coefs: HostBuffer::new(gpu, 1 << 20)?,
-                jobs: HostBuffer::new(gpu, 64 << 10)?,
-                staging: HostBuffer::new(gpu, 256 << 10)?,
-            })
+                queries: p.queries,
+                coefs,
+                jobs,
+                staging,
+            };
+            std::mem::forget(p); // the stream owns them now
+            Ok(stream)
         }
     }
 
@@ -263,12 +294,13 @@ impl Stream {
             d.end_command_buffer(self.cmd)
                 .map_err(vkerr("vkEndCommandBuffer"))?;
         }
+        // Reset before submitting: if that fails, nothing has run and the caller may redo the
+        // work on the CPU exactly.
+        unsafe { d.reset_fences(&[self.fence]) }.map_err(vkerr("vkResetFences"))?;
         gpu.submit(self.cmd, self.fence)?;
         stats::add(&COUNTERS.submissions, 1);
         stats::add(&COUNTERS.dispatches, dispatch_count);
-        // On failure the fence may still be pending: leave it, the device is not used again.
         self.wait()?;
-        unsafe { d.reset_fences(&[self.fence]) }.map_err(vkerr("vkResetFences"))?;
         if let (Some(q), Some(period)) = (self.queries, gpu.info.timestamp_period_ns) {
             let mut ticks = [0u64; 2];
             let got = unsafe {

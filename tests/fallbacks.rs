@@ -1,0 +1,193 @@
+//! Loud, safe fallbacks, each in a child process of its own (the state is process-wide) whose
+//! stderr the parent reads:
+//! - no usable Vulkan device (the loader pointed at a driver file that does not exist):
+//!   exactly one warning, the CPU reference does the work, the output is FFmpeg's;
+//! - a device that fails mid-stream (a failed submission, injected), also while the
+//!   coefficient buffer is full: exactly one error, the pending work and everything after it
+//!   runs on the CPU reference, the output is FFmpeg's, nothing crashes.
+
+mod common;
+
+use common::*;
+use daedalus::ffi;
+use daedalus::kernels::itx::{Transform, Tx1d, TxSize};
+use std::process::Command;
+
+const CHILD: &str = "DAEDALUS_FALLBACK_CHILD";
+
+/// Records `blocks` over `cs` (the first canvas registered), flushes, compares with FFmpeg.
+/// `fail_after`: make the next submission fail once that many blocks are recorded.
+fn decode_like_ffmpeg(cs: &[Canvas], blocks: &[Placed], fail_after: Option<usize>) {
+    let dsp = ffmpeg_c();
+    let (mut ff, mut ours) = (clone_canvases(cs), clone_canvases(cs));
+    apply_ffmpeg(&dsp, &mut ff, &mut blocks.to_vec());
+    let p = ours[0].pixels.as_mut_ptr();
+    assert_eq!(
+        ffi::daedalus_register_memory(p.cast(), ours[0].pixels.len()),
+        0
+    );
+    let mut ours_blocks = blocks.to_vec();
+    let split = fail_after.unwrap_or(0).min(ours_blocks.len());
+    record_daedalus(&mut ours, &mut ours_blocks[..split]);
+    if fail_after.is_some() {
+        daedalus::gpu::testing::fail_next_submission();
+    }
+    record_daedalus(&mut ours, &mut ours_blocks[split..]);
+    ffi::daedalus_flush();
+    assert_eq!(ffi::daedalus_unregister_memory(p.cast()), 0);
+    if let Some(d) = first_difference(&ours, &ff) {
+        panic!("differs from FFmpeg: {d}");
+    }
+}
+
+fn no_device() {
+    assert_eq!(
+        ffi::daedalus_backend(),
+        ffi::DaedalusBackend::DAEDALUS_BACKEND_CPU
+    );
+    let name = unsafe { std::ffi::CStr::from_ptr(ffi::daedalus_device_name()) };
+    assert_eq!(name.to_str().unwrap(), "cpu");
+    let mut rng = Rng::new(40);
+    for _ in 0..3 {
+        let cs = vec![
+            Canvas::new(&mut rng, 300, 200),
+            Canvas::new(&mut rng, 200, 100),
+        ];
+        let blocks = place_blocks(&mut rng, &cs, 800, &Transform::ALL);
+        decode_like_ffmpeg(&cs, &blocks, None);
+    }
+    let s = stats();
+    assert_eq!(s.gpu_calls, 0);
+    assert_eq!(s.submissions, 0);
+    assert!(
+        s.cpu_calls > 2000,
+        "the CPU reference ran the deferred calls"
+    );
+}
+
+fn device_loss() {
+    assert_eq!(
+        ffi::daedalus_backend(),
+        ffi::DaedalusBackend::DAEDALUS_BACKEND_GPU,
+        "needs a device"
+    );
+    let mut rng = Rng::new(41);
+    // First a healthy batch.
+    let cs = vec![
+        Canvas::new(&mut rng, 300, 200),
+        Canvas::new(&mut rng, 200, 100),
+    ];
+    let blocks = place_blocks(&mut rng, &cs, 600, &Transform::ALL);
+    decode_like_ffmpeg(&cs, &blocks, None);
+    assert!(stats().gpu_calls > 0);
+    // Then the device fails while 32x32 blocks fill the 1 MiB coefficient buffer (512 of
+    // them): the early flush of the full buffer is the submission that fails.
+    let big = Transform::new(TxSize::T32, Tx1d::Dct, Tx1d::Dct);
+    let cs = vec![
+        Canvas::new(&mut rng, 1400, 900),
+        Canvas::new(&mut rng, 1400, 900),
+    ];
+    let mut blocks = place_blocks(&mut rng, &cs, 2000, &[big]);
+    for b in &mut blocks {
+        b.coefs = realistic_block(&mut rng, big);
+        b.eob = 1024;
+    }
+    assert!(blocks.len() > 1000);
+    let flushes_full = stats().flushes_full;
+    decode_like_ffmpeg(&cs, &blocks, Some(100));
+    assert!(
+        stats().flushes_full > flushes_full,
+        "the failure hit the early flush of a full buffer"
+    );
+    assert_eq!(
+        ffi::daedalus_backend(),
+        ffi::DaedalusBackend::DAEDALUS_BACKEND_CPU
+    );
+    // And everything after runs on the CPU reference.
+    let before = stats();
+    let cs = vec![Canvas::new(&mut rng, 300, 200)];
+    let blocks = place_blocks(&mut rng, &cs, 500, &Transform::ALL);
+    decode_like_ffmpeg(&cs, &blocks, None);
+    let after = stats();
+    assert_eq!(
+        after.submissions, before.submissions,
+        "no submission after the loss"
+    );
+    assert!(after.cpu_calls > before.cpu_calls);
+}
+
+fn child(scenario: &str) {
+    match scenario {
+        "no-device" => no_device(),
+        "device-loss" => device_loss(),
+        other => panic!("unknown scenario {other}"),
+    }
+    println!("child ok");
+}
+
+/// Runs a scenario in a child process; returns its stderr.
+fn run(scenario: &str, env: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.env(CHILD, scenario)
+        .env_remove("DAEDALUS_DEVICE")
+        .env_remove("DAEDALUS")
+        .env("DAEDALUS_LOG", "warn");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("running the test as a child");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{scenario}: child failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("child ok"),
+        "{scenario}: child did not finish:\n{stdout}"
+    );
+    stderr
+}
+
+fn lines<'a>(stderr: &'a str, prefix: &str) -> Vec<&'a str> {
+    stderr.lines().filter(|l| l.starts_with(prefix)).collect()
+}
+
+fn main() {
+    if let Ok(scenario) = std::env::var(CHILD) {
+        child(&scenario);
+        return;
+    }
+    let missing = "/nonexistent/daedalus-test-icd.json";
+    let stderr = run(
+        "no-device",
+        &[("VK_ICD_FILENAMES", missing), ("VK_DRIVER_FILES", missing)],
+    );
+    let warnings = lines(&stderr, "daedalus: warning:");
+    assert_eq!(
+        warnings.len(),
+        1,
+        "exactly one warning expected, stderr was:\n{stderr}"
+    );
+    assert!(
+        warnings[0].contains("CPU reference"),
+        "the warning says what happens: {}",
+        warnings[0]
+    );
+    assert!(lines(&stderr, "daedalus: error:").is_empty(), "{stderr}");
+    println!("no device: one warning, CPU reference, FFmpeg's output: ok");
+
+    let stderr = run("device-loss", &[]);
+    let errors = lines(&stderr, "daedalus: error:");
+    assert_eq!(
+        errors.len(),
+        1,
+        "exactly one error expected, stderr was:\n{stderr}"
+    );
+    assert!(
+        errors[0].contains("CPU reference"),
+        "the error says what happens: {}",
+        errors[0]
+    );
+    println!("device loss: one error, CPU reference from then on, FFmpeg's output: ok");
+}
