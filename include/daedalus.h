@@ -46,6 +46,11 @@ typedef struct DaedalusStats {
    */
   uint64_t cpu_calls;
   /**
+   * Calls of FFmpeg's decoder run by FFmpeg's own function because their 16-bit lanes
+   * overflowed (damaged streams).
+   */
+  uint64_t ffmpeg_calls;
+  /**
    * Flushes that had work (all reasons).
    */
   uint64_t flushes;
@@ -57,6 +62,27 @@ typedef struct DaedalusStats {
   uint64_t flushes_overlap;
   uint64_t flushes_full;
   uint64_t flushes_immediate;
+  /**
+   * Of those, flushes because registrations changed under pending work that they affect.
+   */
+  uint64_t flushes_registry;
+  /**
+   * Of those, flushes at the decoder's sync points (FFmpeg provider): before an intra block
+   * reads its neighbours, after a superblock row, when a row is published to other frame
+   * threads, at the end of a frame.
+   */
+  uint64_t flushes_intra;
+  uint64_t flushes_row;
+  uint64_t flushes_published;
+  uint64_t flushes_frame_end;
+  /**
+   * The most calls one submission carried.
+   */
+  uint64_t max_calls_per_submission;
+  /**
+   * Pixel bytes copied between the caller's memory and the staging buffer (both ways).
+   */
+  uint64_t pixel_bytes_copied;
   /**
    * Vulkan queue submissions.
    */
@@ -242,14 +268,16 @@ void daedalus_flush(void);
 /**
  * Declares `len` bytes at `ptr` long-lived (a frame's plane, say) until
  * [`daedalus_unregister_memory`]: where the device can import host memory, the GPU then reads
- * and writes blocks there in place instead of through copies. Returns 0 on success, -1 if the
- * range is null, empty or overlaps another registered range. Before the memory is freed or
- * unregistered, every thread with calls on it must have flushed.
+ * and writes blocks there in place instead of through copies. Registrations of the same range
+ * are counted: each needs its unregistration. Returns 0 on success, -1 if the range is null,
+ * empty or overlaps another registered range. Before the memory is freed, every thread with
+ * calls on it must have flushed.
  */
 int daedalus_register_memory(void *ptr, size_t len);
 
 /**
- * Ends a registration made with the same `ptr`. Returns 0, or -1 if none starts there.
+ * Ends one registration of the range that starts at `ptr`. Returns 0, or -1 if none starts
+ * there.
  */
 int daedalus_unregister_memory(void *ptr);
 
@@ -271,6 +299,12 @@ const char *daedalus_device_name(void);
  * `out` is null or points to writable memory for one `DaedalusStats`.
  */
 void daedalus_get_stats(struct DaedalusStats *out);
+
+/**
+ * The hooks the patched FFmpeg 5.1 VP9 decoder looks up with `dlsym(RTLD_DEFAULT, ...)`: an
+ * `FFVP9Provider` as `ffmpeg-patches/ffmpeg-5.1` defines it. Not meant for other callers.
+ */
+const void *daedalus_vp9_provider(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,25 +1,38 @@
 // VP9 1-D inverse transforms with FFmpeg 5.1's 8-bit arithmetic. Mirrors src/kernels/itx.rs
 // line for line: 32-bit wrapping arithmetic (GLSL int wraps), Q14 rounding r14, outputs not
 // yet truncated to int16 (the caller does that where FFmpeg stores to int16_t).
+//
+// v(x) marks each value that FFmpeg's SIMD keeps in a 16-bit lane and records it in `lanes`
+// (see Lanes in src/kernels/itx.rs): FFmpeg's C and SIMD agree exactly while all of them fit.
+
+int lanes = 0;
+
+int v(int x)
+{
+    lanes |= x ^ (x >> 31);
+    return x;
+}
+
+bool lanes_overflowed(int l) { return l > 0x7fff; }
 
 int r14(int x) { return (x + 8192) >> 14; }
 
 // Butterfly rotation (a*c - b*s, a*s + b*c), each rounded.
 void rot(int a, int b, int c, int s, out int x, out int y)
 {
-    x = r14(a * c - b * s);
-    y = r14(a * s + b * c);
+    x = v(r14(a * c - b * s));
+    y = v(r14(a * s + b * c));
 }
 
 int trunc16(int x) { return (x << 16) >> 16; }
 
 void idct4(in int i[4], out int o[4])
 {
-    int t0 = r14((i[0] + i[2]) * 11585);
-    int t1 = r14((i[0] - i[2]) * 11585);
+    int t0 = v(r14(v(i[0] + i[2]) * 11585));
+    int t1 = v(r14(v(i[0] - i[2]) * 11585));
     int t2, t3;
     rot(i[1], i[3], 6270, 15137, t2, t3);
-    o[0] = t0 + t3; o[1] = t1 + t2; o[2] = t1 - t2; o[3] = t0 - t3;
+    o[0] = v(t0 + t3); o[1] = v(t1 + t2); o[2] = v(t1 - t2); o[3] = v(t0 - t3);
 }
 
 void idct8(in int i[8], out int o[8])
@@ -29,16 +42,16 @@ void idct8(in int i[8], out int o[8])
     int t4a, t7a, t5a, t6a;
     rot(i[1], i[7], 3196, 16069, t4a, t7a);
     rot(i[5], i[3], 13623, 9102, t5a, t6a);
-    int t4 = t4a + t5a;
-    int t7 = t7a + t6a;
-    int d5 = t4a - t5a;
-    int d6 = t7a - t6a;
-    int t5 = r14((d6 - d5) * 11585);
-    int t6 = r14((d6 + d5) * 11585);
+    int t4 = v(t4a + t5a);
+    int t7 = v(t7a + t6a);
+    int d5 = v(t4a - t5a);
+    int d6 = v(t7a - t6a);
+    int t5 = v(r14(v(d6 - d5) * 11585));
+    int t6 = v(r14(v(d6 + d5) * 11585));
     int od[4] = int[4](t7, t6, t5, t4);
     for (int k = 0; k < 4; k++) {
-        o[k] = e[k] + od[k];
-        o[7 - k] = e[k] - od[k];
+        o[k] = v(e[k] + od[k]);
+        o[7 - k] = v(e[k] - od[k]);
     }
 }
 
@@ -52,37 +65,37 @@ void idct16(in int i[16], out int o[16])
     rot(i[5], i[11], 7723, 14449, t10a, t13a);
     rot(i[13], i[3], 15679, 4756, t11a, t12a);
 
-    int t8 = t8a + t9a;
-    int t9 = t8a - t9a;
-    int t10 = t11a - t10a;
-    int t11 = t11a + t10a;
-    int t12 = t12a + t13a;
-    int t13 = t12a - t13a;
-    int t14 = t15a - t14a;
-    int t15 = t15a + t14a;
+    int t8 = v(t8a + t9a);
+    int t9 = v(t8a - t9a);
+    int t10 = v(t11a - t10a);
+    int t11 = v(t11a + t10a);
+    int t12 = v(t12a + t13a);
+    int t13 = v(t12a - t13a);
+    int t14 = v(t15a - t14a);
+    int t15 = v(t15a + t14a);
 
     rot(t14, t9, 6270, 15137, t9a, t14a);
-    t10a = r14(-(t13 * 15137 + t10 * 6270));
-    t13a = r14(t13 * 6270 - t10 * 15137);
+    t10a = v(r14(-(t13 * 15137 + t10 * 6270)));
+    t13a = v(r14(t13 * 6270 - t10 * 15137));
 
-    t8a = t8 + t11;
-    t9 = t9a + t10a;
-    t10 = t9a - t10a;
-    t11a = t8 - t11;
-    t12a = t15 - t12;
-    t13 = t14a - t13a;
-    t14 = t14a + t13a;
-    t15a = t15 + t12;
+    t8a = v(t8 + t11);
+    t9 = v(t9a + t10a);
+    t10 = v(t9a - t10a);
+    t11a = v(t8 - t11);
+    t12a = v(t15 - t12);
+    t13 = v(t14a - t13a);
+    t14 = v(t14a + t13a);
+    t15a = v(t15 + t12);
 
-    t10a = r14((t13 - t10) * 11585);
-    t13a = r14((t13 + t10) * 11585);
-    t11 = r14((t12a - t11a) * 11585);
-    t12 = r14((t12a + t11a) * 11585);
+    t10a = v(r14(v(t13 - t10) * 11585));
+    t13a = v(r14(v(t13 + t10) * 11585));
+    t11 = v(r14(v(t12a - t11a) * 11585));
+    t12 = v(r14(v(t12a + t11a) * 11585));
 
     int od[8] = int[8](t15a, t14, t13a, t12, t11, t10a, t9, t8a);
     for (int k = 0; k < 8; k++) {
-        o[k] = e[k] + od[k];
-        o[15 - k] = e[k] - od[k];
+        o[k] = v(e[k] + od[k]);
+        o[15 - k] = v(e[k] - od[k]);
     }
 }
 
@@ -105,85 +118,85 @@ void idct32(in int i[32], out int o[32])
     rot(i[13], i[19], 9760, 13160, t22a, t25a);
     rot(i[29], i[3], 16207, 2404, t23a, t24a);
 
-    int t16 = t16a + t17a;
-    int t17 = t16a - t17a;
-    int t18 = t19a - t18a;
-    int t19 = t19a + t18a;
-    int t20 = t20a + t21a;
-    int t21 = t20a - t21a;
-    int t22 = t23a - t22a;
-    int t23 = t23a + t22a;
-    int t24 = t24a + t25a;
-    int t25 = t24a - t25a;
-    int t26 = t27a - t26a;
-    int t27 = t27a + t26a;
-    int t28 = t28a + t29a;
-    int t29 = t28a - t29a;
-    int t30 = t31a - t30a;
-    int t31 = t31a + t30a;
+    int t16 = v(t16a + t17a);
+    int t17 = v(t16a - t17a);
+    int t18 = v(t19a - t18a);
+    int t19 = v(t19a + t18a);
+    int t20 = v(t20a + t21a);
+    int t21 = v(t20a - t21a);
+    int t22 = v(t23a - t22a);
+    int t23 = v(t23a + t22a);
+    int t24 = v(t24a + t25a);
+    int t25 = v(t24a - t25a);
+    int t26 = v(t27a - t26a);
+    int t27 = v(t27a + t26a);
+    int t28 = v(t28a + t29a);
+    int t29 = v(t28a - t29a);
+    int t30 = v(t31a - t30a);
+    int t31 = v(t31a + t30a);
 
     rot(t30, t17, 3196, 16069, t17a, t30a);
-    t18a = r14(-(t29 * 16069 + t18 * 3196));
-    t29a = r14(t29 * 3196 - t18 * 16069);
+    t18a = v(r14(-(t29 * 16069 + t18 * 3196)));
+    t29a = v(r14(t29 * 3196 - t18 * 16069));
     rot(t26, t21, 13623, 9102, t21a, t26a);
-    t22a = r14(-(t25 * 9102 + t22 * 13623));
-    t25a = r14(t25 * 13623 - t22 * 9102);
+    t22a = v(r14(-(t25 * 9102 + t22 * 13623)));
+    t25a = v(r14(t25 * 13623 - t22 * 9102));
 
-    t16a = t16 + t19;
-    t17 = t17a + t18a;
-    t18 = t17a - t18a;
-    t19a = t16 - t19;
-    t20a = t23 - t20;
-    t21 = t22a - t21a;
-    t22 = t22a + t21a;
-    t23a = t23 + t20;
-    t24a = t24 + t27;
-    t25 = t25a + t26a;
-    t26 = t25a - t26a;
-    t27a = t24 - t27;
-    t28a = t31 - t28;
-    t29 = t30a - t29a;
-    t30 = t30a + t29a;
-    t31a = t31 + t28;
+    t16a = v(t16 + t19);
+    t17 = v(t17a + t18a);
+    t18 = v(t17a - t18a);
+    t19a = v(t16 - t19);
+    t20a = v(t23 - t20);
+    t21 = v(t22a - t21a);
+    t22 = v(t22a + t21a);
+    t23a = v(t23 + t20);
+    t24a = v(t24 + t27);
+    t25 = v(t25a + t26a);
+    t26 = v(t25a - t26a);
+    t27a = v(t24 - t27);
+    t28a = v(t31 - t28);
+    t29 = v(t30a - t29a);
+    t30 = v(t30a + t29a);
+    t31a = v(t31 + t28);
 
     rot(t29, t18, 6270, 15137, t18a, t29a);
     rot(t28a, t19a, 6270, 15137, t19, t28);
-    t20 = r14(-(t27a * 15137 + t20a * 6270));
-    t27 = r14(t27a * 6270 - t20a * 15137);
-    t21a = r14(-(t26 * 15137 + t21 * 6270));
-    t26a = r14(t26 * 6270 - t21 * 15137);
+    t20 = v(r14(-(t27a * 15137 + t20a * 6270)));
+    t27 = v(r14(t27a * 6270 - t20a * 15137));
+    t21a = v(r14(-(t26 * 15137 + t21 * 6270)));
+    t26a = v(r14(t26 * 6270 - t21 * 15137));
 
-    t16 = t16a + t23a;
-    t17a = t17 + t22;
-    t18 = t18a + t21a;
-    t19a = t19 + t20;
-    t20a = t19 - t20;
-    t21 = t18a - t21a;
-    t22a = t17 - t22;
-    t23 = t16a - t23a;
-    t24 = t31a - t24a;
-    t25a = t30 - t25;
-    t26 = t29a - t26a;
-    t27a = t28 - t27;
-    t28a = t28 + t27;
-    t29 = t29a + t26a;
-    t30a = t30 + t25;
-    t31 = t31a + t24a;
+    t16 = v(t16a + t23a);
+    t17a = v(t17 + t22);
+    t18 = v(t18a + t21a);
+    t19a = v(t19 + t20);
+    t20a = v(t19 - t20);
+    t21 = v(t18a - t21a);
+    t22a = v(t17 - t22);
+    t23 = v(t16a - t23a);
+    t24 = v(t31a - t24a);
+    t25a = v(t30 - t25);
+    t26 = v(t29a - t26a);
+    t27a = v(t28 - t27);
+    t28a = v(t28 + t27);
+    t29 = v(t29a + t26a);
+    t30a = v(t30 + t25);
+    t31 = v(t31a + t24a);
 
-    t20 = r14((t27a - t20a) * 11585);
-    t27 = r14((t27a + t20a) * 11585);
-    t21a = r14((t26 - t21) * 11585);
-    t26a = r14((t26 + t21) * 11585);
-    t22 = r14((t25a - t22a) * 11585);
-    t25 = r14((t25a + t22a) * 11585);
-    t23a = r14((t24 - t23) * 11585);
-    t24a = r14((t24 + t23) * 11585);
+    t20 = v(r14(v(t27a - t20a) * 11585));
+    t27 = v(r14(v(t27a + t20a) * 11585));
+    t21a = v(r14(v(t26 - t21) * 11585));
+    t26a = v(r14(v(t26 + t21) * 11585));
+    t22 = v(r14(v(t25a - t22a) * 11585));
+    t25 = v(r14(v(t25a + t22a) * 11585));
+    t23a = v(r14(v(t24 - t23) * 11585));
+    t24a = v(r14(v(t24 + t23) * 11585));
 
     int od[16] = int[16](t31, t30a, t29, t28a, t27, t26a, t25, t24a,
                          t23a, t22, t21a, t20, t19a, t18, t17a, t16);
     for (int k = 0; k < 16; k++) {
-        o[k] = e[k] + od[k];
-        o[31 - k] = e[k] - od[k];
+        o[k] = v(e[k] + od[k]);
+        o[31 - k] = v(e[k] - od[k]);
     }
 }
 
@@ -191,9 +204,9 @@ void iadst4(in int i[4], out int o[4])
 {
     int t0 = i[0] * 5283 + i[2] * 15212 + i[3] * 9929;
     int t1 = i[0] * 9929 - i[2] * 5283 - i[3] * 15212;
-    int t2 = (i[0] - i[2] + i[3]) * 13377;
+    int t2 = v(v(i[0] - i[2]) + i[3]) * 13377;
     int t3 = i[1] * 13377;
-    o[0] = r14(t0 + t3); o[1] = r14(t1 + t3); o[2] = r14(t2); o[3] = r14(t0 + t1 - t3);
+    o[0] = v(r14(t0 + t3)); o[1] = v(r14(t1 + t3)); o[2] = v(r14(t2)); o[3] = v(r14(t0 + t1 - t3));
 }
 
 void iadst8(in int i[8], out int o[8])
@@ -207,37 +220,37 @@ void iadst8(in int i[8], out int o[8])
     int t6a = i[1] * 4756 + i[6] * 15679;
     int t7a = i[1] * 15679 - i[6] * 4756;
 
-    int t0 = r14(t0a + t4a);
-    int t1 = r14(t1a + t5a);
-    int t2 = r14(t2a + t6a);
-    int t3 = r14(t3a + t7a);
-    int t4 = r14(t0a - t4a);
-    int t5 = r14(t1a - t5a);
-    int t6 = r14(t2a - t6a);
-    int t7 = r14(t3a - t7a);
+    int t0 = v(r14(t0a + t4a));
+    int t1 = v(r14(t1a + t5a));
+    int t2 = v(r14(t2a + t6a));
+    int t3 = v(r14(t3a + t7a));
+    int t4 = v(r14(t0a - t4a));
+    int t5 = v(r14(t1a - t5a));
+    int t6 = v(r14(t2a - t6a));
+    int t7 = v(r14(t3a - t7a));
 
     t4a = t4 * 15137 + t5 * 6270;
     t5a = t4 * 6270 - t5 * 15137;
     t6a = t7 * 15137 - t6 * 6270;
     t7a = t7 * 6270 + t6 * 15137;
 
-    int t2b = t0 - t2;
-    int t3b = t1 - t3;
-    int t6b = r14(t4a - t6a);
-    int t7b = r14(t5a - t7a);
-    o[0] = t0 + t2;
-    o[1] = -r14(t4a + t6a);
-    o[2] = r14((t6b + t7b) * 11585);
-    o[3] = -r14((t2b + t3b) * 11585);
-    o[4] = r14((t2b - t3b) * 11585);
-    o[5] = -r14((t6b - t7b) * 11585);
-    o[6] = r14(t5a + t7a);
-    o[7] = -(t1 + t3);
+    int t2b = v(t0 - t2);
+    int t3b = v(t1 - t3);
+    int t6b = v(r14(t4a - t6a));
+    int t7b = v(r14(t5a - t7a));
+    o[0] = v(t0 + t2);
+    o[1] = v(-v(r14(t4a + t6a)));
+    o[2] = v(r14(v(t6b + t7b) * 11585));
+    o[3] = v(-v(r14(v(t2b + t3b) * 11585)));
+    o[4] = v(r14(v(t2b - t3b) * 11585));
+    o[5] = v(-v(r14(v(t6b - t7b) * 11585)));
+    o[6] = v(r14(t5a + t7a));
+    o[7] = v(-v(t1 + t3));
 }
 
 void iadst16(in int i[16], out int o[16])
 {
-    // First stage: rotations of input pairs (15,0), (13,2), ... (1,14).
+    // First stage: rotations of input pairs (15,0), (13,2), ... (1,14), 32-bit.
     int t0 = i[15] * 16364 + i[0] * 804,    t1 = i[15] * 804 - i[0] * 16364;
     int t2 = i[13] * 15893 + i[2] * 3981,   t3 = i[13] * 3981 - i[2] * 15893;
     int t4 = i[11] * 14811 + i[4] * 7005,   t5 = i[11] * 7005 - i[4] * 14811;
@@ -247,22 +260,22 @@ void iadst16(in int i[16], out int o[16])
     int t12 = i[3] * 5520 + i[12] * 15426,  t13 = i[3] * 15426 - i[12] * 5520;
     int t14 = i[1] * 2404 + i[14] * 16207,  t15 = i[1] * 16207 - i[14] * 2404;
 
-    int t0a = r14(t0 + t8);
-    int t1a = r14(t1 + t9);
-    int t2a = r14(t2 + t10);
-    int t3a = r14(t3 + t11);
-    int t4a = r14(t4 + t12);
-    int t5a = r14(t5 + t13);
-    int t6a = r14(t6 + t14);
-    int t7a = r14(t7 + t15);
-    int t8a = r14(t0 - t8);
-    int t9a = r14(t1 - t9);
-    int t10a = r14(t2 - t10);
-    int t11a = r14(t3 - t11);
-    int t12a = r14(t4 - t12);
-    int t13a = r14(t5 - t13);
-    int t14a = r14(t6 - t14);
-    int t15a = r14(t7 - t15);
+    int t0a = v(r14(t0 + t8));
+    int t1a = v(r14(t1 + t9));
+    int t2a = v(r14(t2 + t10));
+    int t3a = v(r14(t3 + t11));
+    int t4a = v(r14(t4 + t12));
+    int t5a = v(r14(t5 + t13));
+    int t6a = v(r14(t6 + t14));
+    int t7a = v(r14(t7 + t15));
+    int t8a = v(r14(t0 - t8));
+    int t9a = v(r14(t1 - t9));
+    int t10a = v(r14(t2 - t10));
+    int t11a = v(r14(t3 - t11));
+    int t12a = v(r14(t4 - t12));
+    int t13a = v(r14(t5 - t13));
+    int t14a = v(r14(t6 - t14));
+    int t15a = v(r14(t7 - t15));
 
     t8 = t8a * 16069 + t9a * 3196;
     t9 = t8a * 3196 - t9a * 16069;
@@ -273,22 +286,22 @@ void iadst16(in int i[16], out int o[16])
     t14 = t15a * 9102 - t14a * 13623;
     t15 = t15a * 13623 + t14a * 9102;
 
-    t0 = t0a + t4a;
-    t1 = t1a + t5a;
-    t2 = t2a + t6a;
-    t3 = t3a + t7a;
-    t4 = t0a - t4a;
-    t5 = t1a - t5a;
-    t6 = t2a - t6a;
-    t7 = t3a - t7a;
-    t8a = r14(t8 + t12);
-    t9a = r14(t9 + t13);
-    t10a = r14(t10 + t14);
-    t11a = r14(t11 + t15);
-    t12a = r14(t8 - t12);
-    t13a = r14(t9 - t13);
-    t14a = r14(t10 - t14);
-    t15a = r14(t11 - t15);
+    t0 = v(t0a + t4a);
+    t1 = v(t1a + t5a);
+    t2 = v(t2a + t6a);
+    t3 = v(t3a + t7a);
+    t4 = v(t0a - t4a);
+    t5 = v(t1a - t5a);
+    t6 = v(t2a - t6a);
+    t7 = v(t3a - t7a);
+    t8a = v(r14(t8 + t12));
+    t9a = v(r14(t9 + t13));
+    t10a = v(r14(t10 + t14));
+    t11a = v(r14(t11 + t15));
+    t12a = v(r14(t8 - t12));
+    t13a = v(r14(t9 - t13));
+    t14a = v(r14(t10 - t14));
+    t15a = v(r14(t11 - t15));
 
     t4a = t4 * 15137 + t5 * 6270;
     t5a = t4 * 6270 - t5 * 15137;
@@ -299,46 +312,46 @@ void iadst16(in int i[16], out int o[16])
     t14 = t15a * 15137 - t14a * 6270;
     t15 = t15a * 6270 + t14a * 15137;
 
-    t2a = t0 - t2;
-    t3a = t1 - t3;
-    t6 = r14(t4a - t6a);
-    t7 = r14(t5a - t7a);
-    t10 = t8a - t10a;
-    t11 = t9a - t11a;
-    t14a = r14(t12 - t14);
-    t15a = r14(t13 - t15);
+    t2a = v(t0 - t2);
+    t3a = v(t1 - t3);
+    t6 = v(r14(t4a - t6a));
+    t7 = v(r14(t5a - t7a));
+    t10 = v(t8a - t10a);
+    t11 = v(t9a - t11a);
+    t14a = v(r14(t12 - t14));
+    t15a = v(r14(t13 - t15));
 
-    o[0] = t0 + t2;
-    o[1] = -(t8a + t10a);
-    o[2] = r14(t12 + t14);
-    o[3] = -r14(t4a + t6a);
-    o[4] = r14((t7 + t6) * 11585);
-    o[5] = r14(-(t14a + t15a) * 11585);
-    o[6] = r14((t11 + t10) * 11585);
-    o[7] = r14(-(t2a + t3a) * 11585);
-    o[8] = r14((t2a - t3a) * 11585);
-    o[9] = r14((t11 - t10) * 11585);
-    o[10] = r14((t14a - t15a) * 11585);
-    o[11] = r14((t7 - t6) * 11585);
-    o[12] = r14(t5a + t7a);
-    o[13] = -r14(t13 + t15);
-    o[14] = t9a + t11a;
-    o[15] = -(t1 + t3);
+    o[0] = v(t0 + t2);
+    o[1] = v(-v(t8a + t10a));
+    o[2] = v(r14(t12 + t14));
+    o[3] = v(-v(r14(t4a + t6a)));
+    o[4] = v(r14(v(t7 + t6) * 11585));
+    o[5] = v(r14(v(-v(t14a + t15a)) * 11585));
+    o[6] = v(r14(v(t11 + t10) * 11585));
+    o[7] = v(r14(v(-v(t2a + t3a)) * 11585));
+    o[8] = v(r14(v(t2a - t3a) * 11585));
+    o[9] = v(r14(v(t11 - t10) * 11585));
+    o[10] = v(r14(v(t14a - t15a) * 11585));
+    o[11] = v(r14(v(t7 - t6) * 11585));
+    o[12] = v(r14(t5a + t7a));
+    o[13] = v(-v(r14(t13 + t15)));
+    o[14] = v(t9a + t11a);
+    o[15] = v(-v(t1 + t3));
 }
 
 void iwht4(in int i[4], bool first_pass, out int o[4])
 {
     int s = first_pass ? 2 : 0;
-    int t0 = i[0] >> s;
-    int t1 = i[3] >> s;
-    int t2 = i[1] >> s;
-    int t3 = i[2] >> s;
-    t0 += t2;
-    t3 -= t1;
-    int t4 = (t0 - t3) >> 1;
-    t1 = t4 - t1;
-    t2 = t4 - t2;
-    t0 -= t1;
-    t3 += t2;
+    int t0 = v(i[0] >> s);
+    int t1 = v(i[3] >> s);
+    int t2 = v(i[1] >> s);
+    int t3 = v(i[2] >> s);
+    t0 = v(t0 + t2);
+    t3 = v(t3 - t1);
+    int t4 = v(v(t0 - t3) >> 1);
+    t1 = v(t4 - t1);
+    t2 = v(t4 - t2);
+    t0 = v(t0 - t1);
+    t3 = v(t3 + t2);
     o[0] = t0; o[1] = t1; o[2] = t2; o[3] = t3;
 }

@@ -3,7 +3,10 @@
 // defines N, BLOCKS, FINAL_SHIFT and the 1-D functions IDCT_N / IADST_N (and HAS_*).
 //
 // Job (uvec4): x = byte offset of the block's top-left pixel in `px`, y = stride in bytes
-// (signed), z = first coefficient in `coefs` (or, for DC_ONLY, the DC value itself), w = 0.
+// (signed), z = first coefficient in `coefs` (or, for DC_ONLY, the DC value itself), w = flags:
+// FROM_FFMPEG: a call of FFmpeg's decoder. If one of its 16-bit lanes overflows (damaged
+// streams), FFmpeg's C and SIMD can differ and the decoder's result is that of the function it
+// runs: such a block is left unwritten and listed in `overflow`, for the host to run it so.
 
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_16bit_storage : require
@@ -23,6 +26,12 @@ layout(local_size_x = N * BLOCKS, local_size_y = 1, local_size_z = 1) in;
 layout(std430, set = 0, binding = 0) readonly buffer Jobs { uvec4 jobs[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Coefs { int16_t coefs[]; };
 layout(std430, set = 0, binding = 2) buffer Pixels { uint8_t px[]; };
+layout(std430, set = 0, binding = 3) buffer Overflow {
+    uint overflow_count;
+    uint overflow_jobs[];
+};
+
+const uint FROM_FFMPEG = 1u;
 
 layout(push_constant) uniform Push {
     uint first_job;
@@ -32,6 +41,8 @@ layout(push_constant) uniform Push {
 // Intermediate rows padded by one to spread the transposed accesses over memory banks.
 const int ROW = N + 1;
 shared int mid[BLOCKS * N * ROW];
+// Each invocation's record of its 16-bit lanes (see itx_1d.glsl), combined per block.
+shared int block_lanes[BLOCKS * N];
 
 void tx_1d(int kind, in int v[N], bool first_pass, out int o[N])
 {
@@ -46,7 +57,7 @@ void tx_1d(int kind, in int v[N], bool first_pass, out int o[N])
 
 int final_round(int x)
 {
-    return FIRST == TX_WHT ? x : (x + (1 << (FINAL_SHIFT - 1))) >> FINAL_SHIFT;
+    return FIRST == TX_WHT ? x : v(x + (1 << (FINAL_SHIFT - 1))) >> FINAL_SHIFT;
 }
 
 void add_pixel(uint at, int r)
@@ -65,6 +76,7 @@ void main()
     int column = int(job.x) + int(lane);
 
     if (DC_ONLY) {
+        // No 16-bit lane can overflow here: |dc| <= 32768 keeps every step in range.
         if (live) {
             int t = r14(r14(int(job.z) * 11585) * 11585);
             int r = final_round(t);
@@ -73,24 +85,39 @@ void main()
         }
     } else {
         uint base = block * uint(N * ROW);
+        int o[N];
         if (live) {
             // First pass: column `lane` of the coefficients -> row `lane` of mid.
-            int v[N], o[N];
+            int c[N];
             for (int k = 0; k < N; k++)
-                v[k] = int(coefs[job.z + uint(k * N) + lane]);
-            tx_1d(FIRST, v, true, o);
+                c[k] = int(coefs[job.z + uint(k * N) + lane]);
+            tx_1d(FIRST, c, true, o);
             for (int k = 0; k < N; k++)
                 mid[base + lane * uint(ROW) + uint(k)] = trunc16(o[k]);
         }
         barrier();
         if (live) {
             // Second pass: column `lane` of mid -> column `lane` of the residual.
-            int v[N], o[N];
+            int c[N];
             for (int k = 0; k < N; k++)
-                v[k] = mid[base + uint(k * ROW) + lane];
-            tx_1d(SECOND, v, false, o);
+                c[k] = mid[base + uint(k * ROW) + lane];
+            tx_1d(SECOND, c, false, o);
             for (int row = 0; row < N; row++)
-                add_pixel(uint(column + row * stride), final_round(trunc16(o[row])));
+                o[row] = final_round(trunc16(o[row]));
+        }
+        block_lanes[block * uint(N) + lane] = lanes;
+        barrier();
+        if (live) {
+            int all = 0;
+            for (int k = 0; k < N; k++)
+                all |= block_lanes[block * uint(N) + uint(k)];
+            if ((job.w & FROM_FFMPEG) != 0u && lanes_overflowed(all)) {
+                if (lane == 0u)
+                    overflow_jobs[atomicAdd(overflow_count, 1u)] = pc.first_job + j;
+            } else {
+                for (int row = 0; row < N; row++)
+                    add_pixel(uint(column + row * stride), o[row]);
+            }
         }
     }
 }

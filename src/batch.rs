@@ -27,6 +27,8 @@ use crate::kernels::itx::{self, GpuJob, ItxKernel, Transform, Tx1d, TxSize};
 use crate::overlap::Occupancy;
 use crate::regions::{self, Placement, Region};
 use crate::stats::{self, Reason, COUNTERS};
+use crate::vp9dsp::ItxfmAddFn;
+use once_cell::sync::OnceCell;
 use std::cell::RefCell;
 use std::ptr;
 use std::sync::Arc;
@@ -46,25 +48,80 @@ const KERNELS: [ItxKernel; ItxKernel::COUNT] = {
     all
 };
 
-/// Runs one recorded call with the CPU reference. `coef` is the arena offset of its
+/// Runs a call at once: FFmpeg's own function for its decoder's calls, else the reference.
+unsafe fn run_at_once(
+    tx: Transform,
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: i32,
+    origin: Origin,
+) {
+    match (origin, FFMPEG_ITX.get()) {
+        (Origin::Ffmpeg, Some(table)) => table[tx.index()](dst, stride, block, eob),
+        _ => itx::itx_add_now(tx, dst, stride, block, eob),
+    }
+}
+
+/// A call of FFmpeg's decoder on a transient buffer: at once, with FFmpeg's function.
+unsafe fn run_transient(tx: Transform, dst: *mut u8, stride: isize, block: *mut i16, eob: i32) {
+    run_at_once(tx, dst, stride, block, eob, Origin::Ffmpeg);
+    stats::add(&COUNTERS.immediate, 1);
+}
+
+/// The registered regions as a thread last saw them, for the CPU path's transient rule.
+#[derive(Default)]
+struct RegionView {
+    regions: Vec<Arc<Region>>,
+    version: u64,
+}
+
+impl RegionView {
+    fn place(&mut self, lo: usize, hi: usize) -> Placement {
+        let version = regions::version();
+        if version != self.version {
+            self.regions = regions::snapshot();
+            self.version = version;
+        }
+        if hi < lo {
+            return Placement::Straddles;
+        }
+        regions::place(&self.regions, lo, hi)
+    }
+}
+
+/// Runs one recorded call on the CPU: the reference, or FFmpeg's own function for a call of
+/// FFmpeg's decoder whose 16-bit lanes overflow. `coef` is the arena offset of its
 /// coefficients, or for a DC-only kernel the DC value.
 ///
 /// # Safety
 /// The call's pixels must be valid; a full kernel's coefficients must be in `arena`.
-unsafe fn run_call_on_cpu(kernel: u8, dst: *mut u8, stride: isize, coef: u32, arena: *const i16) {
+unsafe fn run_call_on_cpu(
+    kernel: u8,
+    dst: *mut u8,
+    stride: isize,
+    coef: u32,
+    flags: u32,
+    arena: *const i16,
+) {
     let mut res = [0i32; 32 * 32];
     let kernel = KERNELS[kernel as usize];
     let n = kernel.size().n();
-    match kernel {
+    let overflow = match kernel {
         ItxKernel::Full(tx) => {
             let coefs = std::slice::from_raw_parts(arena.add(coef as usize), n * n);
-            itx::residual(tx, coefs, false, &mut res);
+            let overflow = itx::residual(tx, coefs, false, &mut res);
+            if overflow && flags & 1 != 0 {
+                return run_ffmpeg(tx, dst, stride, coefs, job_eob(flags));
+            }
+            overflow
         }
         ItxKernel::DcOnly(size) => {
             let tx = Transform::new(size, Tx1d::Dct, Tx1d::Dct);
-            itx::residual(tx, &[coef as i32 as i16], true, &mut res);
+            itx::residual(tx, &[coef as i32 as i16], true, &mut res)
         }
-    }
+    };
+    debug_assert!(!overflow || flags & 1 == 0 || matches!(kernel, ItxKernel::Full(_)));
     itx::add_residual(dst, stride, n, &res);
 }
 
@@ -103,6 +160,7 @@ struct Call {
     stride: isize,
     kernel: u8,
     coef: u32,
+    flags: u32,
 }
 
 /// A block of the GPU path whose pixels travel through the staging buffer.
@@ -113,6 +171,7 @@ struct Copied {
     staging: usize,
     kernel: u8,
     coef: u32,
+    flags: u32,
 }
 
 /// The imported region that the last call was in: consecutive calls nearly always share it.
@@ -137,6 +196,49 @@ enum Busy {
     Flush(Reason),
     /// Partly inside a registered region: neither path is safe, the CPU is.
     Straddles,
+    /// Outside every registered region, and the caller wants such calls run at once.
+    Transient,
+}
+
+/// Who made a call, which decides two things: what happens to a call whose pixels lie outside
+/// every registered region, and which function runs a block whose 16-bit lanes overflow.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Origin {
+    /// The public API: such calls are recorded with their pixels copied through the staging
+    /// buffer; every block gets FFmpeg's C result (the reference).
+    Api,
+    /// FFmpeg's decoder (the provider): calls on transient buffers (which the decoder reads
+    /// back right after the call) run at once with FFmpeg's own function, and so do blocks whose
+    /// 16-bit lanes overflow (damaged streams), so that the result is the decoder's own.
+    Ffmpeg,
+}
+
+/// FFmpeg's functions for each transform (by [`Transform::index`]), from the decoder's table.
+pub static FFMPEG_ITX: OnceCell<[ItxfmAddFn; 14]> = OnceCell::new();
+
+/// Runs FFmpeg's own function for `tx` on a copy of `coefs` (aligned as FFmpeg's SIMD needs).
+unsafe fn run_ffmpeg(tx: Transform, dst: *mut u8, stride: isize, coefs: &[i16], eob: i32) {
+    #[repr(C, align(64))]
+    struct Block([i16; 32 * 32]);
+    let mut block = Block([0; 32 * 32]);
+    block.0[..coefs.len()].copy_from_slice(coefs);
+    match FFMPEG_ITX.get() {
+        Some(table) => table[tx.index()](dst, stride, block.0.as_mut_ptr(), eob),
+        None => itx::itx_add_now(tx, dst, stride, block.0.as_mut_ptr(), eob),
+    }
+    stats::add(&COUNTERS.ffmpeg_calls, 1);
+}
+
+/// A job's flags word: FROM_FFMPEG and the call's eob (shaders/itx_main.glsl).
+fn job_flags(origin: Origin, eob: i32) -> u32 {
+    match origin {
+        Origin::Api => 0,
+        Origin::Ffmpeg => 1 | ((eob.clamp(0, 0xffff) as u32) << 16),
+    }
+}
+
+fn job_eob(flags: u32) -> i32 {
+    (flags >> 16) as i32
 }
 
 /// The pending work of the GPU path.
@@ -182,7 +284,13 @@ impl GpuBatch {
     }
 
     /// Decides where an `n` x `n` block at `dst` goes and claims its pixels.
-    fn place(&mut self, dst: *mut u8, stride: isize, n: usize) -> Result<Target, Busy> {
+    fn place(
+        &mut self,
+        dst: *mut u8,
+        stride: isize,
+        n: usize,
+        origin: Origin,
+    ) -> Result<Target, Busy> {
         let (lo, hi) = span(dst, stride, n);
         if hi < lo {
             return Err(Busy::Straddles);
@@ -191,10 +299,8 @@ impl GpuBatch {
             return Err(Busy::Flush(Reason::Full));
         }
         let version = regions::version();
-        if version != self.regions_version && self.pending > 0 {
-            // Registrations changed under pending work: a byte's path (in place or copied)
-            // and its claims must not change within a batch, so complete it first.
-            return Err(Busy::Flush(Reason::Full));
+        if version != self.regions_version && self.pending > 0 && self.registry_change_matters() {
+            return Err(Busy::Flush(Reason::Registry));
         }
         let cached = matches!(&self.current, Some(r) if r.start <= lo && hi <= r.end)
             && version == self.regions_version;
@@ -207,6 +313,7 @@ impl GpuBatch {
             }
             self.current = match regions::place(&self.regions, lo, hi) {
                 Placement::Straddles => return Err(Busy::Straddles),
+                Placement::Outside if origin == Origin::Ffmpeg => return Err(Busy::Transient),
                 Placement::Outside => None,
                 Placement::Inside(index) => {
                     let r = &self.regions[index];
@@ -263,6 +370,21 @@ impl GpuBatch {
         }
     }
 
+    /// Registrations changed under pending work. A byte's path (in place or copied) and its
+    /// claims must not change within a batch: that holds unless the batch copies blocks (a new
+    /// registration could cover them) or one of its regions is gone (a registration of the
+    /// same range would be another import of the same pages). Other threads registering
+    /// their own frames change neither.
+    fn registry_change_matters(&self) -> bool {
+        if self.staging_len > 0 {
+            return true;
+        }
+        let live = regions::snapshot();
+        self.slots
+            .iter()
+            .any(|s| !live.iter().any(|r| Arc::ptr_eq(r, s)))
+    }
+
     fn push(&mut self, kernel: u8, slot: u8, job: GpuJob) {
         let b = kernel as usize * MAX_SLOTS + slot as usize;
         let bucket = &mut self.buckets[b];
@@ -274,12 +396,13 @@ impl GpuBatch {
     }
 
     /// Submits the pending batch and waits for it. `coef_len`: coefficients in the arena.
-    fn execute(&mut self, coef_len: usize) -> GpuResult<()> {
+    fn execute(&mut self, arena: *const i16, coef_len: usize) -> GpuResult<()> {
         let packing = Instant::now();
         let stream = &mut self.stream;
         let job_bytes = self.pending * std::mem::size_of::<GpuJob>();
         stream.grow(Buf::Jobs, job_bytes as u64)?;
         stream.grow(Buf::Staging, self.staging_len as u64)?;
+        stream.grow(Buf::Overflow, 4 * (self.pending as u64 + 1))?;
 
         let jobs = stream.jobs.ptr as *mut GpuJob;
         let mut dispatches = Vec::with_capacity(self.used.len());
@@ -339,8 +462,47 @@ impl GpuBatch {
                 };
             }
         }
+        // Blocks of FFmpeg's decoder whose 16-bit lanes overflowed: the GPU left them for
+        // FFmpeg's own function (after the copies back, which left them unchanged).
+        for index in stream.overflowed_jobs()? {
+            let d = dispatches
+                .iter()
+                .find(|d| (d.first..d.first + d.count).contains(&index))
+                .ok_or("an overflowed job outside the submission")?;
+            let job = self.buckets[d.kernel * MAX_SLOTS + d.slot][(index - d.first) as usize];
+            let ItxKernel::Full(tx) = KERNELS[d.kernel] else {
+                return Err("a DC-only job reported a lane overflow".into());
+            };
+            let dst = if d.slot == 0 {
+                let c = self
+                    .copied
+                    .iter()
+                    .find(|c| c.staging == job.pixel_offset as usize);
+                c.ok_or("an overflowed copied job without its block")?.dst
+            } else {
+                let base = self.slots[d.slot - 1]
+                    .imported
+                    .as_ref()
+                    .expect("slots hold imports")
+                    .base;
+                (base + job.pixel_offset as usize) as *mut u8
+            };
+            let stride = if d.slot == 0 {
+                self.copied
+                    .iter()
+                    .find(|c| c.staging == job.pixel_offset as usize)
+                    .map_or(0, |c| c.stride)
+            } else {
+                job.stride as isize
+            };
+            let coefs =
+                unsafe { std::slice::from_raw_parts(arena.add(job.coef as usize), tx.coefs()) };
+            unsafe { run_ffmpeg(tx, dst, stride, coefs, job_eob(job.reserved)) };
+        }
         stats::add_time(&COUNTERS.pack_ns, unpacking);
         stats::add(&COUNTERS.gpu_calls, self.pending as u64);
+        stats::max(&COUNTERS.max_calls_per_submission, self.pending as u64);
+        stats::add(&COUNTERS.pixel_bytes_copied, 2 * self.staging_len as u64);
         stats::add(&COUNTERS.bytes_to_device, uploaded);
         stats::add(&COUNTERS.bytes_from_device, self.staging_len as u64);
         Ok(())
@@ -361,11 +523,20 @@ impl GpuBatch {
                 .base;
             for job in &self.buckets[b] {
                 let dst = (base + job.pixel_offset as usize) as *mut u8;
-                unsafe { run_call_on_cpu(kernel, dst, job.stride as isize, job.coef, arena) };
+                unsafe {
+                    run_call_on_cpu(
+                        kernel,
+                        dst,
+                        job.stride as isize,
+                        job.coef,
+                        job.reserved,
+                        arena,
+                    )
+                };
             }
         }
         for c in &self.copied {
-            unsafe { run_call_on_cpu(c.kernel, c.dst, c.stride, c.coef, arena) };
+            unsafe { run_call_on_cpu(c.kernel, c.dst, c.stride, c.coef, c.flags, arena) };
         }
         stats::add(&COUNTERS.cpu_calls, self.pending as u64);
     }
@@ -393,6 +564,7 @@ struct Recorder {
     backend_chosen: bool,
     /// The CPU path's pending calls.
     calls: Vec<Call>,
+    cpu_regions: RegionView,
     /// The GPU path; `None` on the CPU path.
     gpu: Option<GpuBatch>,
 }
@@ -412,6 +584,7 @@ impl Recorder {
             host_coefs: Vec::new(),
             backend_chosen: false,
             calls: Vec::new(),
+            cpu_regions: RegionView::default(),
             gpu: None,
         }
     }
@@ -534,6 +707,7 @@ impl Recorder {
         stride: isize,
         block: *mut i16,
         eob: i32,
+        origin: Origin,
     ) {
         if !self.backend_chosen {
             self.choose_backend();
@@ -541,21 +715,34 @@ impl Recorder {
         let n = tx.size.n();
         if stride.unsigned_abs() < n {
             // Rows overlap: only FFmpeg's sequential order gives its result.
-            self.run_now(tx, dst, stride, block, eob);
+            self.run_now(tx, dst, stride, block, eob, origin);
             return;
         }
         let dc_only = tx.is_dc_only_call(eob);
         let kernel = ItxKernel::for_call(tx, dc_only).index() as u8;
+        let flags = job_flags(origin, eob);
         if !dc_only {
+            // First: completing a full batch here may lose the device, and decide the path.
             self.ensure_room(tx.coefs());
         }
         if self.gpu.is_none() {
+            if origin == Origin::Ffmpeg {
+                let (lo, hi) = span(dst, stride, n);
+                match self.cpu_regions.place(lo, hi) {
+                    Placement::Inside(_) => {}
+                    Placement::Outside => return run_transient(tx, dst, stride, block, eob),
+                    Placement::Straddles => {
+                        return self.run_now(tx, dst, stride, block, eob, origin)
+                    }
+                }
+            }
             let coef = self.capture(tx, block, dc_only);
             self.calls.push(Call {
                 dst,
                 stride,
                 kernel,
                 coef,
+                flags,
             });
             stats::add(&COUNTERS.deferred, 1);
             return;
@@ -564,13 +751,19 @@ impl Recorder {
         // the arena, so the second try succeeds and the room ensured above remains).
         let mut target = None;
         for _ in 0..2 {
-            match self.gpu.as_mut().expect("GPU path").place(dst, stride, n) {
+            match self
+                .gpu
+                .as_mut()
+                .expect("GPU path")
+                .place(dst, stride, n, origin)
+            {
                 Ok(t) => {
                     target = Some(t);
                     break;
                 }
                 Err(Busy::Flush(reason)) => self.flush(reason),
                 Err(Busy::Straddles) => break,
+                Err(Busy::Transient) => return run_transient(tx, dst, stride, block, eob),
             }
             if self.gpu.is_none() {
                 break; // the flush lost the device: record on the CPU path
@@ -578,9 +771,9 @@ impl Recorder {
         }
         let Some(target) = target else {
             if self.gpu.is_none() {
-                return self.record_itx(tx, dst, stride, block, eob);
+                return self.record_itx(tx, dst, stride, block, eob, origin);
             }
-            self.run_now(tx, dst, stride, block, eob);
+            self.run_now(tx, dst, stride, block, eob, origin);
             return;
         };
         let coef = self.capture(tx, block, dc_only);
@@ -597,7 +790,7 @@ impl Recorder {
                     pixel_offset: pixel,
                     stride,
                     coef,
-                    reserved: 0,
+                    reserved: flags,
                 },
             ),
             Target::Copied { staging } => {
@@ -608,7 +801,7 @@ impl Recorder {
                         pixel_offset: staging as u32,
                         stride: n as i32,
                         coef,
-                        reserved: 0,
+                        reserved: flags,
                     },
                 );
                 g.copied.push(Copied {
@@ -618,13 +811,15 @@ impl Recorder {
                     staging,
                     kernel,
                     coef,
+                    flags,
                 });
             }
         }
         stats::add(&COUNTERS.deferred, 1);
     }
 
-    /// Completes the pending batch, then runs this call on the CPU at once.
+    /// Completes the pending batch, then runs this call on the CPU at once: FFmpeg's own
+    /// function for its decoder's calls, else the reference.
     unsafe fn run_now(
         &mut self,
         tx: Transform,
@@ -632,9 +827,10 @@ impl Recorder {
         stride: isize,
         block: *mut i16,
         eob: i32,
+        origin: Origin,
     ) {
         self.flush(Reason::Immediate);
-        itx::itx_add_now(tx, dst, stride, block, eob);
+        run_at_once(tx, dst, stride, block, eob, origin);
         stats::add(&COUNTERS.immediate, 1);
     }
 
@@ -650,7 +846,7 @@ impl Recorder {
         );
         let arena = self.arena.ptr;
         if let Some(g) = &mut self.gpu {
-            if let Err(e) = g.execute(self.arena.len) {
+            if let Err(e) = g.execute(arena, self.arena.len) {
                 g.stream.gpu().mark_lost(&e);
                 // Nothing reached the GPU when the submission itself failed; after a lost or
                 // hung device, blocks of imported memory may hold partial results (documented).
@@ -663,7 +859,7 @@ impl Recorder {
             g.clear();
         } else {
             for c in &self.calls {
-                unsafe { run_call_on_cpu(c.kernel, c.dst, c.stride, c.coef, arena) };
+                unsafe { run_call_on_cpu(c.kernel, c.dst, c.stride, c.coef, c.flags, arena) };
             }
             stats::add(&COUNTERS.cpu_calls, self.calls.len() as u64);
             self.calls.clear();
@@ -687,19 +883,35 @@ impl Drop for Recorder {
 /// # Safety
 /// As FFmpeg's function: `dst` rows and `block` (`n * n` coefficients) must be valid, and the
 /// pixels must stay valid and untouched until the thread's next [`flush`].
-pub unsafe fn record_itx(tx: Transform, dst: *mut u8, stride: isize, block: *mut i16, eob: i32) {
+pub unsafe fn record_itx(
+    tx: Transform,
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: i32,
+    origin: Origin,
+) {
     let recorded = RECORDER.try_with(|r| match r.try_borrow_mut() {
         Ok(mut r) => {
-            r.record_itx(tx, dst, stride, block, eob);
+            r.record_itx(tx, dst, stride, block, eob, origin);
             true
         }
         Err(_) => false,
     });
     if recorded != Ok(true) {
         // The thread is exiting (or re-entered): no recorder, so do it now.
-        itx::itx_add_now(tx, dst, stride, block, eob);
+        run_at_once(tx, dst, stride, block, eob, origin);
         stats::add(&COUNTERS.immediate, 1);
     }
+}
+
+/// Executes the calling thread's pending calls, counting the flush under `reason`.
+pub fn flush_for(reason: Reason) {
+    let _ = RECORDER.try_with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            r.flush(reason);
+        }
+    });
 }
 
 /// Executes every call the calling thread recorded; returns with the pixels in place.

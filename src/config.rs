@@ -2,10 +2,11 @@
 //!
 //! | variable | values | effect |
 //! |---|---|---|
-//! | `DAEDALUS` | `gpu` (default), `cpu` | `cpu`: record and defer as usual, execute with the CPU reference |
+//! | `DAEDALUS` | `gpu` (default), `cpu`, `off` | `cpu`: record and defer as usual, execute with the CPU reference; `off`: the FFmpeg provider takes no part |
 //! | `DAEDALUS_DEVICE` | index or name substring | which Vulkan device; default discrete > integrated > virtual > CPU |
 //! | `DAEDALUS_LOG` | `error`, `warn`, `info`, `debug` | stderr verbosity (default `warn`) |
 //! | `DAEDALUS_VALIDATION` | `1` | enable the Khronos validation layer and count its messages |
+//! | `DAEDALUS_STATS` | `1` | print one line of counters on stderr at exit |
 //! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 200) |
 
 use crate::log::Level;
@@ -15,6 +16,8 @@ use once_cell::sync::Lazy;
 pub enum Mode {
     Gpu,
     Cpu,
+    /// The FFmpeg provider takes no part (the C ABI still works, on the CPU reference).
+    Off,
 }
 
 #[derive(Debug)]
@@ -24,6 +27,7 @@ pub struct Config {
     pub log_level: Level,
     pub validation: bool,
     pub spin_us: u64,
+    pub stats_at_exit: bool,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -43,8 +47,9 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
     let mode = match var("DAEDALUS").as_deref().map(str::trim) {
         None | Some("gpu") => Mode::Gpu,
         Some("cpu") => Mode::Cpu,
+        Some("off") => Mode::Off,
         Some(other) => {
-            eprintln!("daedalus: warning: DAEDALUS={other:?} is not gpu/cpu; using gpu");
+            eprintln!("daedalus: warning: DAEDALUS={other:?} is not gpu/cpu/off; using gpu");
             Mode::Gpu
         }
     };
@@ -60,6 +65,7 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
         device: var("DAEDALUS_DEVICE"),
         log_level,
         validation: var("DAEDALUS_VALIDATION").as_deref() == Some("1"),
+        stats_at_exit: var("DAEDALUS_STATS").as_deref() == Some("1"),
         spin_us,
     }
 });

@@ -27,7 +27,8 @@ use crate::stats::{self, COUNTERS};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-fn guard<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
+/// Runs `f`, catching a panic (logged once per place) so that none crosses the C ABI.
+pub(crate) fn guard<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => v,
         Err(_) => {
@@ -52,7 +53,7 @@ unsafe fn itx_entry(tx: Transform, dst: *mut u8, stride: isize, block: *mut i16,
             );
             return;
         }
-        batch::record_itx(tx, dst, stride, block, eob)
+        batch::record_itx(tx, dst, stride, block, eob, batch::Origin::Api)
     })
 }
 
@@ -373,9 +374,10 @@ pub extern "C" fn daedalus_flush() {
 
 /// Declares `len` bytes at `ptr` long-lived (a frame's plane, say) until
 /// [`daedalus_unregister_memory`]: where the device can import host memory, the GPU then reads
-/// and writes blocks there in place instead of through copies. Returns 0 on success, -1 if the
-/// range is null, empty or overlaps another registered range. Before the memory is freed or
-/// unregistered, every thread with calls on it must have flushed.
+/// and writes blocks there in place instead of through copies. Registrations of the same range
+/// are counted: each needs its unregistration. Returns 0 on success, -1 if the range is null,
+/// empty or overlaps another registered range. Before the memory is freed, every thread with
+/// calls on it must have flushed.
 #[no_mangle]
 pub extern "C" fn daedalus_register_memory(ptr: *mut c_void, len: usize) -> c_int {
     guard(
@@ -391,7 +393,8 @@ pub extern "C" fn daedalus_register_memory(ptr: *mut c_void, len: usize) -> c_in
     )
 }
 
-/// Ends a registration made with the same `ptr`. Returns 0, or -1 if none starts there.
+/// Ends one registration of the range that starts at `ptr`. Returns 0, or -1 if none starts
+/// there.
 #[no_mangle]
 pub extern "C" fn daedalus_unregister_memory(ptr: *mut c_void) -> c_int {
     guard("daedalus_unregister_memory", -1, || {
@@ -460,6 +463,9 @@ pub struct DaedalusStats {
     pub gpu_calls: u64,
     /// Recorded calls the CPU reference executed.
     pub cpu_calls: u64,
+    /// Calls of FFmpeg's decoder run by FFmpeg's own function because their 16-bit lanes
+    /// overflowed (damaged streams).
+    pub ffmpeg_calls: u64,
     /// Flushes that had work (all reasons).
     pub flushes: u64,
     /// Of those, flushes a call forced before it could be recorded: it touched pixels of
@@ -468,6 +474,19 @@ pub struct DaedalusStats {
     pub flushes_overlap: u64,
     pub flushes_full: u64,
     pub flushes_immediate: u64,
+    /// Of those, flushes because registrations changed under pending work that they affect.
+    pub flushes_registry: u64,
+    /// Of those, flushes at the decoder's sync points (FFmpeg provider): before an intra block
+    /// reads its neighbours, after a superblock row, when a row is published to other frame
+    /// threads, at the end of a frame.
+    pub flushes_intra: u64,
+    pub flushes_row: u64,
+    pub flushes_published: u64,
+    pub flushes_frame_end: u64,
+    /// The most calls one submission carried.
+    pub max_calls_per_submission: u64,
+    /// Pixel bytes copied between the caller's memory and the staging buffer (both ways).
+    pub pixel_bytes_copied: u64,
     /// Vulkan queue submissions.
     pub submissions: u64,
     /// vkCmdDispatch commands.
@@ -503,10 +522,18 @@ pub unsafe extern "C" fn daedalus_get_stats(out: *mut DaedalusStats) {
             rejected: stats::read(&c.rejected),
             gpu_calls: stats::read(&c.gpu_calls),
             cpu_calls: stats::read(&c.cpu_calls),
+            ffmpeg_calls: stats::read(&c.ffmpeg_calls),
             flushes: stats::read(&c.flushes),
             flushes_overlap: stats::read(&c.flushes_overlap),
             flushes_full: stats::read(&c.flushes_full),
             flushes_immediate: stats::read(&c.flushes_immediate),
+            flushes_registry: stats::read(&c.flushes_registry),
+            flushes_intra: stats::read(&c.flushes_intra),
+            flushes_row: stats::read(&c.flushes_row),
+            flushes_published: stats::read(&c.flushes_published),
+            flushes_frame_end: stats::read(&c.flushes_frame_end),
+            max_calls_per_submission: stats::read(&c.max_calls_per_submission),
+            pixel_bytes_copied: stats::read(&c.pixel_bytes_copied),
             submissions: stats::read(&c.submissions),
             dispatches: stats::read(&c.dispatches),
             bytes_to_device: stats::read(&c.bytes_to_device),
@@ -517,4 +544,11 @@ pub unsafe extern "C" fn daedalus_get_stats(out: *mut DaedalusStats) {
             validation_messages: crate::gpu::validation_messages(),
         })
     })
+}
+
+/// The hooks the patched FFmpeg 5.1 VP9 decoder looks up with `dlsym(RTLD_DEFAULT, ...)`: an
+/// `FFVP9Provider` as `ffmpeg-patches/ffmpeg-5.1` defines it. Not meant for other callers.
+#[no_mangle]
+pub extern "C" fn daedalus_vp9_provider() -> *const c_void {
+    &crate::vp9::PROVIDER as *const crate::vp9::DaedalusVp9Provider as *const c_void
 }

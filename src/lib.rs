@@ -5,6 +5,7 @@
 //! - [`kernels`]: per DSP family, the CPU reference beside the GPU job encoding.
 //! - [`batch`]: the per-thread recorder and flush.
 //! - [`gpu`]: the Vulkan runtime.
+//! - [`vp9`]: the provider the patched FFmpeg decoder finds at run time.
 
 #[macro_use]
 pub mod log;
@@ -16,4 +17,5 @@ pub mod kernels;
 mod overlap;
 pub mod regions;
 pub mod stats;
+pub mod vp9;
 pub mod vp9dsp;

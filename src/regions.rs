@@ -22,11 +22,14 @@ pub struct Region {
 struct Registry {
     /// Sorted by `start`, never overlapping.
     regions: Vec<Arc<Region>>,
+    /// How many registrations each region has (same index).
+    counts: Vec<usize>,
 }
 
 static REGISTRY: Lazy<RwLock<Registry>> = Lazy::new(|| {
     RwLock::new(Registry {
         regions: Vec::new(),
+        counts: Vec::new(),
     })
 });
 /// Bumped on every change, so that threads know when their snapshot is stale.
@@ -45,8 +48,8 @@ pub fn snapshot() -> Vec<Arc<Region>> {
         .clone()
 }
 
-/// Registers `ptr .. ptr + len`. Registering the same range again is a no-op; a range that
-/// overlaps another registered range is refused.
+/// Registers `ptr .. ptr + len`. Registering the same range again counts once more; a range
+/// that overlaps another registered range is refused.
 pub fn register(ptr: usize, len: usize) -> Result<(), String> {
     if ptr == 0 || len == 0 {
         return Err("null or empty range".into());
@@ -55,9 +58,15 @@ pub fn register(ptr: usize, len: usize) -> Result<(), String> {
         .checked_add(len)
         .ok_or("range wraps around the address space")?;
     {
-        let reg = REGISTRY.read().unwrap_or_else(|p| p.into_inner());
-        if let Some(r) = reg.regions.iter().find(|r| r.start < end && ptr < r.end) {
+        let mut reg = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = reg
+            .regions
+            .iter()
+            .position(|r| r.start < end && ptr < r.end)
+        {
+            let r = &reg.regions[i];
             if r.start == ptr && r.end == end {
+                reg.counts[i] += 1;
                 return Ok(());
             }
             return Err(format!(
@@ -84,25 +93,38 @@ pub fn register(ptr: usize, len: usize) -> Result<(), String> {
         imported,
     });
     let mut reg = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
-    if reg.regions.iter().any(|r| r.start < end && ptr < r.end) {
+    // Another thread may have registered meanwhile (the import ran unlocked).
+    if let Some(i) = reg
+        .regions
+        .iter()
+        .position(|r| r.start < end && ptr < r.end)
+    {
+        if reg.regions[i].start == ptr && reg.regions[i].end == end {
+            reg.counts[i] += 1;
+            return Ok(()); // our import is dropped
+        }
         return Err("a concurrent registration overlaps this range".into());
     }
     let at = reg.regions.partition_point(|r| r.start < ptr);
     reg.regions.insert(at, region);
+    reg.counts.insert(at, 1);
     VERSION.fetch_add(1, Ordering::Release);
     Ok(())
 }
 
-/// Removes the range that starts at `ptr`; false if there is none.
+/// Ends one registration of the range that starts at `ptr`; false if there is none.
 pub fn unregister(ptr: usize) -> bool {
     let mut reg = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
-    let before = reg.regions.len();
-    reg.regions.retain(|r| r.start != ptr);
-    let removed = reg.regions.len() != before;
-    if removed {
+    let Some(i) = reg.regions.iter().position(|r| r.start == ptr) else {
+        return false;
+    };
+    reg.counts[i] -= 1;
+    if reg.counts[i] == 0 {
+        reg.regions.remove(i);
+        reg.counts.remove(i);
         VERSION.fetch_add(1, Ordering::Release);
     }
-    removed
+    true
 }
 
 /// Where a byte range lies relative to the registered ranges.

@@ -15,12 +15,28 @@ pub struct Counters {
     pub gpu_calls: AtomicU64,
     /// Deferred calls that the CPU reference executed (CPU mode, fallback, straddling calls).
     pub cpu_calls: AtomicU64,
+    /// Calls of FFmpeg's decoder run by FFmpeg's own function because their 16-bit lanes
+    /// overflowed (damaged streams).
+    pub ffmpeg_calls: AtomicU64,
     pub flushes: AtomicU64,
     /// Flushes a call forced before it could be recorded: it touched pending pixels; the
     /// arena, staging or pixel-buffer slots were full; it had to run at once on the CPU.
     pub flushes_overlap: AtomicU64,
     pub flushes_full: AtomicU64,
     pub flushes_immediate: AtomicU64,
+    /// Flushes because registrations changed under pending work that they affect.
+    pub flushes_registry: AtomicU64,
+    /// Flushes at the decoder's sync points (FFmpeg provider): before an intra block reads
+    /// its neighbours, after a superblock row, when a row is published to other frame
+    /// threads, at the end of a frame.
+    pub flushes_intra: AtomicU64,
+    pub flushes_row: AtomicU64,
+    pub flushes_published: AtomicU64,
+    pub flushes_frame_end: AtomicU64,
+    /// The most calls one submission carried.
+    pub max_calls_per_submission: AtomicU64,
+    /// Pixel bytes copied between the caller's memory and the staging buffer (both ways).
+    pub pixel_bytes_copied: AtomicU64,
     pub submissions: AtomicU64,
     pub dispatches: AtomicU64,
     /// Bytes the host wrote for the GPU: coefficients, jobs, pixels of copied blocks.
@@ -41,10 +57,18 @@ pub static COUNTERS: Counters = Counters {
     rejected: AtomicU64::new(0),
     gpu_calls: AtomicU64::new(0),
     cpu_calls: AtomicU64::new(0),
+    ffmpeg_calls: AtomicU64::new(0),
     flushes: AtomicU64::new(0),
     flushes_overlap: AtomicU64::new(0),
     flushes_full: AtomicU64::new(0),
     flushes_immediate: AtomicU64::new(0),
+    flushes_registry: AtomicU64::new(0),
+    flushes_intra: AtomicU64::new(0),
+    flushes_row: AtomicU64::new(0),
+    flushes_published: AtomicU64::new(0),
+    flushes_frame_end: AtomicU64::new(0),
+    max_calls_per_submission: AtomicU64::new(0),
+    pixel_bytes_copied: AtomicU64::new(0),
     submissions: AtomicU64::new(0),
     dispatches: AtomicU64::new(0),
     bytes_to_device: AtomicU64::new(0),
@@ -61,6 +85,10 @@ pub fn add_time(counter: &AtomicU64, start: std::time::Instant) {
 
 pub fn add(counter: &AtomicU64, n: u64) {
     counter.fetch_add(n, Relaxed);
+}
+
+pub fn max(counter: &AtomicU64, n: u64) {
+    counter.fetch_max(n, Relaxed);
 }
 
 pub fn read(counter: &AtomicU64) -> u64 {
@@ -80,6 +108,13 @@ pub enum Reason {
     Immediate,
     /// The thread ended with pending calls.
     ThreadExit,
+    /// Registrations changed under pending work that they affect.
+    Registry,
+    /// Decoder sync points (the FFmpeg provider).
+    Intra,
+    RowDone,
+    RowPublished,
+    FrameEnd,
 }
 
 pub fn count_flush(reason: Reason) {
@@ -88,6 +123,11 @@ pub fn count_flush(reason: Reason) {
         Reason::Overlap => add(&COUNTERS.flushes_overlap, 1),
         Reason::Full => add(&COUNTERS.flushes_full, 1),
         Reason::Immediate => add(&COUNTERS.flushes_immediate, 1),
+        Reason::Registry => add(&COUNTERS.flushes_registry, 1),
+        Reason::Intra => add(&COUNTERS.flushes_intra, 1),
+        Reason::RowDone => add(&COUNTERS.flushes_row, 1),
+        Reason::RowPublished => add(&COUNTERS.flushes_published, 1),
+        Reason::FrameEnd => add(&COUNTERS.flushes_frame_end, 1),
         Reason::Caller | Reason::ThreadExit => {}
     }
 }

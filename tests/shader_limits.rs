@@ -88,13 +88,14 @@ fn every_shader_fits_v3d_7_1() {
 }
 
 /// The reflection itself must see what the shaders declare: itx8 is 32 blocks of 8
-/// invocations with a padded 8x9 int intermediate each, and three storage buffers.
+/// invocations with a padded 8x9 int intermediate and 8 lane records each, and four storage
+/// buffers.
 #[test]
 fn reflection_reads_known_values() {
     let bytes = daedalus::gpu::shaders::spirv("itx8").expect("itx8 is embedded");
     let n = spirv::reflect(&spirv::words(bytes).unwrap()).unwrap();
     assert_eq!(n.workgroup_size, [256, 1, 1]);
-    assert_eq!(n.shared_bytes, 32 * 8 * 9 * 4);
-    assert_eq!(n.storage_buffers, 3);
+    assert_eq!(n.shared_bytes, 32 * 8 * 9 * 4 + 32 * 8 * 4);
+    assert_eq!(n.storage_buffers, 4);
     assert_eq!(n.push_constant_bytes, 8);
 }

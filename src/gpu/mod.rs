@@ -62,9 +62,13 @@ static GPU: OnceCell<Option<Gpu>> = OnceCell::new();
 pub fn get() -> Option<&'static Gpu> {
     let gpu = GPU
         .get_or_init(|| {
-            if crate::config::get().mode == crate::config::Mode::Cpu {
-                crate::info!("DAEDALUS=cpu: deferred calls run on the CPU reference");
-                return None;
+            match crate::config::get().mode {
+                crate::config::Mode::Cpu => {
+                    crate::info!("DAEDALUS=cpu: deferred calls run on the CPU reference");
+                    return None;
+                }
+                crate::config::Mode::Off => return None,
+                crate::config::Mode::Gpu => {}
             }
             match unsafe { Gpu::new() } {
                 Ok(g) => {
@@ -82,6 +86,22 @@ pub fn get() -> Option<&'static Gpu> {
         None
     } else {
         Some(gpu)
+    }
+}
+
+/// Where the device stands, without setting it up.
+pub enum State {
+    NotSetUp,
+    Usable(&'static Gpu),
+    /// No usable device, `DAEDALUS=cpu`, or lost.
+    Unavailable,
+}
+
+pub fn state() -> State {
+    match GPU.get() {
+        None => State::NotSetUp,
+        Some(Some(g)) if !g.lost.load(Ordering::Relaxed) => State::Usable(g),
+        Some(_) => State::Unavailable,
     }
 }
 

@@ -6,8 +6,8 @@ use super::{shaders, spirv, vkerr, DeviceInfo, GpuResult};
 use crate::kernels::itx::ItxKernel;
 use ash::vk;
 
-/// Bindings shared by the transform kernels: jobs, coefficients, pixels.
-pub const ITX_BINDINGS: u32 = 3;
+/// Bindings shared by the transform kernels: jobs, coefficients, pixels, overflow list.
+pub const ITX_BINDINGS: u32 = 4;
 /// Push constants: first job, job count.
 pub const PUSH_BYTES: u32 = 8;
 

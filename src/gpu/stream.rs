@@ -32,12 +32,14 @@ pub struct Stream {
     fence: vk::Fence,
     descriptor_pool: vk::DescriptorPool,
     sets: Vec<vk::DescriptorSet>,
-    /// What each set's bindings point at now (jobs, coefficients, pixels).
-    set_targets: Vec<[u64; 3]>,
+    /// What each set's bindings point at now (jobs, coefficients, pixels, overflow list).
+    set_targets: Vec<[u64; 4]>,
     queries: Option<vk::QueryPool>,
     pub coefs: HostBuffer,
     pub jobs: HostBuffer,
     pub staging: HostBuffer,
+    /// Jobs the GPU left to the host: a count, then their indices (shaders/itx_main.glsl).
+    pub overflow: HostBuffer,
 }
 
 /// Which of a stream's buffers.
@@ -46,6 +48,7 @@ pub enum Buf {
     Coefs,
     Jobs,
     Staging,
+    Overflow,
 }
 
 impl Stream {
@@ -100,7 +103,7 @@ impl Stream {
                 .map_err(vkerr("vkCreateFence"))?;
             let sizes = [vk::DescriptorPoolSize::default()
                 .ty(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(3 * MAX_SLOTS as u32)];
+                .descriptor_count(super::pipeline::ITX_BINDINGS * MAX_SLOTS as u32)];
             p.descriptor_pool = d
                 .create_descriptor_pool(
                     &vk::DescriptorPoolCreateInfo::default()
@@ -130,6 +133,7 @@ impl Stream {
             let coefs = HostBuffer::new(gpu, 1 << 20)?;
             let jobs = HostBuffer::new(gpu, 64 << 10)?;
             let staging = HostBuffer::new(gpu, 256 << 10)?;
+            let overflow = HostBuffer::new(gpu, 16 << 10)?;
             let stream = Stream {
                 gpu,
                 pool: p.pool,
@@ -137,11 +141,12 @@ impl Stream {
                 fence: p.fence,
                 descriptor_pool: p.descriptor_pool,
                 sets,
-                set_targets: vec![[0; 3]; MAX_SLOTS],
+                set_targets: vec![[0; 4]; MAX_SLOTS],
                 queries: p.queries,
                 coefs,
                 jobs,
                 staging,
+                overflow,
             };
             std::mem::forget(p); // the stream owns them now
             Ok(stream)
@@ -164,6 +169,7 @@ impl Stream {
             Buf::Coefs => &mut self.coefs,
             Buf::Jobs => &mut self.jobs,
             Buf::Staging => &mut self.staging,
+            Buf::Overflow => &mut self.overflow,
         };
         if slot.size >= bytes {
             return Ok(());
@@ -179,7 +185,12 @@ impl Stream {
     }
 
     fn bind_targets(&mut self, slot: usize, pixels: BufferRef) {
-        let want = [self.jobs.as_ref(), self.coefs.as_ref(), pixels];
+        let want = [
+            self.jobs.as_ref(),
+            self.coefs.as_ref(),
+            pixels,
+            self.overflow.as_ref(),
+        ];
         let ids = want.map(|b| b.id);
         if self.set_targets[slot] == ids {
             return;
@@ -297,10 +308,13 @@ impl Stream {
         // Reset before submitting: if that fails, nothing has run and the caller may redo the
         // work on the CPU exactly.
         unsafe { d.reset_fences(&[self.fence]) }.map_err(vkerr("vkResetFences"))?;
+        unsafe { (self.overflow.ptr as *mut u32).write(0) };
+        self.overflow.flush(0..4)?;
         gpu.submit(self.cmd, self.fence)?;
         stats::add(&COUNTERS.submissions, 1);
         stats::add(&COUNTERS.dispatches, dispatch_count);
         self.wait()?;
+        self.overflow.invalidate(0..4)?;
         if let (Some(q), Some(period)) = (self.queries, gpu.info.timestamp_period_ns) {
             let mut ticks = [0u64; 2];
             let got = unsafe {
@@ -351,5 +365,23 @@ impl Drop for Stream {
             d.destroy_fence(self.fence, None);
             d.destroy_command_pool(self.pool, None);
         }
+    }
+}
+
+impl Stream {
+    /// Indices (in the job buffer) of the jobs the last submission left to the host.
+    pub fn overflowed_jobs(&self) -> GpuResult<Vec<u32>> {
+        let count = unsafe { (self.overflow.ptr as *const u32).read() } as usize;
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let bytes = 4 * (count as u64 + 1);
+        if bytes > self.overflow.size {
+            return Err(format!("{count} overflowed jobs exceed the list"));
+        }
+        self.overflow.invalidate(0..bytes)?;
+        let list =
+            unsafe { std::slice::from_raw_parts((self.overflow.ptr as *const u32).add(1), count) };
+        Ok(list.to_vec())
     }
 }

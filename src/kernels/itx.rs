@@ -59,9 +59,29 @@ fn r14(x: W) -> W {
     (x + W(1 << 13)) >> 14
 }
 
+/// Watches the values FFmpeg's SIMD transforms keep in 16-bit lanes: sums and differences of
+/// 16-bit values, rounded products, negations, outputs, the final rounding. (Products and sums
+/// of products are 32-bit there too.) FFmpeg's C and SIMD agree exactly while all of these fit
+/// in 16 bits, which valid streams guarantee; a damaged stream can push them out, and then the
+/// decoder's result is that of its SIMD, which the FFmpeg provider runs for such blocks.
+#[derive(Default)]
+pub struct Lanes(std::cell::Cell<i32>);
+
+impl Lanes {
+    /// Records a value of a 16-bit lane and returns it.
+    fn v(&self, x: W) -> W {
+        self.0.set(self.0.get() | (x.0 ^ (x.0 >> 31)));
+        x
+    }
+    /// Whether a watched value fell outside [-32768, 32767].
+    pub fn overflowed(&self) -> bool {
+        self.0.get() > 0x7fff
+    }
+}
+
 /// Butterfly rotation `(a*c - b*s, a*s + b*c)`, each rounded.
-fn rot(a: W, b: W, c: i32, s: i32) -> (W, W) {
-    (r14(a * c - b * s), r14(a * s + b * c))
+fn rot(l: &Lanes, a: W, b: W, c: i32, s: i32) -> (W, W) {
+    (l.v(r14(a * c - b * s)), l.v(r14(a * s + b * c)))
 }
 
 /// Store as `int16_t`, as FFmpeg's 8-bit `dctcoef` does.
@@ -185,186 +205,192 @@ impl Transform {
 }
 
 // ---- 1-D transforms (outputs are not yet truncated to int16) ----------------------------------
+// `l.v(...)` marks each value that FFmpeg's SIMD keeps in a 16-bit lane.
 
-fn idct4(i: &[W]) -> [W; 4] {
-    let t0 = r14((i[0] + i[2]) * 11585);
-    let t1 = r14((i[0] - i[2]) * 11585);
-    let (t2, t3) = rot(i[1], i[3], 6270, 15137);
-    [t0 + t3, t1 + t2, t1 - t2, t0 - t3]
+fn idct4(i: &[W], l: &Lanes) -> [W; 4] {
+    let t0 = l.v(r14(l.v(i[0] + i[2]) * 11585));
+    let t1 = l.v(r14(l.v(i[0] - i[2]) * 11585));
+    let (t2, t3) = rot(l, i[1], i[3], 6270, 15137);
+    [l.v(t0 + t3), l.v(t1 + t2), l.v(t1 - t2), l.v(t0 - t3)]
 }
 
-fn idct8(i: &[W]) -> [W; 8] {
-    let e = idct4(&[i[0], i[2], i[4], i[6]]);
-    let (t4a, t7a) = rot(i[1], i[7], 3196, 16069);
-    let (t5a, t6a) = rot(i[5], i[3], 13623, 9102);
-    let t4 = t4a + t5a;
-    let t7 = t7a + t6a;
-    let d5 = t4a - t5a;
-    let d6 = t7a - t6a;
-    let t5 = r14((d6 - d5) * 11585);
-    let t6 = r14((d6 + d5) * 11585);
+fn idct8(i: &[W], l: &Lanes) -> [W; 8] {
+    let e = idct4(&[i[0], i[2], i[4], i[6]], l);
+    let (t4a, t7a) = rot(l, i[1], i[7], 3196, 16069);
+    let (t5a, t6a) = rot(l, i[5], i[3], 13623, 9102);
+    let t4 = l.v(t4a + t5a);
+    let t7 = l.v(t7a + t6a);
+    let d5 = l.v(t4a - t5a);
+    let d6 = l.v(t7a - t6a);
+    let t5 = l.v(r14(l.v(d6 - d5) * 11585));
+    let t6 = l.v(r14(l.v(d6 + d5) * 11585));
     let o = [t7, t6, t5, t4];
     std::array::from_fn(|k| {
         if k < 4 {
-            e[k] + o[k]
+            l.v(e[k] + o[k])
         } else {
-            e[7 - k] - o[7 - k]
+            l.v(e[7 - k] - o[7 - k])
         }
     })
 }
 
-fn idct16(i: &[W]) -> [W; 16] {
-    let e = idct8(&[i[0], i[2], i[4], i[6], i[8], i[10], i[12], i[14]]);
-    let (t8a, t15a) = rot(i[1], i[15], 1606, 16305);
-    let (t9a, t14a) = rot(i[9], i[7], 12665, 10394);
-    let (t10a, t13a) = rot(i[5], i[11], 7723, 14449);
-    let (t11a, t12a) = rot(i[13], i[3], 15679, 4756);
+fn idct16(i: &[W], l: &Lanes) -> [W; 16] {
+    let e = idct8(&[i[0], i[2], i[4], i[6], i[8], i[10], i[12], i[14]], l);
+    let (t8a, t15a) = rot(l, i[1], i[15], 1606, 16305);
+    let (t9a, t14a) = rot(l, i[9], i[7], 12665, 10394);
+    let (t10a, t13a) = rot(l, i[5], i[11], 7723, 14449);
+    let (t11a, t12a) = rot(l, i[13], i[3], 15679, 4756);
 
-    let t8 = t8a + t9a;
-    let t9 = t8a - t9a;
-    let t10 = t11a - t10a;
-    let t11 = t11a + t10a;
-    let t12 = t12a + t13a;
-    let t13 = t12a - t13a;
-    let t14 = t15a - t14a;
-    let t15 = t15a + t14a;
+    let t8 = l.v(t8a + t9a);
+    let t9 = l.v(t8a - t9a);
+    let t10 = l.v(t11a - t10a);
+    let t11 = l.v(t11a + t10a);
+    let t12 = l.v(t12a + t13a);
+    let t13 = l.v(t12a - t13a);
+    let t14 = l.v(t15a - t14a);
+    let t15 = l.v(t15a + t14a);
 
-    let (t9a, t14a) = rot(t14, t9, 6270, 15137);
-    let t10a = r14(-(t13 * 15137 + t10 * 6270));
-    let t13a = r14(t13 * 6270 - t10 * 15137);
+    let (t9a, t14a) = rot(l, t14, t9, 6270, 15137);
+    let t10a = l.v(r14(-(t13 * 15137 + t10 * 6270)));
+    let t13a = l.v(r14(t13 * 6270 - t10 * 15137));
 
-    let t8a = t8 + t11;
-    let t9 = t9a + t10a;
-    let t10 = t9a - t10a;
-    let t11a = t8 - t11;
-    let t12a = t15 - t12;
-    let t13 = t14a - t13a;
-    let t14 = t14a + t13a;
-    let t15a = t15 + t12;
+    let t8a = l.v(t8 + t11);
+    let t9 = l.v(t9a + t10a);
+    let t10 = l.v(t9a - t10a);
+    let t11a = l.v(t8 - t11);
+    let t12a = l.v(t15 - t12);
+    let t13 = l.v(t14a - t13a);
+    let t14 = l.v(t14a + t13a);
+    let t15a = l.v(t15 + t12);
 
-    let t10a = r14((t13 - t10) * 11585);
-    let t13a = r14((t13 + t10) * 11585);
-    let t11 = r14((t12a - t11a) * 11585);
-    let t12 = r14((t12a + t11a) * 11585);
+    let t10a = l.v(r14(l.v(t13 - t10) * 11585));
+    let t13a = l.v(r14(l.v(t13 + t10) * 11585));
+    let t11 = l.v(r14(l.v(t12a - t11a) * 11585));
+    let t12 = l.v(r14(l.v(t12a + t11a) * 11585));
 
     let o = [t15a, t14, t13a, t12, t11, t10a, t9, t8a];
     std::array::from_fn(|k| {
         if k < 8 {
-            e[k] + o[k]
+            l.v(e[k] + o[k])
         } else {
-            e[15 - k] - o[15 - k]
+            l.v(e[15 - k] - o[15 - k])
         }
     })
 }
 
-fn idct32(i: &[W]) -> [W; 32] {
+fn idct32(i: &[W], l: &Lanes) -> [W; 32] {
     let even: [W; 16] = std::array::from_fn(|k| i[2 * k]);
-    let e = idct16(&even);
+    let e = idct16(&even, l);
 
-    let (t16a, t31a) = rot(i[1], i[31], 804, 16364);
-    let (t17a, t30a) = rot(i[17], i[15], 12140, 11003);
-    let (t18a, t29a) = rot(i[9], i[23], 7005, 14811);
-    let (t19a, t28a) = rot(i[25], i[7], 15426, 5520);
-    let (t20a, t27a) = rot(i[5], i[27], 3981, 15893);
-    let (t21a, t26a) = rot(i[21], i[11], 14053, 8423);
-    let (t22a, t25a) = rot(i[13], i[19], 9760, 13160);
-    let (t23a, t24a) = rot(i[29], i[3], 16207, 2404);
+    let (t16a, t31a) = rot(l, i[1], i[31], 804, 16364);
+    let (t17a, t30a) = rot(l, i[17], i[15], 12140, 11003);
+    let (t18a, t29a) = rot(l, i[9], i[23], 7005, 14811);
+    let (t19a, t28a) = rot(l, i[25], i[7], 15426, 5520);
+    let (t20a, t27a) = rot(l, i[5], i[27], 3981, 15893);
+    let (t21a, t26a) = rot(l, i[21], i[11], 14053, 8423);
+    let (t22a, t25a) = rot(l, i[13], i[19], 9760, 13160);
+    let (t23a, t24a) = rot(l, i[29], i[3], 16207, 2404);
 
-    let t16 = t16a + t17a;
-    let t17 = t16a - t17a;
-    let t18 = t19a - t18a;
-    let t19 = t19a + t18a;
-    let t20 = t20a + t21a;
-    let t21 = t20a - t21a;
-    let t22 = t23a - t22a;
-    let t23 = t23a + t22a;
-    let t24 = t24a + t25a;
-    let t25 = t24a - t25a;
-    let t26 = t27a - t26a;
-    let t27 = t27a + t26a;
-    let t28 = t28a + t29a;
-    let t29 = t28a - t29a;
-    let t30 = t31a - t30a;
-    let t31 = t31a + t30a;
+    let t16 = l.v(t16a + t17a);
+    let t17 = l.v(t16a - t17a);
+    let t18 = l.v(t19a - t18a);
+    let t19 = l.v(t19a + t18a);
+    let t20 = l.v(t20a + t21a);
+    let t21 = l.v(t20a - t21a);
+    let t22 = l.v(t23a - t22a);
+    let t23 = l.v(t23a + t22a);
+    let t24 = l.v(t24a + t25a);
+    let t25 = l.v(t24a - t25a);
+    let t26 = l.v(t27a - t26a);
+    let t27 = l.v(t27a + t26a);
+    let t28 = l.v(t28a + t29a);
+    let t29 = l.v(t28a - t29a);
+    let t30 = l.v(t31a - t30a);
+    let t31 = l.v(t31a + t30a);
 
-    let (t17a, t30a) = rot(t30, t17, 3196, 16069);
-    let t18a = r14(-(t29 * 16069 + t18 * 3196));
-    let t29a = r14(t29 * 3196 - t18 * 16069);
-    let (t21a, t26a) = rot(t26, t21, 13623, 9102);
-    let t22a = r14(-(t25 * 9102 + t22 * 13623));
-    let t25a = r14(t25 * 13623 - t22 * 9102);
+    let (t17a, t30a) = rot(l, t30, t17, 3196, 16069);
+    let t18a = l.v(r14(-(t29 * 16069 + t18 * 3196)));
+    let t29a = l.v(r14(t29 * 3196 - t18 * 16069));
+    let (t21a, t26a) = rot(l, t26, t21, 13623, 9102);
+    let t22a = l.v(r14(-(t25 * 9102 + t22 * 13623)));
+    let t25a = l.v(r14(t25 * 13623 - t22 * 9102));
 
-    let t16a = t16 + t19;
-    let t17 = t17a + t18a;
-    let t18 = t17a - t18a;
-    let t19a = t16 - t19;
-    let t20a = t23 - t20;
-    let t21 = t22a - t21a;
-    let t22 = t22a + t21a;
-    let t23a = t23 + t20;
-    let t24a = t24 + t27;
-    let t25 = t25a + t26a;
-    let t26 = t25a - t26a;
-    let t27a = t24 - t27;
-    let t28a = t31 - t28;
-    let t29 = t30a - t29a;
-    let t30 = t30a + t29a;
-    let t31a = t31 + t28;
+    let t16a = l.v(t16 + t19);
+    let t17 = l.v(t17a + t18a);
+    let t18 = l.v(t17a - t18a);
+    let t19a = l.v(t16 - t19);
+    let t20a = l.v(t23 - t20);
+    let t21 = l.v(t22a - t21a);
+    let t22 = l.v(t22a + t21a);
+    let t23a = l.v(t23 + t20);
+    let t24a = l.v(t24 + t27);
+    let t25 = l.v(t25a + t26a);
+    let t26 = l.v(t25a - t26a);
+    let t27a = l.v(t24 - t27);
+    let t28a = l.v(t31 - t28);
+    let t29 = l.v(t30a - t29a);
+    let t30 = l.v(t30a + t29a);
+    let t31a = l.v(t31 + t28);
 
-    let (t18a, t29a) = rot(t29, t18, 6270, 15137);
-    let (t19, t28) = rot(t28a, t19a, 6270, 15137);
-    let t20 = r14(-(t27a * 15137 + t20a * 6270));
-    let t27 = r14(t27a * 6270 - t20a * 15137);
-    let t21a = r14(-(t26 * 15137 + t21 * 6270));
-    let t26a = r14(t26 * 6270 - t21 * 15137);
+    let (t18a, t29a) = rot(l, t29, t18, 6270, 15137);
+    let (t19, t28) = rot(l, t28a, t19a, 6270, 15137);
+    let t20 = l.v(r14(-(t27a * 15137 + t20a * 6270)));
+    let t27 = l.v(r14(t27a * 6270 - t20a * 15137));
+    let t21a = l.v(r14(-(t26 * 15137 + t21 * 6270)));
+    let t26a = l.v(r14(t26 * 6270 - t21 * 15137));
 
-    let t16 = t16a + t23a;
-    let t17a = t17 + t22;
-    let t18 = t18a + t21a;
-    let t19a = t19 + t20;
-    let t20a = t19 - t20;
-    let t21 = t18a - t21a;
-    let t22a = t17 - t22;
-    let t23 = t16a - t23a;
-    let t24 = t31a - t24a;
-    let t25a = t30 - t25;
-    let t26 = t29a - t26a;
-    let t27a = t28 - t27;
-    let t28a = t28 + t27;
-    let t29 = t29a + t26a;
-    let t30a = t30 + t25;
-    let t31 = t31a + t24a;
+    let t16 = l.v(t16a + t23a);
+    let t17a = l.v(t17 + t22);
+    let t18 = l.v(t18a + t21a);
+    let t19a = l.v(t19 + t20);
+    let t20a = l.v(t19 - t20);
+    let t21 = l.v(t18a - t21a);
+    let t22a = l.v(t17 - t22);
+    let t23 = l.v(t16a - t23a);
+    let t24 = l.v(t31a - t24a);
+    let t25a = l.v(t30 - t25);
+    let t26 = l.v(t29a - t26a);
+    let t27a = l.v(t28 - t27);
+    let t28a = l.v(t28 + t27);
+    let t29 = l.v(t29a + t26a);
+    let t30a = l.v(t30 + t25);
+    let t31 = l.v(t31a + t24a);
 
-    let t20 = r14((t27a - t20a) * 11585);
-    let t27 = r14((t27a + t20a) * 11585);
-    let t21a = r14((t26 - t21) * 11585);
-    let t26a = r14((t26 + t21) * 11585);
-    let t22 = r14((t25a - t22a) * 11585);
-    let t25 = r14((t25a + t22a) * 11585);
-    let t23a = r14((t24 - t23) * 11585);
-    let t24a = r14((t24 + t23) * 11585);
+    let t20 = l.v(r14(l.v(t27a - t20a) * 11585));
+    let t27 = l.v(r14(l.v(t27a + t20a) * 11585));
+    let t21a = l.v(r14(l.v(t26 - t21) * 11585));
+    let t26a = l.v(r14(l.v(t26 + t21) * 11585));
+    let t22 = l.v(r14(l.v(t25a - t22a) * 11585));
+    let t25 = l.v(r14(l.v(t25a + t22a) * 11585));
+    let t23a = l.v(r14(l.v(t24 - t23) * 11585));
+    let t24a = l.v(r14(l.v(t24 + t23) * 11585));
 
     let o = [
         t31, t30a, t29, t28a, t27, t26a, t25, t24a, t23a, t22, t21a, t20, t19a, t18, t17a, t16,
     ];
     std::array::from_fn(|k| {
         if k < 16 {
-            e[k] + o[k]
+            l.v(e[k] + o[k])
         } else {
-            e[31 - k] - o[31 - k]
+            l.v(e[31 - k] - o[31 - k])
         }
     })
 }
 
-fn iadst4(i: &[W]) -> [W; 4] {
+fn iadst4(i: &[W], l: &Lanes) -> [W; 4] {
     let t0 = i[0] * 5283 + i[2] * 15212 + i[3] * 9929;
     let t1 = i[0] * 9929 - i[2] * 5283 - i[3] * 15212;
-    let t2 = (i[0] - i[2] + i[3]) * 13377;
+    let t2 = l.v(l.v(i[0] - i[2]) + i[3]) * 13377;
     let t3 = i[1] * 13377;
-    [r14(t0 + t3), r14(t1 + t3), r14(t2), r14(t0 + t1 - t3)]
+    [
+        l.v(r14(t0 + t3)),
+        l.v(r14(t1 + t3)),
+        l.v(r14(t2)),
+        l.v(r14(t0 + t1 - t3)),
+    ]
 }
 
-fn iadst8(i: &[W]) -> [W; 8] {
+fn iadst8(i: &[W], l: &Lanes) -> [W; 8] {
     let t0a = i[7] * 16305 + i[0] * 1606;
     let t1a = i[7] * 1606 - i[0] * 16305;
     let t2a = i[5] * 14449 + i[2] * 7723;
@@ -374,38 +400,38 @@ fn iadst8(i: &[W]) -> [W; 8] {
     let t6a = i[1] * 4756 + i[6] * 15679;
     let t7a = i[1] * 15679 - i[6] * 4756;
 
-    let t0 = r14(t0a + t4a);
-    let t1 = r14(t1a + t5a);
-    let t2 = r14(t2a + t6a);
-    let t3 = r14(t3a + t7a);
-    let t4 = r14(t0a - t4a);
-    let t5 = r14(t1a - t5a);
-    let t6 = r14(t2a - t6a);
-    let t7 = r14(t3a - t7a);
+    let t0 = l.v(r14(t0a + t4a));
+    let t1 = l.v(r14(t1a + t5a));
+    let t2 = l.v(r14(t2a + t6a));
+    let t3 = l.v(r14(t3a + t7a));
+    let t4 = l.v(r14(t0a - t4a));
+    let t5 = l.v(r14(t1a - t5a));
+    let t6 = l.v(r14(t2a - t6a));
+    let t7 = l.v(r14(t3a - t7a));
 
     let t4a = t4 * 15137 + t5 * 6270;
     let t5a = t4 * 6270 - t5 * 15137;
     let t6a = t7 * 15137 - t6 * 6270;
     let t7a = t7 * 6270 + t6 * 15137;
 
-    let t2b = t0 - t2;
-    let t3b = t1 - t3;
-    let t6b = r14(t4a - t6a);
-    let t7b = r14(t5a - t7a);
+    let t2b = l.v(t0 - t2);
+    let t3b = l.v(t1 - t3);
+    let t6b = l.v(r14(t4a - t6a));
+    let t7b = l.v(r14(t5a - t7a));
     [
-        t0 + t2,
-        -r14(t4a + t6a),
-        r14((t6b + t7b) * 11585),
-        -r14((t2b + t3b) * 11585),
-        r14((t2b - t3b) * 11585),
-        -r14((t6b - t7b) * 11585),
-        r14(t5a + t7a),
-        -(t1 + t3),
+        l.v(t0 + t2),
+        l.v(-l.v(r14(t4a + t6a))),
+        l.v(r14(l.v(t6b + t7b) * 11585)),
+        l.v(-l.v(r14(l.v(t2b + t3b) * 11585))),
+        l.v(r14(l.v(t2b - t3b) * 11585)),
+        l.v(-l.v(r14(l.v(t6b - t7b) * 11585))),
+        l.v(r14(t5a + t7a)),
+        l.v(-l.v(t1 + t3)),
     ]
 }
 
-fn iadst16(i: &[W]) -> [W; 16] {
-    // First stage: eight rotations of input pairs (15,0), (13,2), ... (1,14).
+fn iadst16(i: &[W], l: &Lanes) -> [W; 16] {
+    // First stage: eight rotations of input pairs (15,0), (13,2), ... (1,14), 32-bit.
     let pair =
         |hi: usize, lo: usize, c: i32, s: i32| (i[hi] * c + i[lo] * s, i[hi] * s - i[lo] * c);
     let (t0, t1) = pair(15, 0, 16364, 804);
@@ -417,22 +443,22 @@ fn iadst16(i: &[W]) -> [W; 16] {
     let (t12, t13) = pair(3, 12, 5520, 15426);
     let (t14, t15) = pair(1, 14, 2404, 16207);
 
-    let t0a = r14(t0 + t8);
-    let t1a = r14(t1 + t9);
-    let t2a = r14(t2 + t10);
-    let t3a = r14(t3 + t11);
-    let t4a = r14(t4 + t12);
-    let t5a = r14(t5 + t13);
-    let t6a = r14(t6 + t14);
-    let t7a = r14(t7 + t15);
-    let t8a = r14(t0 - t8);
-    let t9a = r14(t1 - t9);
-    let t10a = r14(t2 - t10);
-    let t11a = r14(t3 - t11);
-    let t12a = r14(t4 - t12);
-    let t13a = r14(t5 - t13);
-    let t14a = r14(t6 - t14);
-    let t15a = r14(t7 - t15);
+    let t0a = l.v(r14(t0 + t8));
+    let t1a = l.v(r14(t1 + t9));
+    let t2a = l.v(r14(t2 + t10));
+    let t3a = l.v(r14(t3 + t11));
+    let t4a = l.v(r14(t4 + t12));
+    let t5a = l.v(r14(t5 + t13));
+    let t6a = l.v(r14(t6 + t14));
+    let t7a = l.v(r14(t7 + t15));
+    let t8a = l.v(r14(t0 - t8));
+    let t9a = l.v(r14(t1 - t9));
+    let t10a = l.v(r14(t2 - t10));
+    let t11a = l.v(r14(t3 - t11));
+    let t12a = l.v(r14(t4 - t12));
+    let t13a = l.v(r14(t5 - t13));
+    let t14a = l.v(r14(t6 - t14));
+    let t15a = l.v(r14(t7 - t15));
 
     let t8 = t8a * 16069 + t9a * 3196;
     let t9 = t8a * 3196 - t9a * 16069;
@@ -443,22 +469,22 @@ fn iadst16(i: &[W]) -> [W; 16] {
     let t14 = t15a * 9102 - t14a * 13623;
     let t15 = t15a * 13623 + t14a * 9102;
 
-    let t0 = t0a + t4a;
-    let t1 = t1a + t5a;
-    let t2 = t2a + t6a;
-    let t3 = t3a + t7a;
-    let t4 = t0a - t4a;
-    let t5 = t1a - t5a;
-    let t6 = t2a - t6a;
-    let t7 = t3a - t7a;
-    let t8a = r14(t8 + t12);
-    let t9a = r14(t9 + t13);
-    let t10a = r14(t10 + t14);
-    let t11a = r14(t11 + t15);
-    let t12a = r14(t8 - t12);
-    let t13a = r14(t9 - t13);
-    let t14a = r14(t10 - t14);
-    let t15a = r14(t11 - t15);
+    let t0 = l.v(t0a + t4a);
+    let t1 = l.v(t1a + t5a);
+    let t2 = l.v(t2a + t6a);
+    let t3 = l.v(t3a + t7a);
+    let t4 = l.v(t0a - t4a);
+    let t5 = l.v(t1a - t5a);
+    let t6 = l.v(t2a - t6a);
+    let t7 = l.v(t3a - t7a);
+    let t8a = l.v(r14(t8 + t12));
+    let t9a = l.v(r14(t9 + t13));
+    let t10a = l.v(r14(t10 + t14));
+    let t11a = l.v(r14(t11 + t15));
+    let t12a = l.v(r14(t8 - t12));
+    let t13a = l.v(r14(t9 - t13));
+    let t14a = l.v(r14(t10 - t14));
+    let t15a = l.v(r14(t11 - t15));
 
     let t4a = t4 * 15137 + t5 * 6270;
     let t5a = t4 * 6270 - t5 * 15137;
@@ -469,99 +495,110 @@ fn iadst16(i: &[W]) -> [W; 16] {
     let t14 = t15a * 15137 - t14a * 6270;
     let t15 = t15a * 6270 + t14a * 15137;
 
-    let t2a = t0 - t2;
-    let t3a = t1 - t3;
-    let t6 = r14(t4a - t6a);
-    let t7 = r14(t5a - t7a);
-    let t10 = t8a - t10a;
-    let t11 = t9a - t11a;
-    let t14a = r14(t12 - t14);
-    let t15a = r14(t13 - t15);
+    let t2a = l.v(t0 - t2);
+    let t3a = l.v(t1 - t3);
+    let t6 = l.v(r14(t4a - t6a));
+    let t7 = l.v(r14(t5a - t7a));
+    let t10 = l.v(t8a - t10a);
+    let t11 = l.v(t9a - t11a);
+    let t14a = l.v(r14(t12 - t14));
+    let t15a = l.v(r14(t13 - t15));
 
     [
-        t0 + t2,
-        -(t8a + t10a),
-        r14(t12 + t14),
-        -r14(t4a + t6a),
-        r14((t7 + t6) * 11585),
-        r14(-(t14a + t15a) * 11585),
-        r14((t11 + t10) * 11585),
-        r14(-(t2a + t3a) * 11585),
-        r14((t2a - t3a) * 11585),
-        r14((t11 - t10) * 11585),
-        r14((t14a - t15a) * 11585),
-        r14((t7 - t6) * 11585),
-        r14(t5a + t7a),
-        -r14(t13 + t15),
-        t9a + t11a,
-        -(t1 + t3),
+        l.v(t0 + t2),
+        l.v(-l.v(t8a + t10a)),
+        l.v(r14(t12 + t14)),
+        l.v(-l.v(r14(t4a + t6a))),
+        l.v(r14(l.v(t7 + t6) * 11585)),
+        l.v(r14(l.v(-l.v(t14a + t15a)) * 11585)),
+        l.v(r14(l.v(t11 + t10) * 11585)),
+        l.v(r14(l.v(-l.v(t2a + t3a)) * 11585)),
+        l.v(r14(l.v(t2a - t3a) * 11585)),
+        l.v(r14(l.v(t11 - t10) * 11585)),
+        l.v(r14(l.v(t14a - t15a) * 11585)),
+        l.v(r14(l.v(t7 - t6) * 11585)),
+        l.v(r14(t5a + t7a)),
+        l.v(-l.v(r14(t13 + t15))),
+        l.v(t9a + t11a),
+        l.v(-l.v(t1 + t3)),
     ]
 }
 
-fn iwht4(i: &[W], first_pass: bool) -> [W; 4] {
+fn iwht4(i: &[W], first_pass: bool, l: &Lanes) -> [W; 4] {
     let s = if first_pass { 2 } else { 0 };
-    let mut t0 = i[0] >> s;
-    let mut t1 = i[3] >> s;
-    let mut t2 = i[1] >> s;
-    let mut t3 = i[2] >> s;
-    t0 = t0 + t2;
-    t3 = t3 - t1;
-    let t4 = (t0 - t3) >> 1;
-    t1 = t4 - t1;
-    t2 = t4 - t2;
-    t0 = t0 - t1;
-    t3 = t3 + t2;
+    let mut t0 = l.v(i[0] >> s);
+    let mut t1 = l.v(i[3] >> s);
+    let mut t2 = l.v(i[1] >> s);
+    let mut t3 = l.v(i[2] >> s);
+    t0 = l.v(t0 + t2);
+    t3 = l.v(t3 - t1);
+    let t4 = l.v(l.v(t0 - t3) >> 1);
+    t1 = l.v(t4 - t1);
+    t2 = l.v(t4 - t2);
+    t0 = l.v(t0 - t1);
+    t3 = l.v(t3 + t2);
     [t0, t1, t2, t3]
 }
 
 /// One 1-D transform of `n` inputs into `out`, truncated to int16 as FFmpeg stores it.
-fn tx_1d(kind: Tx1d, n: usize, input: &[W], first_pass: bool, out: &mut [i32]) {
+fn tx_1d(kind: Tx1d, n: usize, input: &[W], first_pass: bool, out: &mut [i32], l: &Lanes) {
     fn store<const N: usize>(v: [W; N], out: &mut [i32]) {
         for (o, x) in out.iter_mut().zip(v) {
             *o = trunc16(x);
         }
     }
     match (kind, n) {
-        (Tx1d::Dct, 4) => store(idct4(input), out),
-        (Tx1d::Dct, 8) => store(idct8(input), out),
-        (Tx1d::Dct, 16) => store(idct16(input), out),
-        (Tx1d::Dct, 32) => store(idct32(input), out),
-        (Tx1d::Adst, 4) => store(iadst4(input), out),
-        (Tx1d::Adst, 8) => store(iadst8(input), out),
-        (Tx1d::Adst, 16) => store(iadst16(input), out),
-        (Tx1d::Wht, 4) => store(iwht4(input, first_pass), out),
+        (Tx1d::Dct, 4) => store(idct4(input, l), out),
+        (Tx1d::Dct, 8) => store(idct8(input, l), out),
+        (Tx1d::Dct, 16) => store(idct16(input, l), out),
+        (Tx1d::Dct, 32) => store(idct32(input, l), out),
+        (Tx1d::Adst, 4) => store(iadst4(input, l), out),
+        (Tx1d::Adst, 8) => store(iadst8(input, l), out),
+        (Tx1d::Adst, 16) => store(iadst16(input, l), out),
+        (Tx1d::Wht, 4) => store(iwht4(input, first_pass, l), out),
         _ => unreachable!("no {kind:?} transform of size {n}"),
     }
 }
 
-/// The values FFmpeg adds to the destination, in raster order (`res[row * n + col]`).
+/// The values FFmpeg adds to the destination, in raster order (`res[row * n + col]`). Returns
+/// whether a value of FFmpeg's SIMD 16-bit lanes overflowed (see [`Lanes`]): only then can
+/// FFmpeg's SIMD and C functions differ on this block.
 ///
 /// `coefs` holds the block as the caller passed it (row-major, `n * n` values); for a DC-only
 /// call only `coefs[0]` is read.
-pub fn residual(tx: Transform, coefs: &[i16], dc_only: bool, res: &mut [i32]) {
+pub fn residual(tx: Transform, coefs: &[i16], dc_only: bool, res: &mut [i32]) -> bool {
     let n = tx.size.n();
     let shift = tx.size.final_shift(tx);
+    let l = Lanes::default();
     let round = |x: i32| -> i32 {
         if shift == 0 {
             x
         } else {
-            x.wrapping_add(1 << (shift - 1)) >> shift
+            l.v(W(x) + W(1 << (shift - 1))).0 >> shift
         }
     };
     if dc_only {
         let dc = W(coefs[0] as i32);
         let t = r14(r14(dc * 11585) * 11585);
         res[..n * n].fill(round(t.0));
-        return;
+        return l.overflowed();
     }
     // First pass: column c of the block becomes row c of `mid`.
     let mut mid = [0i32; 32 * 32];
     let mut col = [W(0); 32];
+    let lanes = Lanes::default();
     for c in 0..n {
         for (k, v) in col[..n].iter_mut().enumerate() {
             *v = W(coefs[k * n + c] as i32);
         }
-        tx_1d(tx.first, n, &col[..n], true, &mut mid[c * n..c * n + n]);
+        tx_1d(
+            tx.first,
+            n,
+            &col[..n],
+            true,
+            &mut mid[c * n..c * n + n],
+            &lanes,
+        );
     }
     // Second pass: column c of `mid` gives column c of the residual.
     let mut out = [0i32; 32];
@@ -569,11 +606,12 @@ pub fn residual(tx: Transform, coefs: &[i16], dc_only: bool, res: &mut [i32]) {
         for (k, v) in col[..n].iter_mut().enumerate() {
             *v = W(mid[k * n + c]);
         }
-        tx_1d(tx.second, n, &col[..n], false, &mut out[..n]);
+        tx_1d(tx.second, n, &col[..n], false, &mut out[..n], &lanes);
         for (r, &o) in out[..n].iter().enumerate() {
             res[r * n + c] = round(o);
         }
     }
+    lanes.overflowed() || l.overflowed()
 }
 
 /// Adds a residual to `dst` with clipping, in FFmpeg's order (column by column, top to
@@ -613,7 +651,14 @@ pub unsafe fn itx_add_now(tx: Transform, dst: *mut u8, stride: isize, block: *mu
 pub fn one_d(kind: Tx1d, input: &[i32], first_pass: bool) -> Vec<i32> {
     let w: Vec<W> = input.iter().map(|&x| W(x)).collect();
     let mut out = vec![0; input.len()];
-    tx_1d(kind, input.len(), &w, first_pass, &mut out);
+    tx_1d(
+        kind,
+        input.len(),
+        &w,
+        first_pass,
+        &mut out,
+        &Lanes::default(),
+    );
     out
 }
 

@@ -1,0 +1,296 @@
+//! The VP9 provider for FFmpeg 5.1 (see `ffmpeg-patches/ffmpeg-5.1`).
+//!
+//! The patched decoder looks `daedalus_vp9_provider` up with `dlsym(RTLD_DEFAULT, ...)`, so it
+//! is found both when this library is LD_PRELOADed and when it is linked into the program.
+//! After `ff_vp9dsp_init()` the decoder calls `attach`, which keeps FFmpeg's filled table as
+//! the CPU fallback and replaces every 8-bit `itxfm_add` entry with a recording function.
+//! The decoder then reports each frame it writes (`frame_begin`/`frame_end`: the frame's
+//! buffers are registered, so the GPU can work on them in place) and syncs wherever it reads
+//! or publishes pixels; each sync completes the calling thread's pending work.
+//!
+//! The transient-memory rule: a call whose pixels are not inside a frame being decoded (the
+//! decoder's emulated-edge buffers) runs at once with FFmpeg's own function, because the
+//! decoder copies those pixels out right after the call.
+
+use crate::batch::{self, Origin, FFMPEG_ITX};
+use crate::kernels::itx::{self, Transform, Tx1d, TxSize};
+use crate::stats::{self, Reason, COUNTERS};
+use crate::vp9dsp::{ffmpeg_tx_type, ItxfmAddFn, Vp9DspContext};
+use std::ffi::{c_int, c_void};
+
+/// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
+pub const ABI_VERSION: c_int = 1;
+
+/// The frame the decoder writes (the patch's `FFVP9ProviderFrame`).
+#[repr(C)]
+pub struct DaedalusVp9Frame {
+    pub data: [*mut u8; 3],
+    pub linesize: [isize; 3],
+    pub width: c_int,
+    pub height: c_int,
+    pub ss_h: c_int,
+    pub ss_v: c_int,
+    pub bpp: c_int,
+    /// The buffers that hold the planes: every byte the decoder may write.
+    pub buf_data: [*mut u8; 3],
+    pub buf_size: [usize; 3],
+}
+
+/// The hooks the patched decoder calls (the patch's `FFVP9Provider`).
+#[repr(C)]
+pub struct DaedalusVp9Provider {
+    pub abi_version: c_int,
+    pub dsp_size: usize,
+    pub attach: unsafe extern "C" fn(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void,
+    pub frame_begin: unsafe extern "C" fn(ctx: *mut c_void, frame: *const DaedalusVp9Frame),
+    pub sync: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        reason: c_int,
+        plane: c_int,
+        x: c_int,
+        y: c_int,
+        w: c_int,
+        h: c_int,
+    ),
+    pub frame_end: unsafe extern "C" fn(ctx: *mut c_void, frame: *const DaedalusVp9Frame),
+    pub detach: unsafe extern "C" fn(ctx: *mut c_void),
+}
+
+pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
+    abi_version: ABI_VERSION,
+    dsp_size: std::mem::size_of::<Vp9DspContext>(),
+    attach,
+    frame_begin,
+    sync,
+    frame_end,
+    detach,
+};
+
+/// The patch's sync reasons.
+const SYNC_INTRA: c_int = 1;
+const SYNC_ROW_DONE: c_int = 2;
+const SYNC_ROW_PUBLISHED: c_int = 3;
+
+/// A context the decoder holds while the provider takes part; it carries no state.
+static ATTACHED: u8 = 0;
+
+fn ctx() -> *mut c_void {
+    &ATTACHED as *const u8 as *mut c_void
+}
+
+/// Stands in for a table entry FFmpeg left empty (it fills them all).
+unsafe extern "C" fn reference_iwht(dst: *mut u8, stride: isize, block: *mut i16, eob: c_int) {
+    itx::itx_add_now(
+        Transform::new(TxSize::T4, Tx1d::Wht, Tx1d::Wht),
+        dst,
+        stride,
+        block,
+        eob,
+    );
+}
+
+/// Where FFmpeg's table keeps a transform: `itxfm_add[row][column]`.
+fn table_position(tx: Transform) -> (usize, usize) {
+    if tx.first == Tx1d::Wht {
+        return (4, 0);
+    }
+    let column = ffmpeg_tx_type(tx.first == Tx1d::Adst, tx.second == Tx1d::Adst);
+    (tx.size as usize, column)
+}
+
+/// The recording function installed for transform `I`.
+unsafe extern "C" fn provider_itx<const I: usize>(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    let tx = Transform::ALL[I];
+    crate::ffi::guard("a VP9 transform", (), || {
+        batch::record_itx(tx, dst, stride, block, eob, Origin::Ffmpeg)
+    })
+}
+
+const RECORDERS: [ItxfmAddFn; 14] = [
+    provider_itx::<0>,
+    provider_itx::<1>,
+    provider_itx::<2>,
+    provider_itx::<3>,
+    provider_itx::<4>,
+    provider_itx::<5>,
+    provider_itx::<6>,
+    provider_itx::<7>,
+    provider_itx::<8>,
+    provider_itx::<9>,
+    provider_itx::<10>,
+    provider_itx::<11>,
+    provider_itx::<12>,
+    provider_itx::<13>,
+];
+
+unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void {
+    crate::ffi::guard("attach", std::ptr::null_mut(), || {
+        if crate::config::get().mode == crate::config::Mode::Off {
+            crate::log::once(
+                crate::log::Level::Info,
+                "off",
+                format_args!("DAEDALUS=off: FFmpeg's own functions run"),
+            );
+            return std::ptr::null_mut();
+        }
+        register_stats_at_exit();
+        if dsp.is_null() || bpp != 8 {
+            // Other bit depths keep FFmpeg's functions until their kernels exist.
+            return std::ptr::null_mut();
+        }
+        let dsp = &mut *dsp;
+        FFMPEG_ITX.get_or_init(|| {
+            Transform::ALL.map(|tx| {
+                let (row, column) = table_position(tx);
+                // FFmpeg's own functions, its SIMD where it has some (benches/simd_agreement
+                // shows they match its C wherever 16-bit lanes do not overflow).
+                dsp.itxfm_add[row][column].unwrap_or(reference_iwht as ItxfmAddFn)
+            })
+        });
+        for row in 0..5 {
+            for column in 0..4 {
+                let tx = match row {
+                    4 => Transform::new(TxSize::T4, Tx1d::Wht, Tx1d::Wht),
+                    3 => Transform::new(TxSize::T32, Tx1d::Dct, Tx1d::Dct),
+                    _ => {
+                        let adst = |on: bool| if on { Tx1d::Adst } else { Tx1d::Dct };
+                        // [DCT_ADST] holds iadst_idct, [ADST_DCT] holds idct_iadst.
+                        Transform::new(
+                            TxSize::ALL[row],
+                            adst(column & 1 != 0),
+                            adst(column & 2 != 0),
+                        )
+                    }
+                };
+                dsp.itxfm_add[row][column] = Some(RECORDERS[tx.index()]);
+            }
+        }
+        ctx()
+    })
+}
+
+unsafe fn frame_buffers(frame: *const DaedalusVp9Frame) -> Vec<(usize, usize)> {
+    let Some(f) = frame.as_ref() else {
+        return Vec::new();
+    };
+    let mut buffers: Vec<(usize, usize)> = Vec::new();
+    for i in 0..3 {
+        let (p, len) = (f.buf_data[i] as usize, f.buf_size[i]);
+        if p != 0 && len > 0 && !buffers.contains(&(p, len)) {
+            buffers.push((p, len));
+        }
+    }
+    buffers
+}
+
+unsafe extern "C" fn frame_begin(_ctx: *mut c_void, frame: *const DaedalusVp9Frame) {
+    crate::ffi::guard("frame_begin", (), || {
+        for (p, len) in frame_buffers(frame) {
+            if let Err(e) = crate::regions::register(p, len) {
+                // Its blocks then run at once with FFmpeg's functions: slower, still exact.
+                crate::debug!("frame buffer {p:#x}+{len} not registered: {e}");
+            }
+        }
+    })
+}
+
+unsafe extern "C" fn sync(
+    _ctx: *mut c_void,
+    reason: c_int,
+    _plane: c_int,
+    _x: c_int,
+    _y: c_int,
+    _w: c_int,
+    _h: c_int,
+) {
+    crate::ffi::guard("sync", (), || {
+        let reason = match reason {
+            SYNC_INTRA => Reason::Intra,
+            SYNC_ROW_DONE => Reason::RowDone,
+            SYNC_ROW_PUBLISHED => Reason::RowPublished,
+            _ => Reason::Caller,
+        };
+        batch::flush_for(reason);
+    })
+}
+
+unsafe extern "C" fn frame_end(_ctx: *mut c_void, frame: *const DaedalusVp9Frame) {
+    crate::ffi::guard("frame_end", (), || {
+        batch::flush_for(Reason::FrameEnd);
+        for (p, _) in frame_buffers(frame) {
+            crate::regions::unregister(p);
+        }
+    })
+}
+
+unsafe extern "C" fn detach(_ctx: *mut c_void) {
+    crate::ffi::guard("detach", (), || batch::flush_for(Reason::Caller))
+}
+
+fn register_stats_at_exit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    if crate::config::get().stats_at_exit {
+        ONCE.call_once(|| unsafe {
+            libc::atexit(print_stats);
+        });
+    }
+}
+
+/// One line of `key=value` counters (`DAEDALUS_STATS=1`), printed at exit.
+pub fn stats_line() -> String {
+    let c = &COUNTERS;
+    let r = |x: &std::sync::atomic::AtomicU64| stats::read(x);
+    // gpu: the device ran the work; cpu: the CPU reference did (DAEDALUS=cpu, or no usable
+    // device); unused: nothing was deferred, so no device was set up; off: DAEDALUS=off.
+    let (device, path) = match crate::config::get().mode {
+        crate::config::Mode::Off => ("none".to_string(), "off"),
+        crate::config::Mode::Cpu => ("cpu".to_string(), "cpu"),
+        crate::config::Mode::Gpu => match crate::gpu::state() {
+            crate::gpu::State::Usable(g) => (g.info.name.clone(), "gpu"),
+            crate::gpu::State::Unavailable => ("cpu".to_string(), "cpu"),
+            crate::gpu::State::NotSetUp => ("none".to_string(), "unused"),
+        },
+    };
+    let submissions = r(&c.submissions);
+    let mean = if submissions > 0 {
+        r(&c.gpu_calls) as f64 / submissions as f64
+    } else {
+        0.0
+    };
+    format!(
+        "daedalus: device=\"{device}\" path={path} itx_deferred={} itx_immediate={} itx_gpu={} \
+         itx_cpu={} itx_ffmpeg={} submissions={submissions} dispatches={} flushes={} flush_intra={} flush_row={} \
+         flush_published={} flush_frame_end={} flush_overlap={} flush_full={} flush_immediate={} flush_registry={} \
+         calls_per_submission_mean={mean:.1} calls_per_submission_max={} gpu_busy_ms={:.3} \
+         host_bytes_to_device={} host_bytes_from_device={} pixel_bytes_copied={}",
+        r(&c.deferred),
+        r(&c.immediate),
+        r(&c.gpu_calls),
+        r(&c.cpu_calls),
+        r(&c.ffmpeg_calls),
+        r(&c.dispatches),
+        r(&c.flushes),
+        r(&c.flushes_intra),
+        r(&c.flushes_row),
+        r(&c.flushes_published),
+        r(&c.flushes_frame_end),
+        r(&c.flushes_overlap),
+        r(&c.flushes_full),
+        r(&c.flushes_immediate),
+        r(&c.flushes_registry),
+        r(&c.max_calls_per_submission),
+        r(&c.gpu_busy_ns) as f64 / 1e6,
+        r(&c.bytes_to_device),
+        r(&c.bytes_from_device),
+        r(&c.pixel_bytes_copied),
+    )
+}
+
+extern "C" fn print_stats() {
+    let _ = std::panic::catch_unwind(|| eprintln!("{}", stats_line()));
+}
