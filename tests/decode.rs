@@ -655,3 +655,56 @@ fn ffmpeg_fate_passes_without_daedalus() {
     assert!(tests.len() > 80, "only {} FATE tests ran", tests.len());
     println!("{} FATE tests passed", tests.len());
 }
+
+/// Two VP9 decoders in one process (two inputs of one ffmpeg, each with its own frame or slice
+/// threads): each output equals Debian's ffmpeg, all on the GPU path.
+#[test]
+fn several_decoders_in_one_process() {
+    let s = setup();
+    let pick = |name: &str| {
+        s.streams
+            .iter()
+            .find(|st| st.name == name)
+            .expect("a corpus stream")
+            .clone()
+    };
+    let (a, b) = (pick("natural-bikes"), pick("tiles-720p"));
+    let dir = std::env::temp_dir().join(format!("daedalus-two-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for threading in [THREADING[1], THREADING[2]] {
+        let (out_a, out_b) = (dir.join("a.framemd5"), dir.join("b.framemd5"));
+        let mut cmd = Command::new(&s.ffmpeg);
+        cmd.args(["-nostdin", "-v", "error", "-bitexact"])
+            .args(threading.1)
+            .arg("-i")
+            .arg(&a.path);
+        cmd.args(threading.1).arg("-i").arg(&b.path);
+        cmd.args(["-map", "0:v", "-autoscale", "0", "-f", "framemd5", "-y"])
+            .arg(&out_a);
+        cmd.args(["-map", "1:v", "-autoscale", "0", "-f", "framemd5", "-y"])
+            .arg(&out_b);
+        cmd.env("LD_PRELOAD", &s.lib)
+            .env("DAEDALUS", "gpu")
+            .env("DAEDALUS_STATS", "1");
+        let out = run(cmd);
+        assert_eq!(out.status, Some(0), "{}: {}", threading.0, out.stderr);
+        assert_eq!(
+            stat(&out.stderr, "path"),
+            Some("gpu"),
+            "{}: {}",
+            threading.0,
+            out.stderr
+        );
+        for (file, stream) in [(&out_a, &a), (&out_b, &b)] {
+            let got = frames(&std::fs::read(file).unwrap());
+            assert_eq!(
+                got,
+                reference(stream),
+                "{} / {}: differs from Debian's ffmpeg",
+                stream.name,
+                threading.0
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
