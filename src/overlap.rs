@@ -84,6 +84,22 @@ struct RegionBits {
 }
 
 impl RegionBits {
+    fn new(id: u64, len: usize) -> RegionBits {
+        RegionBits {
+            id,
+            len,
+            cell_stride: 0,
+            stride_magic: 0,
+            cells_used: false,
+            words_per_cell_row: 0,
+            full: Vec::new(),
+            partial: Vec::new(),
+            cells_dirty: Dirty::CLEAN,
+            bytes: Vec::new(),
+            bytes_dirty: Dirty::CLEAN,
+        }
+    }
+
     fn clear(&mut self) {
         self.cells_dirty.zero(&mut self.full);
         self.cells_dirty.zero(&mut self.partial);
@@ -251,19 +267,7 @@ impl Occupancy {
             _ => self.regions.iter().position(|r| r.id == region),
         };
         let at = hit.unwrap_or_else(|| {
-            self.regions.push(RegionBits {
-                id: region,
-                len: region_len,
-                cell_stride: 0,
-                stride_magic: 0,
-                cells_used: false,
-                words_per_cell_row: 0,
-                full: Vec::new(),
-                partial: Vec::new(),
-                cells_dirty: Dirty::CLEAN,
-                bytes: Vec::new(),
-                bytes_dirty: Dirty::CLEAN,
-            });
+            self.regions.push(RegionBits::new(region, region_len));
             self.regions.len() - 1
         });
         self.last_region = at;
@@ -413,19 +417,7 @@ mod tests {
     #[test]
     fn row_of_divides_exactly() {
         let mut rng = Rng(8);
-        let mut bits = RegionBits {
-            id: 0,
-            len: 1 << 31,
-            cell_stride: 0,
-            stride_magic: 0,
-            cells_used: false,
-            words_per_cell_row: 0,
-            full: Vec::new(),
-            partial: Vec::new(),
-            cells_dirty: Dirty::CLEAN,
-            bytes: Vec::new(),
-            bytes_dirty: Dirty::CLEAN,
-        };
+        let mut bits = RegionBits::new(0, 1 << 31);
         for d in (1..300).chain([1920, 1984, 4096, 7680, 65535, 1 << 20, (1 << 31) - 1]) {
             bits.cell_stride = d;
             bits.stride_magic = (u64::MAX / d as u64).wrapping_add(1);
