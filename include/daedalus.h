@@ -311,3 +311,171 @@ const void *daedalus_vp9_provider(void);
 #endif  // __cplusplus
 
 #endif  /* DAEDALUS_H */
+
+#ifndef DAEDALUS_DSP_EXPORTS_H
+#define DAEDALUS_DSP_EXPORTS_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Motion compensation: FFmpeg 5.1's VP9 `mc` functions, 8-bit, with its signature
+ * (dst, dst_stride, src, src_stride, h, mx, my). The source window (see the README)
+ * is read during the call; dst holds FFmpeg's result once daedalus_flush() returns.
+ */
+void daedalus_vp9_copy64(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_64h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_64v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_64hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_64h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_64v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_64hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_64h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_64v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_64hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_64h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_64v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_64hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg64(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_64h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_64v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_64hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_64h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_64v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_64hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_64h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_64v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_64hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_64h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_64v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_64hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_copy32(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_32h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_32v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_32hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_32h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_32v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_32hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_32h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_32v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_32hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_32h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_32v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_32hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg32(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_32h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_32v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_32hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_32h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_32v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_32hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_32h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_32v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_32hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_32h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_32v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_32hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_copy16(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_16h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_16v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_16hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_16h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_16v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_16hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_16h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_16v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_16hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_16h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_16v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_16hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg16(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_16h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_16v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_16hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_16h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_16v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_16hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_16h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_16v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_16hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_16h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_16v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_16hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_copy8(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_8h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_8v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_8hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_8h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_8v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_8hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_8h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_8v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_8hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_8h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_8v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_8hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg8(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_8h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_8v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_8hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_8h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_8v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_8hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_8h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_8v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_8hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_8h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_8v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_8hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_copy4(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_4h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_4v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_smooth_4hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_4h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_4v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_regular_4hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_4h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_4v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_8tap_sharp_4hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_4h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_4v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_put_bilin_4hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg4(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_4h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_4v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_smooth_4hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_4h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_4v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_regular_4hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_4h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_4v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_8tap_sharp_4hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_4h(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_4v(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+void daedalus_vp9_avg_bilin_4hv(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);
+
+/*
+ * Loop filters: FFmpeg 5.1's VP9 loop-filter functions, 8-bit, with its signature
+ * (dst, stride, E, I, H); dst holds FFmpeg's result once daedalus_flush() returns.
+ */
+void daedalus_vp9_loop_filter_h_4_8(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_h_8_8(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_h_16_8(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_h_16_16(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_h_44_16(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_h_48_16(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_h_84_16(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_h_88_16(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_v_4_8(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_v_8_8(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_v_16_8(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_v_16_16(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_v_44_16(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_v_48_16(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_v_84_16(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+void daedalus_vp9_loop_filter_v_88_16(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

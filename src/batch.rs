@@ -1,7 +1,8 @@
 //! The per-thread recorder.
 //!
-//! A call copies its coefficients into the thread's arena (the stream's mapped upload buffer
-//! on the GPU path), zeroes the caller's block as FFmpeg does, and records a job; [`flush`]
+//! A call copies what it reads besides its pixels into the thread's arena (the stream's mapped
+//! upload buffer on the GPU path): a transform's coefficients (zeroing the caller's block as
+//! FFmpeg does), a motion compensation's source window. It records its jobs; [`flush`]
 //! executes everything the thread recorded and returns with the pixels in place.
 //!
 //! On the GPU path each call is placed as it is recorded, while its data is at hand: which
@@ -24,6 +25,9 @@
 use crate::gpu::stream::{Buf, Dispatch, Stream, MAX_SLOTS};
 use crate::gpu::{self, GpuResult};
 use crate::kernels::itx::{self, GpuJob, ItxKernel, Transform, Tx1d, TxSize};
+use crate::kernels::lf::{self, LfDir, LfFunction, LfHalf};
+use crate::kernels::mc::{self, McFunction};
+use crate::kernels::{job_words, KERNEL_COUNT, LF_KERNEL, MC_KERNEL};
 use crate::overlap::Occupancy;
 use crate::regions::{self, Placement, Region};
 use crate::stats::{self, Reason, COUNTERS};
@@ -48,8 +52,150 @@ const KERNELS: [ItxKernel; ItxKernel::COUNT] = {
     all
 };
 
-/// Runs a call at once: FFmpeg's own function for its decoder's calls, else the reference.
-unsafe fn run_at_once(
+/// A recorded job's words: the first [`job_words`] of them are used. Words 0 and 1 are always
+/// the job's pixel (a byte offset into its pixel buffer) and the stride.
+pub type Job = [u32; 8];
+
+/// One call of a DSP function, as the recorder handles it.
+#[derive(Clone, Copy)]
+pub enum Op {
+    Itx {
+        tx: Transform,
+        block: *mut i16,
+        eob: i32,
+    },
+    Mc {
+        f: McFunction,
+        src: *const u8,
+        src_stride: isize,
+        h: i32,
+        mx: i32,
+        my: i32,
+    },
+    Lf {
+        f: LfFunction,
+        e: i32,
+        i: i32,
+        h: i32,
+    },
+}
+
+/// The pixels a call reads and writes: `w` x `h` bytes from `at`, rows `stride` apart.
+#[derive(Clone, Copy)]
+struct Rect {
+    at: *mut u8,
+    stride: isize,
+    w: usize,
+    h: usize,
+}
+
+impl Rect {
+    /// First and one-past-last byte; `first > end` when the block wraps the address space.
+    fn span(&self) -> (usize, usize) {
+        let last_row = (self.h as isize - 1).wrapping_mul(self.stride);
+        let first = (self.at as usize).wrapping_add(last_row.min(0) as usize);
+        let end = (self.at as usize)
+            .wrapping_add(last_row.max(0) as usize)
+            .wrapping_add(self.w);
+        (first, end)
+    }
+
+    fn pixel(&self, row: usize, col: usize) -> *mut u8 {
+        self.at
+            .wrapping_offset(row as isize * self.stride + col as isize)
+    }
+}
+
+fn spans_meet(a: (usize, usize), b: (usize, usize)) -> bool {
+    a.0 < b.1 && b.0 < a.1
+}
+
+impl Op {
+    /// The pixels the call reads and writes when its destination is `dst`.
+    fn rect(&self, dst: *mut u8, stride: isize) -> Rect {
+        let (w, h) = match *self {
+            Op::Itx { tx, .. } => (tx.size.n(), tx.size.n()),
+            Op::Mc { f, h, .. } => (f.width, h.max(1) as usize),
+            Op::Lf { f, .. } => {
+                let reach = f.reach();
+                return match f.dir() {
+                    LfDir::H => Rect {
+                        at: dst.wrapping_sub(reach),
+                        stride,
+                        w: 2 * reach,
+                        h: f.lines(),
+                    },
+                    LfDir::V => Rect {
+                        at: dst.wrapping_offset(-(reach as isize) * stride),
+                        stride,
+                        w: f.lines(),
+                        h: 2 * reach,
+                    },
+                };
+            }
+        };
+        Rect {
+            at: dst,
+            stride,
+            w,
+            h,
+        }
+    }
+
+    /// The source pixels a motion compensation reads.
+    fn source(&self) -> Option<Rect> {
+        let Op::Mc {
+            f,
+            src,
+            src_stride,
+            h,
+            ..
+        } = *self
+        else {
+            return None;
+        };
+        let win = f.window();
+        Some(Rect {
+            at: src.wrapping_offset(-(win.above as isize) * src_stride - win.left as isize)
+                as *mut u8,
+            stride: src_stride,
+            w: win.width(f.width),
+            h: win.height(h as usize),
+        })
+    }
+
+    /// Arena room (in coefficients) that recording the call takes.
+    fn room(&self) -> usize {
+        match *self {
+            Op::Itx { tx, eob, .. } if !tx.is_dc_only_call(eob) => tx.coefs(),
+            Op::Mc { .. } => {
+                let s = self.source().expect("MC has a source");
+                (s.w * s.h).div_ceil(2)
+            }
+            _ => 0,
+        }
+    }
+
+    /// Runs the call at once: FFmpeg's own function for its decoder's transforms, else the
+    /// reference.
+    unsafe fn run_at_once(&self, dst: *mut u8, stride: isize, origin: Origin) {
+        match *self {
+            Op::Itx { tx, block, eob } => run_itx_at_once(tx, dst, stride, block, eob, origin),
+            Op::Mc {
+                f,
+                src,
+                src_stride,
+                h,
+                mx,
+                my,
+            } => mc::mc_now(f, dst, stride, src, src_stride, h, mx, my),
+            Op::Lf { f, e, i, h } => lf::lf_now(f, dst, stride, e, i, h),
+        }
+    }
+}
+
+/// Runs a transform at once: FFmpeg's own function for its decoder's calls, else the reference.
+unsafe fn run_itx_at_once(
     tx: Transform,
     dst: *mut u8,
     stride: isize,
@@ -64,8 +210,8 @@ unsafe fn run_at_once(
 }
 
 /// A call of FFmpeg's decoder on a transient buffer: at once, with FFmpeg's function.
-unsafe fn run_transient(tx: Transform, dst: *mut u8, stride: isize, block: *mut i16, eob: i32) {
-    run_at_once(tx, dst, stride, block, eob, Origin::Ffmpeg);
+unsafe fn run_transient(op: &Op, dst: *mut u8, stride: isize) {
+    op.run_at_once(dst, stride, Origin::Ffmpeg);
     stats::add(&COUNTERS.immediate, 1);
 }
 
@@ -90,14 +236,14 @@ impl RegionView {
     }
 }
 
-/// Runs one recorded call on the CPU: the reference, or FFmpeg's own function for a call of
-/// FFmpeg's decoder whose 16-bit lanes overflow. `coef` is the arena offset of its
+/// Runs one recorded transform on the CPU: the reference, or FFmpeg's own function for a call
+/// of FFmpeg's decoder whose 16-bit lanes overflow. `coef` is the arena offset of its
 /// coefficients, or for a DC-only kernel the DC value.
 ///
 /// # Safety
 /// The call's pixels must be valid; a full kernel's coefficients must be in `arena`.
-unsafe fn run_call_on_cpu(
-    kernel: u8,
+unsafe fn run_itx_on_cpu(
+    kernel: ItxKernel,
     dst: *mut u8,
     stride: isize,
     coef: u32,
@@ -105,7 +251,6 @@ unsafe fn run_call_on_cpu(
     arena: *const i16,
 ) {
     let mut res = [0i32; 32 * 32];
-    let kernel = KERNELS[kernel as usize];
     let n = kernel.size().n();
     let overflow = match kernel {
         ItxKernel::Full(tx) => {
@@ -125,14 +270,24 @@ unsafe fn run_call_on_cpu(
     itx::add_residual(dst, stride, n, &res);
 }
 
-/// First and one-past-last byte an `n` x `n` block touches.
-fn span(dst: *mut u8, stride: isize, n: usize) -> (usize, usize) {
-    let last_row = (n as isize - 1).wrapping_mul(stride);
-    let first = (dst as usize).wrapping_add(last_row.min(0) as usize);
-    let end = (dst as usize)
-        .wrapping_add(last_row.max(0) as usize)
-        .wrapping_add(n);
-    (first, end)
+/// Runs one recorded job on the CPU, on the pixels at `dst` (rows `stride` apart).
+///
+/// # Safety
+/// The job's pixels must be valid, and what it reads of the arena must be there.
+unsafe fn run_job_on_cpu(kernel: u8, dst: *mut u8, stride: isize, job: &Job, arena: *const i16) {
+    match kernel as usize {
+        MC_KERNEL => {
+            let (f, mx, my) = McFunction::from_params(job[4]);
+            let src = (arena as *const u8).add(job[2] as usize);
+            let rows = mc::tile_rows(job[4]) as i32;
+            mc::mc_now(f, dst, stride, src, job[3] as i32 as isize, rows, mx, my);
+        }
+        LF_KERNEL => {
+            let (half, dir) = LfHalf::from_params(job[2]);
+            lf::filter_half(dst, stride, dir, half);
+        }
+        k => run_itx_on_cpu(KERNELS[k], dst, stride, job[2], job[3], arena),
+    }
 }
 
 /// Copies a coefficient block (any alignment) and zeroes it, sizes known at compile time so
@@ -144,8 +299,8 @@ unsafe fn move_and_zero<const BYTES: usize>(from: *mut u8, to: *mut u8) {
     ptr::write_unaligned(from as *mut [u8; BYTES], [0u8; BYTES]);
 }
 
-/// Where recorded coefficients go: the stream's mapped upload buffer on the GPU path, a
-/// vector on the CPU path.
+/// Where recorded coefficients and source windows go: the stream's mapped upload buffer on
+/// the GPU path, a vector on the CPU path.
 struct Arena {
     ptr: *mut i16,
     /// In coefficients.
@@ -154,24 +309,19 @@ struct Arena {
     len: usize,
 }
 
-/// A call of the CPU path, run in recorded order at the flush.
+/// A job with its pixels' host address: the CPU path's record, run in recorded order at the
+/// flush, and the GPU path's record of a job on copied pixels.
 struct Call {
     dst: *mut u8,
     stride: isize,
     kernel: u8,
-    coef: u32,
-    flags: u32,
+    job: Job,
 }
 
 /// A block of the GPU path whose pixels travel through the staging buffer.
 struct Copied {
-    dst: *mut u8,
-    stride: isize,
-    n: usize,
+    rect: Rect,
     staging: usize,
-    kernel: u8,
-    coef: u32,
-    flags: u32,
 }
 
 /// The imported region that the last call was in: consecutive calls nearly always share it.
@@ -229,7 +379,7 @@ unsafe fn run_ffmpeg(tx: Transform, dst: *mut u8, stride: isize, coefs: &[i16], 
     stats::add(&COUNTERS.ffmpeg_calls, 1);
 }
 
-/// A job's flags word: FROM_FFMPEG and the call's eob (shaders/itx_main.glsl).
+/// A transform job's flags word: FROM_FFMPEG and the call's eob (shaders/itx_main.glsl).
 fn job_flags(origin: Origin, eob: i32) -> u32 {
     match origin {
         Origin::Api => 0,
@@ -241,14 +391,21 @@ fn job_eob(flags: u32) -> i32 {
     (flags >> 16) as i32
 }
 
+/// Most job words one call adds (a 64x64 motion compensation: 64 tiles).
+const MAX_CALL_WORDS: usize = 64 * 8;
+
 /// The pending work of the GPU path.
 struct GpuBatch {
     stream: Stream,
-    /// Jobs by `kernel * MAX_SLOTS + slot`, and the buckets in use in first-use order.
-    buckets: Vec<Vec<GpuJob>>,
+    /// Job words by `kernel * MAX_SLOTS + slot`, and the buckets in use in first-use order.
+    buckets: Vec<Vec<u32>>,
     used: Vec<usize>,
+    /// Calls and job words pending.
     pending: usize,
+    pending_words: usize,
     copied: Vec<Copied>,
+    /// The jobs on copied pixels, with their host addresses.
+    copied_calls: Vec<Call>,
     staging_len: usize,
     /// The imported regions of slots 1.. (slot 0 is the staging buffer).
     slots: Vec<Arc<Region>>,
@@ -258,22 +415,22 @@ struct GpuBatch {
     /// no import outlives its registration for longer than the pending batch.
     regions: Vec<Arc<Region>>,
     regions_version: u64,
-    /// Most jobs one submission takes (the job buffer's limit).
-    max_jobs: usize,
+    /// Most job words one submission takes (the job buffer's limit).
+    max_words: usize,
 }
 
 impl GpuBatch {
     fn new(stream: Stream) -> GpuBatch {
-        let max_jobs = stream.max_buffer_bytes() as usize / std::mem::size_of::<GpuJob>();
+        let max_words = stream.max_buffer_bytes() as usize / 4 - 2 * MAX_CALL_WORDS;
         GpuBatch {
-            max_jobs,
+            max_words,
             stream,
-            buckets: (0..ItxKernel::COUNT * MAX_SLOTS)
-                .map(|_| Vec::new())
-                .collect(),
+            buckets: (0..KERNEL_COUNT * MAX_SLOTS).map(|_| Vec::new()).collect(),
             used: Vec::new(),
             pending: 0,
+            pending_words: 0,
             copied: Vec::new(),
+            copied_calls: Vec::new(),
             staging_len: 0,
             slots: Vec::new(),
             current: None,
@@ -283,19 +440,13 @@ impl GpuBatch {
         }
     }
 
-    /// Decides where an `n` x `n` block at `dst` goes and claims its pixels.
-    fn place(
-        &mut self,
-        dst: *mut u8,
-        stride: isize,
-        n: usize,
-        origin: Origin,
-    ) -> Result<Target, Busy> {
-        let (lo, hi) = span(dst, stride, n);
+    /// Decides where a call's pixels go and claims them.
+    fn place(&mut self, rect: &Rect, origin: Origin) -> Result<Target, Busy> {
+        let (lo, hi) = rect.span();
         if hi < lo {
             return Err(Busy::Straddles);
         }
-        if self.pending >= self.max_jobs {
+        if self.pending_words >= self.max_words {
             return Err(Busy::Flush(Reason::Full));
         }
         let version = regions::version();
@@ -341,30 +492,34 @@ impl GpuBatch {
                 }
             };
         }
+        let (at, stride, w, h) = (rect.at as usize, rect.stride, rect.w, rect.h);
         match &self.current {
             Some(r) if stride.unsigned_abs() <= i32::MAX as usize => {
-                let offset = dst as usize - r.start;
-                if !self
-                    .occupancy
-                    .claim_in_region(r.id, r.end - r.start, offset, stride, n)
-                {
+                if !self.occupancy.claim_in_region(
+                    r.id,
+                    r.end - r.start,
+                    at - r.start,
+                    stride,
+                    w,
+                    h,
+                ) {
                     return Err(Busy::Flush(Reason::Overlap));
                 }
                 Ok(Target::InPlace {
                     slot: r.slot,
-                    pixel: (dst as usize - r.base) as u32,
+                    pixel: (at - r.base) as u32,
                     stride: stride as i32,
                 })
             }
             _ => {
-                if self.staging_len + n * n > self.stream.max_buffer_bytes() as usize {
+                if self.staging_len + w * h > self.stream.max_buffer_bytes() as usize {
                     return Err(Busy::Flush(Reason::Full));
                 }
-                if !self.occupancy.claim_anywhere(dst as usize, stride, n) {
+                if !self.occupancy.claim_anywhere(at, stride, w, h) {
                     return Err(Busy::Flush(Reason::Overlap));
                 }
                 let staging = self.staging_len;
-                self.staging_len += n * n;
+                self.staging_len += w * h;
                 Ok(Target::Copied { staging })
             }
         }
@@ -385,57 +540,62 @@ impl GpuBatch {
             .any(|s| !live.iter().any(|r| Arc::ptr_eq(r, s)))
     }
 
-    fn push(&mut self, kernel: u8, slot: u8, job: GpuJob) {
+    fn push(&mut self, kernel: u8, slot: u8, job: &Job) {
         let b = kernel as usize * MAX_SLOTS + slot as usize;
         let bucket = &mut self.buckets[b];
         if bucket.is_empty() {
             self.used.push(b);
         }
-        bucket.push(job);
-        self.pending += 1;
+        let words = job_words(kernel as usize);
+        bucket.extend_from_slice(&job[..words]);
+        self.pending_words += words;
     }
 
-    /// Submits the pending batch and waits for it. `coef_len`: coefficients in the arena.
-    fn execute(&mut self, arena: *const i16, coef_len: usize) -> GpuResult<()> {
+    /// Submits the pending batch and waits for it. `arena_len`: coefficients in the arena.
+    fn execute(&mut self, arena: *const i16, arena_len: usize) -> GpuResult<()> {
         let packing = Instant::now();
         let stream = &mut self.stream;
-        let job_bytes = self.pending * std::mem::size_of::<GpuJob>();
+        // Each bucket starts at a multiple of its job size, so that `first` counts its jobs.
+        let mut layout = Vec::with_capacity(self.used.len());
+        let mut words = 0usize;
+        for &b in &self.used {
+            let size = job_words(b / MAX_SLOTS);
+            words = words.next_multiple_of(size);
+            layout.push(words);
+            words += self.buckets[b].len();
+        }
+        let job_bytes = 4 * words;
         stream.grow(Buf::Jobs, job_bytes as u64)?;
         stream.grow(Buf::Staging, self.staging_len as u64)?;
-        stream.grow(Buf::Overflow, 4 * (self.pending as u64 + 1))?;
+        stream.grow(Buf::Overflow, 4 * (self.pending_words as u64 + 1))?;
 
-        let jobs = stream.jobs.ptr as *mut GpuJob;
+        let jobs = stream.jobs.ptr as *mut u32;
         let mut dispatches = Vec::with_capacity(self.used.len());
-        let mut first = 0;
-        let mut uploaded = job_bytes as u64 + self.staging_len as u64;
-        for &b in &self.used {
+        for (&b, &start) in self.used.iter().zip(&layout) {
             let bucket = &self.buckets[b];
-            unsafe { ptr::copy_nonoverlapping(bucket.as_ptr(), jobs.add(first), bucket.len()) };
-            if let ItxKernel::Full(t) = KERNELS[b / MAX_SLOTS] {
-                uploaded += (bucket.len() * t.coefs() * 2) as u64;
-            }
+            let size = job_words(b / MAX_SLOTS);
+            unsafe { ptr::copy_nonoverlapping(bucket.as_ptr(), jobs.add(start), bucket.len()) };
             dispatches.push(Dispatch {
                 kernel: b / MAX_SLOTS,
                 slot: b % MAX_SLOTS,
-                first: first as u32,
-                count: bucket.len() as u32,
+                first: (start / size) as u32,
+                count: (bucket.len() / size) as u32,
             });
-            first += bucket.len();
         }
         let stage = stream.staging.ptr;
         for c in &self.copied {
-            for row in 0..c.n {
+            for row in 0..c.rect.h {
                 unsafe {
                     ptr::copy_nonoverlapping(
-                        c.dst.offset(row as isize * c.stride),
-                        stage.add(c.staging + row * c.n),
-                        c.n,
+                        c.rect.pixel(row, 0),
+                        stage.add(c.staging + row * c.rect.w),
+                        c.rect.w,
                     )
                 };
             }
         }
         stream.jobs.flush(0..job_bytes as u64)?;
-        stream.coefs.flush(0..coef_len as u64 * 2)?;
+        stream.coefs.flush(0..arena_len as u64 * 2)?;
         stream.staging.flush(0..self.staging_len as u64)?;
         let mut pixels = vec![stream.staging.as_ref()];
         pixels.extend(
@@ -452,48 +612,52 @@ impl GpuBatch {
         let unpacking = Instant::now();
         stream.staging.invalidate(0..self.staging_len as u64)?;
         for c in &self.copied {
-            for row in 0..c.n {
+            for row in 0..c.rect.h {
                 unsafe {
                     ptr::copy_nonoverlapping(
-                        stage.add(c.staging + row * c.n),
-                        c.dst.offset(row as isize * c.stride),
-                        c.n,
+                        stage.add(c.staging + row * c.rect.w),
+                        c.rect.pixel(row, 0),
+                        c.rect.w,
                     )
                 };
             }
         }
-        // Blocks of FFmpeg's decoder whose 16-bit lanes overflowed: the GPU left them for
+        // Transforms of FFmpeg's decoder whose 16-bit lanes overflowed: the GPU left them for
         // FFmpeg's own function (after the copies back, which left them unchanged).
         for index in stream.overflowed_jobs()? {
             let d = dispatches
                 .iter()
                 .find(|d| (d.first..d.first + d.count).contains(&index))
                 .ok_or("an overflowed job outside the submission")?;
-            let job = self.buckets[d.kernel * MAX_SLOTS + d.slot][(index - d.first) as usize];
-            let ItxKernel::Full(tx) = KERNELS[d.kernel] else {
-                return Err("a DC-only job reported a lane overflow".into());
+            let size = job_words(d.kernel);
+            let at = (index - d.first) as usize * size;
+            let words = &self.buckets[d.kernel * MAX_SLOTS + d.slot][at..at + size];
+            let job = GpuJob {
+                pixel_offset: words[0],
+                stride: words[1] as i32,
+                coef: words[2],
+                reserved: words[3],
             };
-            let dst = if d.slot == 0 {
+            let Some(ItxKernel::Full(tx)) = KERNELS.get(d.kernel).copied() else {
+                return Err("a job other than a full transform reported a lane overflow".into());
+            };
+            let (dst, stride) = if d.slot == 0 {
                 let c = self
-                    .copied
+                    .copied_calls
                     .iter()
-                    .find(|c| c.staging == job.pixel_offset as usize);
-                c.ok_or("an overflowed copied job without its block")?.dst
+                    .find(|c| c.kernel as usize == d.kernel && c.job[0] == job.pixel_offset);
+                let c = c.ok_or("an overflowed copied job without its block")?;
+                (c.dst, c.stride)
             } else {
                 let base = self.slots[d.slot - 1]
                     .imported
                     .as_ref()
                     .expect("slots hold imports")
                     .base;
-                (base + job.pixel_offset as usize) as *mut u8
-            };
-            let stride = if d.slot == 0 {
-                self.copied
-                    .iter()
-                    .find(|c| c.staging == job.pixel_offset as usize)
-                    .map_or(0, |c| c.stride)
-            } else {
-                job.stride as isize
+                (
+                    (base + job.pixel_offset as usize) as *mut u8,
+                    job.stride as isize,
+                )
             };
             let coefs =
                 unsafe { std::slice::from_raw_parts(arena.add(job.coef as usize), tx.coefs()) };
@@ -503,7 +667,10 @@ impl GpuBatch {
         stats::add(&COUNTERS.gpu_calls, self.pending as u64);
         stats::max(&COUNTERS.max_calls_per_submission, self.pending as u64);
         stats::add(&COUNTERS.pixel_bytes_copied, 2 * self.staging_len as u64);
-        stats::add(&COUNTERS.bytes_to_device, uploaded);
+        stats::add(
+            &COUNTERS.bytes_to_device,
+            (job_bytes + self.staging_len + 2 * arena_len) as u64,
+        );
         stats::add(&COUNTERS.bytes_from_device, self.staging_len as u64);
         Ok(())
     }
@@ -512,7 +679,7 @@ impl GpuBatch {
     /// of conflicts, so any order gives the sequential result.
     fn run_on_cpu(&self, arena: *const i16) {
         for &b in &self.used {
-            let (kernel, slot) = ((b / MAX_SLOTS) as u8, b % MAX_SLOTS);
+            let (kernel, slot) = (b / MAX_SLOTS, b % MAX_SLOTS);
             if slot == 0 {
                 continue; // copied blocks: below, from their own record
             }
@@ -521,22 +688,15 @@ impl GpuBatch {
                 .as_ref()
                 .expect("slots hold imports")
                 .base;
-            for job in &self.buckets[b] {
-                let dst = (base + job.pixel_offset as usize) as *mut u8;
-                unsafe {
-                    run_call_on_cpu(
-                        kernel,
-                        dst,
-                        job.stride as isize,
-                        job.coef,
-                        job.reserved,
-                        arena,
-                    )
-                };
+            for words in self.buckets[b].chunks_exact(job_words(kernel)) {
+                let mut job = Job::default();
+                job[..words.len()].copy_from_slice(words);
+                let dst = (base + job[0] as usize) as *mut u8;
+                unsafe { run_job_on_cpu(kernel as u8, dst, job[1] as i32 as isize, &job, arena) };
             }
         }
-        for c in &self.copied {
-            unsafe { run_call_on_cpu(c.kernel, c.dst, c.stride, c.coef, c.flags, arena) };
+        for c in &self.copied_calls {
+            unsafe { run_job_on_cpu(c.kernel, c.dst, c.stride, &c.job, arena) };
         }
         stats::add(&COUNTERS.cpu_calls, self.pending as u64);
     }
@@ -547,7 +707,9 @@ impl GpuBatch {
         }
         self.used.clear();
         self.pending = 0;
+        self.pending_words = 0;
         self.copied.clear();
+        self.copied_calls.clear();
         self.staging_len = 0;
         self.slots.clear();
         self.current = None;
@@ -562,9 +724,13 @@ struct Recorder {
     /// The coefficient storage of the CPU path.
     host_coefs: Vec<i16>,
     backend_chosen: bool,
-    /// The CPU path's pending calls.
+    /// The CPU path's pending jobs.
     calls: Vec<Call>,
+    cpu_calls: usize,
     cpu_regions: RegionView,
+    /// The bytes pending calls may write lie in `written.0 .. written.1` (both paths): a
+    /// source window read at call time must not meet them.
+    written: (usize, usize),
     /// The GPU path; `None` on the CPU path.
     gpu: Option<GpuBatch>,
 }
@@ -584,7 +750,9 @@ impl Recorder {
             host_coefs: Vec::new(),
             backend_chosen: false,
             calls: Vec::new(),
+            cpu_calls: 0,
             cpu_regions: RegionView::default(),
+            written: (usize::MAX, 0),
             gpu: None,
         }
     }
@@ -629,7 +797,7 @@ impl Recorder {
     }
 
     fn pending(&self) -> usize {
-        self.calls.len() + self.gpu.as_ref().map_or(0, |g| g.pending)
+        self.cpu_calls + self.gpu.as_ref().map_or(0, |g| g.pending)
     }
 
     /// Makes room for `count` more coefficients: on the GPU path by completing the pending
@@ -680,70 +848,144 @@ impl Recorder {
         at
     }
 
-    /// Moves the caller's coefficients into the arena and zeroes them as FFmpeg does; returns
-    /// the job's coefficient word (arena offset, or the DC value).
-    unsafe fn capture(&mut self, tx: Transform, block: *mut i16, dc_only: bool) -> u32 {
-        if dc_only {
-            let v = ptr::read_unaligned(block);
-            ptr::write_unaligned(block, 0);
-            return v as i32 as u32;
+    /// Copies what the call reads besides its pixels into the arena: a transform's
+    /// coefficients (zeroing them as FFmpeg does; for a DC-only call the word is the DC value
+    /// itself), a motion compensation's source window (the word is the arena byte of the
+    /// source pixel under the block's top-left pixel). Returns that word.
+    unsafe fn capture(&mut self, op: &Op) -> u32 {
+        match *op {
+            Op::Itx { tx, block, eob } => {
+                if tx.is_dc_only_call(eob) {
+                    let v = ptr::read_unaligned(block);
+                    ptr::write_unaligned(block, 0);
+                    return v as i32 as u32;
+                }
+                let at = self.take(tx.coefs());
+                let to = self.arena.ptr.add(at) as *mut u8;
+                let from = block as *mut u8;
+                match tx.size {
+                    TxSize::T4 => move_and_zero::<32>(from, to),
+                    TxSize::T8 => move_and_zero::<128>(from, to),
+                    TxSize::T16 => move_and_zero::<512>(from, to),
+                    TxSize::T32 => move_and_zero::<2048>(from, to),
+                }
+                at as u32
+            }
+            Op::Mc { f, .. } => {
+                let win = op.source().expect("MC has a source");
+                let at = self.take((win.w * win.h).div_ceil(2));
+                let to = self.arena.ptr.add(at) as *mut u8;
+                for row in 0..win.h {
+                    ptr::copy_nonoverlapping(win.pixel(row, 0), to.add(row * win.w), win.w);
+                }
+                let w = f.window();
+                (2 * at + w.above * win.w + w.left) as u32
+            }
+            Op::Lf { .. } => 0,
         }
-        let at = self.take(tx.coefs());
-        let to = self.arena.ptr.add(at) as *mut u8;
-        let from = block as *mut u8;
-        match tx.size {
-            TxSize::T4 => move_and_zero::<32>(from, to),
-            TxSize::T8 => move_and_zero::<128>(from, to),
-            TxSize::T16 => move_and_zero::<512>(from, to),
-            TxSize::T32 => move_and_zero::<2048>(from, to),
-        }
-        at as u32
     }
 
-    unsafe fn record_itx(
-        &mut self,
-        tx: Transform,
-        dst: *mut u8,
-        stride: isize,
-        block: *mut i16,
-        eob: i32,
+    /// Calls `job(row, col, kernel, words)` for each job of a call, at its position in the
+    /// call's [`Rect`]; words 0 and 1 (pixel and stride) are left to the caller.
+    fn for_each_job(
+        op: &Op,
+        captured: u32,
+        rect: &Rect,
         origin: Origin,
+        mut job: impl FnMut(usize, usize, u8, Job),
     ) {
-        if !self.backend_chosen {
-            self.choose_backend();
-        }
-        let n = tx.size.n();
-        if stride.unsigned_abs() < n {
-            // Rows overlap: only FFmpeg's sequential order gives its result.
-            self.run_now(tx, dst, stride, block, eob, origin);
-            return;
-        }
-        let dc_only = tx.is_dc_only_call(eob);
-        let kernel = ItxKernel::for_call(tx, dc_only).index() as u8;
-        let flags = job_flags(origin, eob);
-        if !dc_only {
-            // First: completing a full batch here may lose the device, and decide the path.
-            self.ensure_room(tx.coefs());
-        }
-        if self.gpu.is_none() {
-            if origin == Origin::Ffmpeg {
-                let (lo, hi) = span(dst, stride, n);
-                match self.cpu_regions.place(lo, hi) {
-                    Placement::Inside(_) => {}
-                    Placement::Outside => return run_transient(tx, dst, stride, block, eob),
-                    Placement::Straddles => {
-                        return self.run_now(tx, dst, stride, block, eob, origin)
+        match *op {
+            Op::Itx { tx, eob, .. } => {
+                let kernel = ItxKernel::for_call(tx, tx.is_dc_only_call(eob)).index() as u8;
+                job(
+                    0,
+                    0,
+                    kernel,
+                    [0, 0, captured, job_flags(origin, eob), 0, 0, 0, 0],
+                );
+            }
+            Op::Mc { f, mx, my, .. } => {
+                let src_stride = op.source().expect("MC has a source").w;
+                let params = f.params(mx, my);
+                for y in (0..rect.h).step_by(8) {
+                    for x in (0..rect.w).step_by(8) {
+                        let tile = mc::tile_params((rect.h - y).min(8), (rect.w - x).min(8));
+                        let src = captured as usize + y * src_stride + x;
+                        job(
+                            y,
+                            x,
+                            MC_KERNEL as u8,
+                            [0, 0, src as u32, src_stride as u32, params | tile, 0, 0, 0],
+                        );
                     }
                 }
             }
-            let coef = self.capture(tx, block, dc_only);
-            self.calls.push(Call {
-                dst,
-                stride,
-                kernel,
-                coef,
-                flags,
+            Op::Lf { f, e, i, h } => {
+                let reach = f.reach();
+                for (n, half) in f.halves(e, i, h).into_iter().enumerate() {
+                    let (y, x) = match f.dir() {
+                        LfDir::H => (8 * n, reach),
+                        LfDir::V => (reach, 8 * n),
+                    };
+                    job(
+                        y,
+                        x,
+                        LF_KERNEL as u8,
+                        [0, 0, half.params(f.dir()), 0, 0, 0, 0, 0],
+                    );
+                }
+            }
+        }
+    }
+
+    fn note_written(&mut self, rect: &Rect) {
+        let (lo, hi) = rect.span();
+        self.written = (self.written.0.min(lo), self.written.1.max(hi));
+    }
+
+    unsafe fn record(&mut self, op: Op, dst: *mut u8, stride: isize, origin: Origin) {
+        if !self.backend_chosen {
+            self.choose_backend();
+        }
+        let rect = op.rect(dst, stride);
+        if stride.unsigned_abs() < rect.w {
+            // Rows overlap: only FFmpeg's sequential order gives its result.
+            return self.run_now(op, dst, stride, origin);
+        }
+        if let Some(src) = op.source() {
+            let read = src.span();
+            if read.1 < read.0 || spans_meet(read, rect.span()) {
+                // Reads what it writes: only FFmpeg's order gives its result.
+                return self.run_now(op, dst, stride, origin);
+            }
+            if self.pending() > 0 && spans_meet(read, self.written) {
+                // Its source may be written by pending calls: complete them first.
+                self.flush(Reason::Overlap);
+            }
+        }
+        // First: completing a full batch here may lose the device, and decide the path.
+        self.ensure_room(op.room());
+        if self.gpu.is_none() {
+            if origin == Origin::Ffmpeg {
+                let (lo, hi) = rect.span();
+                match self.cpu_regions.place(lo, hi) {
+                    Placement::Inside(_) => {}
+                    Placement::Outside => return run_transient(&op, dst, stride),
+                    Placement::Straddles => return self.run_now(op, dst, stride, origin),
+                }
+            }
+            let captured = self.capture(&op);
+            let calls = &mut self.calls;
+            Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, job| {
+                calls.push(Call {
+                    dst: rect.pixel(row, col),
+                    stride,
+                    kernel,
+                    job,
+                })
             });
+            self.cpu_calls += 1;
+            self.note_written(&rect);
             stats::add(&COUNTERS.deferred, 1);
             return;
         }
@@ -751,19 +993,14 @@ impl Recorder {
         // the arena, so the second try succeeds and the room ensured above remains).
         let mut target = None;
         for _ in 0..2 {
-            match self
-                .gpu
-                .as_mut()
-                .expect("GPU path")
-                .place(dst, stride, n, origin)
-            {
+            match self.gpu.as_mut().expect("GPU path").place(&rect, origin) {
                 Ok(t) => {
                     target = Some(t);
                     break;
                 }
                 Err(Busy::Flush(reason)) => self.flush(reason),
                 Err(Busy::Straddles) => break,
-                Err(Busy::Transient) => return run_transient(tx, dst, stride, block, eob),
+                Err(Busy::Transient) => return run_transient(&op, dst, stride),
             }
             if self.gpu.is_none() {
                 break; // the flush lost the device: record on the CPU path
@@ -771,66 +1008,48 @@ impl Recorder {
         }
         let Some(target) = target else {
             if self.gpu.is_none() {
-                return self.record_itx(tx, dst, stride, block, eob, origin);
+                return self.record(op, dst, stride, origin);
             }
-            self.run_now(tx, dst, stride, block, eob, origin);
-            return;
+            return self.run_now(op, dst, stride, origin);
         };
-        let coef = self.capture(tx, block, dc_only);
+        let captured = self.capture(&op);
         let g = self.gpu.as_mut().expect("GPU path");
         match target {
             Target::InPlace {
                 slot,
                 pixel,
                 stride,
-            } => g.push(
-                kernel,
-                slot,
-                GpuJob {
-                    pixel_offset: pixel,
-                    stride,
-                    coef,
-                    reserved: flags,
-                },
-            ),
+            } => Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, mut job| {
+                let offset = row as i64 * stride as i64 + col as i64;
+                job[0] = pixel.wrapping_add(offset as u32);
+                job[1] = stride as u32;
+                g.push(kernel, slot, &job);
+            }),
             Target::Copied { staging } => {
-                g.push(
-                    kernel,
-                    0,
-                    GpuJob {
-                        pixel_offset: staging as u32,
-                        stride: n as i32,
-                        coef,
-                        reserved: flags,
-                    },
-                );
-                g.copied.push(Copied {
-                    dst,
-                    stride,
-                    n,
-                    staging,
-                    kernel,
-                    coef,
-                    flags,
+                Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, mut job| {
+                    job[0] = (staging + row * rect.w + col) as u32;
+                    job[1] = rect.w as u32;
+                    g.push(kernel, 0, &job);
+                    g.copied_calls.push(Call {
+                        dst: rect.pixel(row, col),
+                        stride,
+                        kernel,
+                        job,
+                    });
                 });
+                g.copied.push(Copied { rect, staging });
             }
         }
+        g.pending += 1;
+        self.note_written(&rect);
         stats::add(&COUNTERS.deferred, 1);
     }
 
     /// Completes the pending batch, then runs this call on the CPU at once: FFmpeg's own
-    /// function for its decoder's calls, else the reference.
-    unsafe fn run_now(
-        &mut self,
-        tx: Transform,
-        dst: *mut u8,
-        stride: isize,
-        block: *mut i16,
-        eob: i32,
-        origin: Origin,
-    ) {
+    /// function for its decoder's transforms, else the reference.
+    unsafe fn run_now(&mut self, op: Op, dst: *mut u8, stride: isize, origin: Origin) {
         self.flush(Reason::Immediate);
-        run_at_once(tx, dst, stride, block, eob, origin);
+        op.run_at_once(dst, stride, origin);
         stats::add(&COUNTERS.immediate, 1);
     }
 
@@ -844,6 +1063,7 @@ impl Recorder {
             self.pending(),
             self.arena.len
         );
+        self.written = (usize::MAX, 0);
         let arena = self.arena.ptr;
         if let Some(g) = &mut self.gpu {
             if let Err(e) = g.execute(arena, self.arena.len) {
@@ -859,10 +1079,11 @@ impl Recorder {
             g.clear();
         } else {
             for c in &self.calls {
-                unsafe { run_call_on_cpu(c.kernel, c.dst, c.stride, c.coef, c.flags, arena) };
+                unsafe { run_job_on_cpu(c.kernel, c.dst, c.stride, &c.job, arena) };
             }
-            stats::add(&COUNTERS.cpu_calls, self.calls.len() as u64);
+            stats::add(&COUNTERS.cpu_calls, self.cpu_calls as u64);
             self.calls.clear();
+            self.cpu_calls = 0;
         }
         self.arena.len = 0;
     }
@@ -875,6 +1096,27 @@ impl Drop for Recorder {
             crate::debug!("thread exit: completing {} pending calls", self.pending());
             self.flush(Reason::ThreadExit);
         }
+    }
+}
+
+/// Records one call of the calling thread (or runs it at once when the thread has no
+/// recorder any more).
+///
+/// # Safety
+/// As FFmpeg's function for the call: its pixels and inputs must be valid, and the pixels
+/// must stay valid and untouched until the thread's next [`flush`].
+unsafe fn record_op(op: Op, dst: *mut u8, stride: isize, origin: Origin) {
+    let recorded = RECORDER.try_with(|r| match r.try_borrow_mut() {
+        Ok(mut r) => {
+            r.record(op, dst, stride, origin);
+            true
+        }
+        Err(_) => false,
+    });
+    if recorded != Ok(true) {
+        // The thread is exiting (or re-entered): no recorder, so do it now.
+        op.run_at_once(dst, stride, origin);
+        stats::add(&COUNTERS.immediate, 1);
     }
 }
 
@@ -891,18 +1133,57 @@ pub unsafe fn record_itx(
     eob: i32,
     origin: Origin,
 ) {
-    let recorded = RECORDER.try_with(|r| match r.try_borrow_mut() {
-        Ok(mut r) => {
-            r.record_itx(tx, dst, stride, block, eob, origin);
-            true
-        }
-        Err(_) => false,
-    });
-    if recorded != Ok(true) {
-        // The thread is exiting (or re-entered): no recorder, so do it now.
-        run_at_once(tx, dst, stride, block, eob, origin);
-        stats::add(&COUNTERS.immediate, 1);
+    record_op(Op::Itx { tx, block, eob }, dst, stride, origin)
+}
+
+/// Records one motion compensation of the calling thread. The source window is read during
+/// the call. A height outside `1..=64` does nothing (FFmpeg's functions overrun for such).
+///
+/// # Safety
+/// As FFmpeg's function: the block at `dst` and the source window around `src` must be valid,
+/// and the block must stay valid and untouched until the thread's next [`flush`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn record_mc(
+    f: McFunction,
+    dst: *mut u8,
+    dst_stride: isize,
+    src: *const u8,
+    src_stride: isize,
+    h: i32,
+    mx: i32,
+    my: i32,
+    origin: Origin,
+) {
+    if !(1..=mc::MAX_HEIGHT).contains(&h) {
+        stats::add(&COUNTERS.rejected, 1);
+        return;
     }
+    let op = Op::Mc {
+        f,
+        src,
+        src_stride,
+        h,
+        mx: mx & 15,
+        my: my & 15,
+    };
+    record_op(op, dst, dst_stride, origin)
+}
+
+/// Records one loop-filter call of the calling thread.
+///
+/// # Safety
+/// As FFmpeg's function: the pixels on both sides of the edge must be valid, and stay valid
+/// and untouched until the thread's next [`flush`].
+pub unsafe fn record_lf(
+    f: LfFunction,
+    dst: *mut u8,
+    stride: isize,
+    e: i32,
+    i: i32,
+    h: i32,
+    origin: Origin,
+) {
+    record_op(Op::Lf { f, e, i, h }, dst, stride, origin)
 }
 
 /// Executes the calling thread's pending calls, counting the flush under `reason`.
@@ -916,11 +1197,7 @@ pub fn flush_for(reason: Reason) {
 
 /// Executes every call the calling thread recorded; returns with the pixels in place.
 pub fn flush() {
-    let _ = RECORDER.try_with(|r| {
-        if let Ok(mut r) = r.try_borrow_mut() {
-            r.flush(Reason::Caller);
-        }
-    });
+    flush_for(Reason::Caller)
 }
 
 /// Whether this thread's recorder executes on the GPU (choosing the backend if not yet done).

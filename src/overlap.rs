@@ -11,12 +11,12 @@ use std::collections::HashMap;
 const PAGE_BITS: usize = 4096;
 const PAGE_WORDS: usize = PAGE_BITS / 64;
 
-/// Sets bits `bit .. bit + n` (n <= 32) of `words`; false if any was set already.
+/// Sets bits `bit .. bit + n` (n <= 64) of `words`; false if any was set already.
 #[inline]
 fn claim_bits(words: &mut [u64], bit: usize, n: usize) -> bool {
     let w = bit / 64;
     let shift = bit % 64;
-    if shift + n <= 64 {
+    if shift + n <= 64 && n < 64 {
         // The common case: the row's bits lie in one word.
         let mask = ((1u64 << n) - 1) << shift;
         let word = &mut words[w];
@@ -142,18 +142,18 @@ impl RegionBits {
         (w, mask as u64, (mask >> 64) as u64)
     }
 
-    fn claim(&mut self, offset: usize, stride: isize, n: usize) -> bool {
+    fn claim(&mut self, offset: usize, stride: isize, w: usize, h: usize) -> bool {
         // A negative stride covers the same bytes as the mirrored block with a positive one.
         let (offset, stride) = if stride < 0 {
             (
-                (offset as isize + (n as isize - 1) * stride) as usize,
+                (offset as isize + (h as isize - 1) * stride) as usize,
                 stride.unsigned_abs(),
             )
         } else {
             (offset, stride as usize)
         };
         if stride == 0 {
-            return self.claim_bytes(offset, 0, n);
+            return self.claim_bytes(offset, 0, w, h);
         }
         if self.cell_stride != stride {
             if self.cells_used {
@@ -165,69 +165,69 @@ impl RegionBits {
         self.cells_used = true;
         let y = self.row_of(offset);
         let x = offset - y * stride;
-        if x + n > stride {
+        if x + w > stride {
             // Its rows wrap into the next row of the stride's grid: mark the whole cell rows
             // it touches as partly used (rare, so coarse is fine).
-            for row in y / 4..=(y + n) / 4 {
-                let w = row * self.words_per_cell_row;
-                for word in &mut self.partial[w..w + self.words_per_cell_row] {
+            for row in y / 4..=(y + h) / 4 {
+                let at = row * self.words_per_cell_row;
+                for word in &mut self.partial[at..at + self.words_per_cell_row] {
                     *word = !0;
                 }
-                self.cells_dirty.add(w, w + self.words_per_cell_row);
+                self.cells_dirty.add(at, at + self.words_per_cell_row);
             }
-            let free_of_aligned = (y / 4..=(y + n) / 4).all(|row| {
-                let w = row * self.words_per_cell_row;
-                self.full[w..w + self.words_per_cell_row]
+            let free_of_aligned = (y / 4..=(y + h) / 4).all(|row| {
+                let at = row * self.words_per_cell_row;
+                self.full[at..at + self.words_per_cell_row]
                     .iter()
                     .all(|&v| v == 0)
             });
-            return free_of_aligned && self.claim_bytes(offset, stride as isize, n);
+            return free_of_aligned && self.claim_bytes(offset, stride as isize, w, h);
         }
         let (cy, cx) = (y / 4, x / 4);
-        if x % 4 == 0 && y % 4 == 0 {
-            let count = n / 4;
+        if x % 4 == 0 && y % 4 == 0 && w % 4 == 0 && h % 4 == 0 {
+            let count = w / 4;
             let mut free = true;
-            for row in cy..cy + count {
-                let (w, lo, hi) = self.cell_bits(row, cx, count);
-                free &= (self.full[w] | self.partial[w]) & lo == 0;
-                free &= hi == 0 || (self.full[w + 1] | self.partial[w + 1]) & hi == 0;
-                self.full[w] |= lo;
-                self.full[w + 1] |= hi;
+            for row in cy..cy + h / 4 {
+                let (at, lo, hi) = self.cell_bits(row, cx, count);
+                free &= (self.full[at] | self.partial[at]) & lo == 0;
+                free &= hi == 0 || (self.full[at + 1] | self.partial[at + 1]) & hi == 0;
+                self.full[at] |= lo;
+                self.full[at + 1] |= hi;
             }
             let first = self.cell_bits(cy, cx, count).0;
-            let last = self.cell_bits(cy + count - 1, cx, count).0;
+            let last = self.cell_bits(cy + h / 4 - 1, cx, count).0;
             self.cells_dirty.add(first, last + 2);
             return free;
         }
         // Unaligned: the cells it touches must not be covered by aligned blocks, its bytes
         // must not be claimed by other unaligned blocks.
-        let (cx_end, cy_end) = ((x + n - 1) / 4 + 1, (y + n - 1) / 4 + 1);
+        let (cx_end, cy_end) = ((x + w - 1) / 4 + 1, (y + h - 1) / 4 + 1);
         let count = cx_end - cx;
         let mut free = true;
         for row in cy..cy_end {
-            let (w, lo, hi) = self.cell_bits(row, cx, count);
-            free &= self.full[w] & lo == 0 && (hi == 0 || self.full[w + 1] & hi == 0);
-            self.partial[w] |= lo;
-            self.partial[w + 1] |= hi;
+            let (at, lo, hi) = self.cell_bits(row, cx, count);
+            free &= self.full[at] & lo == 0 && (hi == 0 || self.full[at + 1] & hi == 0);
+            self.partial[at] |= lo;
+            self.partial[at + 1] |= hi;
         }
         let first = self.cell_bits(cy, cx, count).0;
         let last = self.cell_bits(cy_end - 1, cx, count).0;
         self.cells_dirty.add(first, last + 2);
-        free && self.claim_bytes(offset, stride as isize, n)
+        free && self.claim_bytes(offset, stride as isize, w, h)
     }
 
-    fn claim_bytes(&mut self, offset: usize, stride: isize, n: usize) -> bool {
+    fn claim_bytes(&mut self, offset: usize, stride: isize, w: usize, h: usize) -> bool {
         if self.bytes.is_empty() {
             // One spare word: a claim may spill into the word after the last byte.
             self.bytes = vec![0; self.len / 64 + 2];
         }
-        let last = (offset as isize + (n as isize - 1) * stride) as usize;
+        let last = (offset as isize + (h as isize - 1) * stride) as usize;
         self.bytes_dirty
             .add(offset.min(last) / 64, offset.max(last) / 64 + 2);
         let mut free = true;
-        for row in 0..n {
+        for row in 0..h {
             let at = (offset as isize + row as isize * stride) as usize;
-            free &= claim_bits(&mut self.bytes, at, n);
+            free &= claim_bits(&mut self.bytes, at, w);
         }
         free
     }
@@ -274,7 +274,7 @@ impl Occupancy {
         &mut self.regions[at]
     }
 
-    /// Claims an `n` x `n` block (n <= 32) of a region `region_len` bytes long, whose top-left
+    /// Claims a `w` x `h` block (w <= 64) of a region `region_len` bytes long, whose top-left
     /// byte is at `offset` from the region's start. On a conflict (or a second stride in the
     /// same batch) it returns false and leaves marks behind: the caller ends the segment and
     /// clears.
@@ -284,10 +284,11 @@ impl Occupancy {
         region_len: usize,
         offset: usize,
         stride: isize,
-        n: usize,
+        w: usize,
+        h: usize,
     ) -> bool {
         self.region_bits(region, region_len)
-            .claim(offset, stride, n)
+            .claim(offset, stride, w, h)
     }
 
     fn page(&mut self, number: usize) -> usize {
@@ -303,11 +304,11 @@ impl Occupancy {
         i
     }
 
-    /// Claims an `n` x `n` block at any address.
-    pub fn claim_anywhere(&mut self, dst: usize, stride: isize, n: usize) -> bool {
-        for row in 0..n {
+    /// Claims a `w` x `h` block (w <= 64) at any address.
+    pub fn claim_anywhere(&mut self, dst: usize, stride: isize, w: usize, h: usize) -> bool {
+        for row in 0..h {
             let mut at = (dst as isize + row as isize * stride) as usize;
-            let mut left = n;
+            let mut left = w;
             while left > 0 {
                 let in_page = (PAGE_BITS - at % PAGE_BITS).min(left);
                 let p = self.page(at / PAGE_BITS);
@@ -339,11 +340,27 @@ mod tests {
         }
     }
 
-    fn bytes_of(offset: usize, stride: isize, n: usize) -> Vec<usize> {
-        (0..n)
-            .flat_map(|r| (0..n).map(move |c| (offset as isize + r as isize * stride) as usize + c))
+    fn bytes_of(offset: usize, stride: isize, w: usize, h: usize) -> Vec<usize> {
+        (0..h)
+            .flat_map(|r| (0..w).map(move |c| (offset as isize + r as isize * stride) as usize + c))
             .collect()
     }
+
+    /// Shapes the kernels claim: transforms, MC blocks, loop-filter edges.
+    const SHAPES: [(usize, usize); 12] = [
+        (4, 4),
+        (8, 8),
+        (16, 16),
+        (32, 32),
+        (64, 64),
+        (8, 4),
+        (4, 8),
+        (64, 32),
+        (16, 8),
+        (8, 16),
+        (16, 16),
+        (16, 64),
+    ];
 
     /// A claim that succeeds never overlaps an earlier one (sound), whatever the blocks.
     #[test]
@@ -355,16 +372,19 @@ mod tests {
             let stride = [64isize, 100, 37, 128][round % 4];
             let mut taken: HashSet<usize> = HashSet::new();
             for _ in 0..60 {
-                let n = [4, 8, 16, 32][rng.below(4)];
+                let (w, h) = SHAPES[rng.below(SHAPES.len())];
+                if w > stride as usize {
+                    continue; // rows that overlap each other are never claimed
+                }
                 let s = if rng.below(10) == 0 { -stride } else { stride };
-                let max = len - (n - 1) * stride as usize - n;
+                let max = len - (h - 1) * stride as usize - w;
                 let mut offset = rng.below(max);
                 if s < 0 {
-                    offset += (n - 1) * stride as usize;
+                    offset += (h - 1) * stride as usize;
                 }
-                let bytes = bytes_of(offset, s, n);
+                let bytes = bytes_of(offset, s, w, h);
                 let overlaps = bytes.iter().any(|b| taken.contains(b));
-                if occ.claim_in_region(1, len, offset, s, n) {
+                if occ.claim_in_region(1, len, offset, s, w, h) {
                     assert!(!overlaps, "round {round}: missed an overlap");
                     taken.extend(bytes);
                 } else {
@@ -372,10 +392,10 @@ mod tests {
                     occ.clear();
                     taken.clear();
                     assert!(
-                        occ.claim_in_region(1, len, offset, s, n),
+                        occ.claim_in_region(1, len, offset, s, w, h),
                         "a fresh batch takes any block"
                     );
-                    taken.extend(bytes_of(offset, s, n));
+                    taken.extend(bytes_of(offset, s, w, h));
                 }
             }
         }
@@ -392,22 +412,22 @@ mod tests {
             let mut occ = Occupancy::default();
             let mut taken: HashSet<usize> = HashSet::new();
             for _ in 0..80 {
-                let n = [4, 8, 16, 32][rng.below(4)];
+                let (w, h) = SHAPES[rng.below(SHAPES.len())];
                 let (x, y) = (
-                    rng.below((stride - n) / 4) * 4,
-                    rng.below((256 - n) / 4) * 4,
+                    rng.below((stride - w) / 4) * 4,
+                    rng.below((256 - h) / 4) * 4,
                 );
                 let offset = y * stride + x;
-                let bytes = bytes_of(offset, stride as isize, n);
+                let bytes = bytes_of(offset, stride as isize, w, h);
                 let overlaps = bytes.iter().any(|b| taken.contains(b));
                 assert_eq!(
-                    occ.claim_in_region(7, len, offset, stride as isize, n),
+                    occ.claim_in_region(7, len, offset, stride as isize, w, h),
                     !overlaps
                 );
                 if overlaps {
                     occ.clear();
                     taken.clear();
-                    assert!(occ.claim_in_region(7, len, offset, stride as isize, n));
+                    assert!(occ.claim_in_region(7, len, offset, stride as isize, w, h));
                 }
                 taken.extend(bytes);
             }
@@ -443,16 +463,16 @@ mod tests {
         let mut occ = Occupancy::default();
         let mut taken: HashSet<usize> = HashSet::new();
         for _ in 0..3000 {
-            let n = [4, 8, 16, 32][rng.below(4)];
+            let (w, h) = SHAPES[rng.below(SHAPES.len())];
             let dst = 0x10_0000 + rng.below(200_000);
             let stride = [4093isize, 300, -300][rng.below(3)];
-            let bytes = bytes_of(dst, stride, n);
+            let bytes = bytes_of(dst, stride, w, h);
             let overlaps = bytes.iter().any(|b| taken.contains(b));
-            assert_eq!(occ.claim_anywhere(dst, stride, n), !overlaps);
+            assert_eq!(occ.claim_anywhere(dst, stride, w, h), !overlaps);
             if overlaps {
                 occ.clear();
                 taken.clear();
-                assert!(occ.claim_anywhere(dst, stride, n));
+                assert!(occ.claim_anywhere(dst, stride, w, h));
             }
             taken.extend(bytes);
         }

@@ -4,6 +4,7 @@
 
 use super::{shaders, spirv, vkerr, DeviceInfo, GpuResult};
 use crate::kernels::itx::ItxKernel;
+use crate::kernels::MC_LF_JOBS_PER_GROUP;
 use ash::vk;
 
 /// Bindings shared by the transform kernels: jobs, coefficients, pixels, overflow list.
@@ -20,8 +21,8 @@ pub struct Kernel {
 pub struct Pipelines {
     pub set_layout: vk::DescriptorSetLayout,
     pub layout: vk::PipelineLayout,
-    /// Indexed by [`ItxKernel::index`].
-    pub itx: Vec<Kernel>,
+    /// Indexed by kernel number (see `kernels`): the transforms, MC, the loop filter.
+    pub kernels: Vec<Kernel>,
 }
 
 /// Checks a shader's declared needs against the device.
@@ -143,7 +144,7 @@ impl Pipelines {
             .map_err(vkerr("vkCreatePipelineLayout"))?;
 
         let mut modules: Vec<(&str, vk::ShaderModule, spirv::Needs)> = Vec::new();
-        let mut itx = Vec::new();
+        let mut kernels = Vec::new();
         for kernel in ItxKernel::all() {
             let stem = kernel.shader();
             if !modules.iter().any(|(s, _, _)| *s == stem) {
@@ -153,9 +154,21 @@ impl Pipelines {
             let (_, m, needs) = modules.iter().find(|(s, _, _)| *s == stem).unwrap();
             let needs = needs.clone();
             let pipeline = compute_pipeline(device, *m, layout, &kernel.spec_constants())?;
-            itx.push(Kernel {
+            kernels.push(Kernel {
                 pipeline,
                 jobs_per_group: needs.invocations() / kernel.size().n() as u32,
+            });
+        }
+        for stem in ["mc", "lf"] {
+            let (m, needs) = module(device, stem, info)?;
+            modules.push((stem, m, needs.clone()));
+            let pipeline = compute_pipeline(device, m, layout, &[])?;
+            if needs.invocations() != 8 * MC_LF_JOBS_PER_GROUP {
+                return Err(format!("shader {stem}: 8 invocations per job expected"));
+            }
+            kernels.push(Kernel {
+                pipeline,
+                jobs_per_group: MC_LF_JOBS_PER_GROUP,
             });
         }
         for (_, m, _) in modules {
@@ -164,7 +177,7 @@ impl Pipelines {
         Ok(Pipelines {
             set_layout,
             layout,
-            itx,
+            kernels,
         })
     }
 }

@@ -250,7 +250,7 @@ impl Stream {
             }
             let (mut bound_kernel, mut bound_slot) = (usize::MAX, usize::MAX);
             for disp in dispatches {
-                let kernel = &gpu.pipelines.itx[disp.kernel];
+                let kernel = &gpu.pipelines.kernels[disp.kernel];
                 if bound_kernel != disp.kernel {
                     d.cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, kernel.pipeline);
                     bound_kernel = disp.kernel;

@@ -1,3 +1,27 @@
 //! One module per DSP family: the CPU reference beside the GPU job encoding.
+//!
+//! Kernels are numbered for the pipelines and the batch's buckets: the transforms first (by
+//! [`itx::ItxKernel::index`]), then motion compensation, then the loop filter.
 
 pub mod itx;
+pub mod lf;
+pub mod mc;
+
+/// The motion-compensation kernel (`shaders/mc.comp`).
+pub const MC_KERNEL: usize = itx::ItxKernel::COUNT;
+/// The loop-filter kernel (`shaders/lf.comp`).
+pub const LF_KERNEL: usize = itx::ItxKernel::COUNT + 1;
+pub const KERNEL_COUNT: usize = itx::ItxKernel::COUNT + 2;
+
+/// 32-bit words of one job of `kernel` in the job buffer (a multiple of 4: `uvec4`s).
+pub fn job_words(kernel: usize) -> usize {
+    if kernel == MC_KERNEL {
+        8
+    } else {
+        4
+    }
+}
+
+/// Jobs one workgroup of `kernel` runs, for kernels other than the transforms (whose count
+/// depends on the block size): 64 invocations, 8 per job.
+pub const MC_LF_JOBS_PER_GROUP: u32 = 8;

@@ -1,0 +1,245 @@
+//! VP9 loop filters, 8-bit: the CPU reference and the GPU job encoding.
+//!
+//! The reference reproduces FFmpeg 5.1's C `loop_filter` (`vp9dsp_template.c`): for each of 8
+//! lines across an edge, the filter mask from `E`/`I`, then the 16-wide, 8-wide or 4-wide
+//! filter by the flatness of the line, or the "hev" variant. Each line reads and writes only
+//! its own pixels, so the lines of a call (and the two halves of a 16-line call) are
+//! independent: a GPU job is 8 lines, one invocation each (`shaders/lf.comp`).
+//!
+//! Order between calls is another matter: neighbouring edges share pixels, and FFmpeg's
+//! result depends on running them in the decoder's order. The batch keeps that order by never
+//! running two calls that touch a common pixel in one submission.
+
+/// Edge direction, FFmpeg's last index: `h` filters across a vertical edge (lines are rows),
+/// `v` across a horizontal edge (lines are columns).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum LfDir {
+    H = 0,
+    V = 1,
+}
+
+/// One function of FFmpeg's loop-filter tables.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum LfFunction {
+    /// `loop_filter_8[wd 4/8/16][dir]`: 8 lines.
+    Lines8 { wd: u8, dir: LfDir },
+    /// `loop_filter_16[dir]`: 16 lines of the 16-wide filter.
+    Lines16 { dir: LfDir },
+    /// `loop_filter_mix2[wd1 == 8][wd2 == 8][dir]`: 16 lines, the first 8 with `wd1` and the
+    /// low byte of E/I/H, the next 8 with `wd2` and `>> 8` of them.
+    Mix2 { wd1: u8, wd2: u8, dir: LfDir },
+}
+
+/// One job: 8 lines with one width and one set of thresholds.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct LfHalf {
+    pub wd: u8,
+    pub e: i32,
+    pub i: i32,
+    pub h: i32,
+}
+
+impl LfFunction {
+    pub fn all() -> Vec<LfFunction> {
+        let mut all = Vec::new();
+        for dir in [LfDir::H, LfDir::V] {
+            for wd in [4, 8, 16] {
+                all.push(LfFunction::Lines8 { wd, dir });
+            }
+            all.push(LfFunction::Lines16 { dir });
+            for (wd1, wd2) in [(4, 4), (4, 8), (8, 4), (8, 8)] {
+                all.push(LfFunction::Mix2 { wd1, wd2, dir });
+            }
+        }
+        all
+    }
+
+    pub fn dir(self) -> LfDir {
+        match self {
+            LfFunction::Lines8 { dir, .. }
+            | LfFunction::Lines16 { dir }
+            | LfFunction::Mix2 { dir, .. } => dir,
+        }
+    }
+
+    /// FFmpeg 5.1's C function name without `_c`, e.g. `loop_filter_h_16_16`.
+    pub fn name(self) -> String {
+        let d = match self.dir() {
+            LfDir::H => "h",
+            LfDir::V => "v",
+        };
+        match self {
+            LfFunction::Lines8 { wd, .. } => format!("loop_filter_{d}_{wd}_8"),
+            LfFunction::Lines16 { .. } => format!("loop_filter_{d}_16_16"),
+            LfFunction::Mix2 { wd1, wd2, .. } => format!("loop_filter_{d}_{wd1}{wd2}_16"),
+        }
+    }
+
+    /// Lines along the edge.
+    pub fn lines(self) -> usize {
+        match self {
+            LfFunction::Lines8 { .. } => 8,
+            _ => 16,
+        }
+    }
+
+    /// Pixels read on each side of the edge: 8 for the 16-wide filter, else 4.
+    pub fn reach(self) -> usize {
+        match self {
+            LfFunction::Lines8 { wd: 16, .. } | LfFunction::Lines16 { .. } => 8,
+            _ => 4,
+        }
+    }
+
+    /// The call's 8-line halves with their width and thresholds, as FFmpeg splits them.
+    pub fn halves(self, e: i32, i: i32, h: i32) -> Vec<LfHalf> {
+        match self {
+            LfFunction::Lines8 { wd, .. } => vec![LfHalf { wd, e, i, h }],
+            LfFunction::Lines16 { .. } => vec![LfHalf { wd: 16, e, i, h }; 2],
+            LfFunction::Mix2 { wd1, wd2, .. } => vec![
+                LfHalf {
+                    wd: wd1,
+                    e: e & 0xff,
+                    i: i & 0xff,
+                    h: h & 0xff,
+                },
+                LfHalf {
+                    wd: wd2,
+                    e: e >> 8,
+                    i: i >> 8,
+                    h: h >> 8,
+                },
+            ],
+        }
+    }
+}
+
+impl LfHalf {
+    /// The GPU job's parameter word. Every difference the filter compares is at most 637
+    /// (`E`) or 255 (`I`, `H`), so clamping the thresholds to -1 ..= 638 and -1 ..= 256 keeps
+    /// every comparison's result: 10 + 9 + 9 bits, then the width (2 bits) and direction.
+    pub fn params(self, dir: LfDir) -> u32 {
+        let e = (self.e.clamp(-1, 638) + 1) as u32;
+        let i = (self.i.clamp(-1, 256) + 1) as u32;
+        let h = (self.h.clamp(-1, 256) + 1) as u32;
+        let wd = match self.wd {
+            4 => 0,
+            8 => 1,
+            _ => 2,
+        };
+        e | i << 10 | h << 19 | wd << 28 | (dir as u32) << 30
+    }
+
+    pub fn from_params(p: u32) -> (LfHalf, LfDir) {
+        let half = LfHalf {
+            e: (p & 0x3ff) as i32 - 1,
+            i: (p >> 10 & 0x1ff) as i32 - 1,
+            h: (p >> 19 & 0x1ff) as i32 - 1,
+            wd: [4, 8, 16, 16][(p >> 28 & 3) as usize],
+        };
+        let dir = if p >> 30 & 1 == 0 { LfDir::H } else { LfDir::V };
+        (half, dir)
+    }
+}
+
+/// Filters one line: `px[k]` is the pixel at distance `k - 8` from the edge (`px[8]` = q0).
+fn filter_line(px: &mut [i32; 16], half: LfHalf) {
+    let LfHalf { wd, e, i, h } = half;
+    let [p7, p6, p5, p4, p3, p2, p1, p0, q0, q1, q2, q3, q4, q5, q6, q7] = *px;
+    let fm = (p3 - p2).abs() <= i
+        && (p2 - p1).abs() <= i
+        && (p1 - p0).abs() <= i
+        && (q1 - q0).abs() <= i
+        && (q2 - q1).abs() <= i
+        && (q3 - q2).abs() <= i
+        && (p0 - q0).abs() * 2 + ((p1 - q1).abs() >> 1) <= e;
+    if !fm {
+        return;
+    }
+    let flat = |a: &[i32]| a.iter().all(|&v| (v - p0).abs() <= 1);
+    let flat8out = wd >= 16
+        && flat(&[p7, p6, p5, p4])
+        && [q4, q5, q6, q7].iter().all(|&v| (v - q0).abs() <= 1);
+    let flat8in =
+        wd >= 8 && flat(&[p3, p2, p1]) && [q1, q2, q3].iter().all(|&v| (v - q0).abs() <= 1);
+    if wd >= 16 && flat8out && flat8in {
+        // Output k (p6 ..= q6) averages the 15 taps centred on it, with the centre doubled and
+        // the line extended by repeating p7 and q7.
+        let old = *px;
+        let at = |k: isize| old[k.clamp(0, 15) as usize];
+        for k in 1..15isize {
+            let mut sum = 8 + at(k);
+            for d in -7..=7 {
+                sum += at(k + d);
+            }
+            px[k as usize] = sum >> 4;
+        }
+    } else if wd >= 8 && flat8in {
+        let old = *px;
+        let at = |k: isize| old[k.clamp(4, 11) as usize];
+        for k in 5..11isize {
+            let mut sum = 4 + at(k);
+            for d in -3..=3 {
+                sum += at(k + d);
+            }
+            px[k as usize] = sum >> 3;
+        }
+    } else {
+        let clip7 = |x: i32| x.clamp(-128, 127);
+        let pix = |x: i32| x.clamp(0, 255);
+        let hev = (p1 - p0).abs() > h || (q1 - q0).abs() > h;
+        let base = if hev { clip7(p1 - q1) } else { 0 };
+        let f = clip7(3 * (q0 - p0) + base);
+        let f1 = (f + 4).min(127) >> 3;
+        let f2 = (f + 3).min(127) >> 3;
+        px[7] = pix(p0 + f2);
+        px[8] = pix(q0 - f1);
+        if !hev {
+            let f = (f1 + 1) >> 1;
+            px[6] = pix(p1 + f);
+            px[9] = pix(q1 - f);
+        }
+    }
+}
+
+/// Filters 8 lines of one half at `dst` (the first pixel after the edge of line 0).
+///
+/// # Safety
+/// The pixels `reach` before to `reach` after the edge on each of the 8 lines must be valid.
+pub unsafe fn filter_half(dst: *mut u8, stride: isize, dir: LfDir, half: LfHalf) {
+    let (along, across) = match dir {
+        LfDir::H => (stride, 1),
+        LfDir::V => (1, stride),
+    };
+    let reach: isize = if half.wd == 16 { 8 } else { 4 };
+    for line in 0..8 {
+        let edge = dst.offset(line * along);
+        let mut px = [0i32; 16];
+        for k in -reach..reach {
+            px[(k + 8) as usize] = *edge.offset(k * across) as i32;
+        }
+        let before = px;
+        filter_line(&mut px, half);
+        for k in -reach..reach {
+            let v = px[(k + 8) as usize];
+            if v != before[(k + 8) as usize] {
+                *edge.offset(k * across) = v as u8;
+            }
+        }
+    }
+}
+
+/// Runs one call at once on the CPU, as FFmpeg's C function does.
+///
+/// # Safety
+/// `dst` is the first pixel after the edge; the pixels [`LfFunction::reach`] on each side of every
+/// line must be valid.
+pub unsafe fn lf_now(f: LfFunction, dst: *mut u8, stride: isize, e: i32, i: i32, h: i32) {
+    let along = match f.dir() {
+        LfDir::H => stride,
+        LfDir::V => 1,
+    };
+    for (n, half) in f.halves(e, i, h).into_iter().enumerate() {
+        filter_half(dst.offset(8 * n as isize * along), stride, f.dir(), half);
+    }
+}

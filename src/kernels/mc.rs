@@ -1,0 +1,359 @@
+//! VP9 motion compensation, 8-bit: the CPU reference and the GPU job encoding.
+//!
+//! The reference reproduces FFmpeg 5.1's C functions (`vp9dsp_template.c`, the `mc` table):
+//! - 8-tap filters read `src[-3..+4]` around each pixel, sum in 32 bits, round `(+64) >> 7`
+//!   and clip to 8 bits; the 2-D case filters rows `-3 .. h+4` horizontally into an 8-bit
+//!   intermediate, then filters that vertically;
+//! - bilinear: `a + ((m * (b - a) + 8) >> 4)`, the 2-D case through an 8-bit intermediate of
+//!   `h + 1` rows;
+//! - avg: `(dst + p + 1) >> 1`; the full-pel functions copy or average.
+//!
+//! A function of the table ignores the offsets it has no pass for (the h functions ignore
+//! `my`), as FFmpeg's do.
+//!
+//! GPU jobs (`shaders/mc.comp`) cover a tile of up to 8x8 output pixels: a call is split into
+//! tiles when it is recorded. The source is read from a window copied at call time (see
+//! [`McFunction::window`]), so the caller may change its source right after the call as FFmpeg's
+//! decoder does with its emulated-edge buffer.
+
+/// FFmpeg's `FilterMode` order (the `mc` table's second index).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum McFilter {
+    Smooth = 0,
+    Regular = 1,
+    Sharp = 2,
+    Bilinear = 3,
+}
+
+impl McFilter {
+    pub const ALL: [McFilter; 4] = [
+        McFilter::Smooth,
+        McFilter::Regular,
+        McFilter::Sharp,
+        McFilter::Bilinear,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            McFilter::Smooth => "8tap_smooth",
+            McFilter::Regular => "8tap_regular",
+            McFilter::Sharp => "8tap_sharp",
+            McFilter::Bilinear => "bilin",
+        }
+    }
+}
+
+/// VP9's 8-tap sub-pixel filters (the spec's tables, as FFmpeg's `ff_vp9_subpel_filters`),
+/// by [`McFilter`] (smooth, regular, sharp) and 1/16-pel position.
+pub const SUBPEL_FILTERS: [[[i32; 8]; 16]; 3] = [
+    [
+        [0, 0, 0, 128, 0, 0, 0, 0],
+        [-3, -1, 32, 64, 38, 1, -3, 0],
+        [-2, -2, 29, 63, 41, 2, -3, 0],
+        [-2, -2, 26, 63, 43, 4, -4, 0],
+        [-2, -3, 24, 62, 46, 5, -4, 0],
+        [-2, -3, 21, 60, 49, 7, -4, 0],
+        [-1, -4, 18, 59, 51, 9, -4, 0],
+        [-1, -4, 16, 57, 53, 12, -4, -1],
+        [-1, -4, 14, 55, 55, 14, -4, -1],
+        [-1, -4, 12, 53, 57, 16, -4, -1],
+        [0, -4, 9, 51, 59, 18, -4, -1],
+        [0, -4, 7, 49, 60, 21, -3, -2],
+        [0, -4, 5, 46, 62, 24, -3, -2],
+        [0, -4, 4, 43, 63, 26, -2, -2],
+        [0, -3, 2, 41, 63, 29, -2, -2],
+        [0, -3, 1, 38, 64, 32, -1, -3],
+    ],
+    [
+        [0, 0, 0, 128, 0, 0, 0, 0],
+        [0, 1, -5, 126, 8, -3, 1, 0],
+        [-1, 3, -10, 122, 18, -6, 2, 0],
+        [-1, 4, -13, 118, 27, -9, 3, -1],
+        [-1, 4, -16, 112, 37, -11, 4, -1],
+        [-1, 5, -18, 105, 48, -14, 4, -1],
+        [-1, 5, -19, 97, 58, -16, 5, -1],
+        [-1, 6, -19, 88, 68, -18, 5, -1],
+        [-1, 6, -19, 78, 78, -19, 6, -1],
+        [-1, 5, -18, 68, 88, -19, 6, -1],
+        [-1, 5, -16, 58, 97, -19, 5, -1],
+        [-1, 4, -14, 48, 105, -18, 5, -1],
+        [-1, 4, -11, 37, 112, -16, 4, -1],
+        [-1, 3, -9, 27, 118, -13, 4, -1],
+        [0, 2, -6, 18, 122, -10, 3, -1],
+        [0, 1, -3, 8, 126, -5, 1, 0],
+    ],
+    [
+        [0, 0, 0, 128, 0, 0, 0, 0],
+        [-1, 3, -7, 127, 8, -3, 1, 0],
+        [-2, 5, -13, 125, 17, -6, 3, -1],
+        [-3, 7, -17, 121, 27, -10, 5, -2],
+        [-4, 9, -20, 115, 37, -13, 6, -2],
+        [-4, 10, -23, 108, 48, -16, 8, -3],
+        [-4, 10, -24, 100, 59, -19, 9, -3],
+        [-4, 11, -24, 90, 70, -21, 10, -4],
+        [-4, 11, -23, 80, 80, -23, 11, -4],
+        [-4, 10, -21, 70, 90, -24, 11, -4],
+        [-3, 9, -19, 59, 100, -24, 10, -4],
+        [-3, 8, -16, 48, 108, -23, 10, -4],
+        [-2, 6, -13, 37, 115, -20, 9, -4],
+        [-2, 5, -10, 27, 121, -17, 7, -3],
+        [-1, 3, -6, 17, 125, -13, 5, -2],
+        [0, 1, -3, 8, 127, -7, 3, -1],
+    ],
+];
+
+/// The largest height a call may have (FFmpeg's 2-D functions keep `64 + 7` rows).
+pub const MAX_HEIGHT: i32 = 64;
+
+/// One function of FFmpeg's `mc` table: `mc[5 - log2(width / 4) ...][filter][avg][h][v]`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct McFunction {
+    /// 4, 8, 16, 32 or 64.
+    pub width: usize,
+    /// Irrelevant for the full-pel functions (`!h && !v`).
+    pub filter: McFilter,
+    pub avg: bool,
+    /// A horizontal pass (`mx` matters).
+    pub h: bool,
+    /// A vertical pass (`my` matters).
+    pub v: bool,
+}
+
+/// Rows and columns a call reads around its `width` x `h` block.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Window {
+    pub above: usize,
+    pub below: usize,
+    pub left: usize,
+    pub right: usize,
+}
+
+impl Window {
+    pub fn width(self, block_width: usize) -> usize {
+        self.left + block_width + self.right
+    }
+    pub fn height(self, h: usize) -> usize {
+        self.above + h + self.below
+    }
+}
+
+impl McFunction {
+    pub const WIDTHS: [usize; 5] = [64, 32, 16, 8, 4];
+
+    /// Every distinct function: the full-pel ones once per width, not once per filter.
+    pub fn all() -> Vec<McFunction> {
+        let mut all = Vec::new();
+        for width in McFunction::WIDTHS {
+            for avg in [false, true] {
+                all.push(McFunction {
+                    width,
+                    filter: McFilter::Regular,
+                    avg,
+                    h: false,
+                    v: false,
+                });
+                for filter in McFilter::ALL {
+                    for (h, v) in [(true, false), (false, true), (true, true)] {
+                        all.push(McFunction {
+                            width,
+                            filter,
+                            avg,
+                            h,
+                            v,
+                        });
+                    }
+                }
+            }
+        }
+        all
+    }
+
+    /// FFmpeg 5.1's C function name without `_c`, e.g. `put_8tap_regular_8h`, `avg_bilin_16hv`,
+    /// `copy64`, `avg4`.
+    pub fn name(self) -> String {
+        let op = if self.avg { "avg" } else { "put" };
+        let dir = match (self.h, self.v) {
+            (false, false) => {
+                return format!("{}{}", if self.avg { "avg" } else { "copy" }, self.width)
+            }
+            (true, false) => "h",
+            (false, true) => "v",
+            (true, true) => "hv",
+        };
+        format!("{op}_{}_{}{dir}", self.filter.name(), self.width)
+    }
+
+    fn reach(self) -> (usize, usize) {
+        match self.filter {
+            McFilter::Bilinear => (0, 1),
+            _ => (3, 4),
+        }
+    }
+
+    /// The source pixels a call reads, relative to its block.
+    pub fn window(self) -> Window {
+        let (before, after) = self.reach();
+        let (h, v) = (self.h as usize, self.v as usize);
+        Window {
+            above: before * v,
+            below: after * v,
+            left: before * h,
+            right: after * h,
+        }
+    }
+
+    /// The GPU job's parameter word: mx, my, filter, avg, h, v (tile rows and columns are
+    /// added per tile).
+    pub fn params(self, mx: i32, my: i32) -> u32 {
+        (mx as u32 & 15)
+            | (my as u32 & 15) << 4
+            | (self.filter as u32) << 8
+            | (self.avg as u32) << 10
+            | (self.h as u32) << 11
+            | (self.v as u32) << 12
+    }
+
+    /// The function a parameter word describes (the width is that of the tile).
+    pub fn from_params(p: u32) -> (McFunction, i32, i32) {
+        let f = McFunction {
+            width: tile_cols(p),
+            filter: McFilter::ALL[(p >> 8 & 3) as usize],
+            avg: p >> 10 & 1 != 0,
+            h: p >> 11 & 1 != 0,
+            v: p >> 12 & 1 != 0,
+        };
+        (f, (p & 15) as i32, (p >> 4 & 15) as i32)
+    }
+}
+
+/// Tile rows and columns (1..=8 each) in a parameter word.
+pub fn tile_params(rows: usize, cols: usize) -> u32 {
+    debug_assert!((1..=8).contains(&rows) && (1..=8).contains(&cols));
+    ((rows - 1) as u32) << 13 | ((cols - 1) as u32) << 16
+}
+
+pub fn tile_rows(p: u32) -> usize {
+    (p >> 13 & 7) as usize + 1
+}
+
+pub fn tile_cols(p: u32) -> usize {
+    (p >> 16 & 7) as usize + 1
+}
+
+fn clip(x: i32) -> u8 {
+    x.clamp(0, 255) as u8
+}
+
+/// One 8-tap output: `taps` applied to `at(-3) ..= at(4)`.
+#[inline]
+fn tap8(taps: &[i32; 8], at: impl Fn(isize) -> i32) -> u8 {
+    let mut sum = 64;
+    for (k, t) in taps.iter().enumerate() {
+        sum += t * at(k as isize - 3);
+    }
+    clip(sum >> 7)
+}
+
+#[inline]
+fn bilin(a: i32, b: i32, m: i32) -> u8 {
+    (a + ((m * (b - a) + 8) >> 4)) as u8
+}
+
+/// Runs one call at once on the CPU, as FFmpeg's C function does. A height outside
+/// `1..=MAX_HEIGHT` does nothing (FFmpeg's functions loop forever or overrun for such);
+/// offsets are taken modulo 16.
+///
+/// # Safety
+/// `dst` must be valid for `f.width` x `h` pixels at `dst_stride`, and `src` for the
+/// [`McFunction::window`] around its `f.width` x `h` block at `src_stride`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn mc_now(
+    f: McFunction,
+    dst: *mut u8,
+    dst_stride: isize,
+    src: *const u8,
+    src_stride: isize,
+    h: i32,
+    mx: i32,
+    my: i32,
+) {
+    if !(1..=MAX_HEIGHT).contains(&h) {
+        return;
+    }
+    let (w, h) = (f.width, h as usize);
+    let (mx, my) = (mx & 15, my & 15);
+    let px = |row: isize, col: isize| *src.offset(row * src_stride + col) as i32;
+    // The prediction, row by row.
+    let mut pred = vec![0u8; w * h];
+    match (f.h, f.v, f.filter) {
+        (false, false, _) => {
+            for y in 0..h {
+                for x in 0..w {
+                    pred[y * w + x] = px(y as isize, x as isize) as u8;
+                }
+            }
+        }
+        (_, _, McFilter::Bilinear) => {
+            // One pass, or two through an 8-bit intermediate of h + 1 rows.
+            let rows = h + f.v as usize;
+            let mut mid = vec![0i32; w * rows];
+            for y in 0..rows {
+                for x in 0..w {
+                    let (a, b) = (px(y as isize, x as isize), px(y as isize, x as isize + 1));
+                    mid[y * w + x] = if f.h { bilin(a, b, mx) as i32 } else { a };
+                }
+            }
+            for y in 0..h {
+                for x in 0..w {
+                    let a = mid[y * w + x];
+                    pred[y * w + x] = if f.v {
+                        bilin(a, mid[(y + 1) * w + x], my)
+                    } else {
+                        a as u8
+                    };
+                }
+            }
+        }
+        (_, _, filter) => {
+            let taps = &SUBPEL_FILTERS[filter as usize];
+            // Rows -3 .. h + 4 of the horizontal pass (or of the source when there is none).
+            let rows = h + 7 * f.v as usize;
+            let first = if f.v { -3 } else { 0 };
+            let mut mid = vec![0i32; w * rows];
+            for y in 0..rows {
+                let sy = y as isize + first;
+                for x in 0..w {
+                    mid[y * w + x] = if f.h {
+                        tap8(&taps[mx as usize], |k| px(sy, x as isize + k)) as i32
+                    } else {
+                        px(sy, x as isize)
+                    };
+                }
+            }
+            for y in 0..h {
+                for x in 0..w {
+                    let my0 = y + 3 * f.v as usize;
+                    pred[y * w + x] = if f.v {
+                        tap8(&taps[my as usize], |k| {
+                            mid[(my0 as isize + k) as usize * w + x]
+                        })
+                    } else {
+                        mid[y * w + x] as u8
+                    };
+                }
+            }
+        }
+    }
+    for y in 0..h {
+        let row = dst.offset(y as isize * dst_stride);
+        for x in 0..w {
+            let p = pred[y * w + x];
+            let d = row.add(x);
+            *d = if f.avg {
+                ((*d as u32 + p as u32 + 1) >> 1) as u8
+            } else {
+                p
+            };
+        }
+    }
+}
