@@ -283,77 +283,66 @@ pub unsafe fn mc_now(
     let (w, h) = (f.width, h as usize);
     let (mx, my) = (mx & 15, my & 15);
     let px = |row: isize, col: isize| *src.offset(row * src_stride + col) as i32;
-    // The prediction, row by row.
-    let mut pred = vec![0u8; w * h];
-    match (f.h, f.v, f.filter) {
-        (false, false, _) => {
-            for y in 0..h {
-                for x in 0..w {
-                    pred[y * w + x] = px(y as isize, x as isize) as u8;
-                }
+    let put = |y: usize, x: usize, p: u8| {
+        let d = dst.offset(y as isize * dst_stride).add(x);
+        *d = if f.avg {
+            ((*d as u32 + p as u32 + 1) >> 1) as u8
+        } else {
+            p
+        };
+    };
+    if !(f.h && f.v) {
+        // One pass (or a copy): FFmpeg reads and writes pixel by pixel, row by row, which
+        // matters only when the source overlaps the block.
+        for y in 0..h {
+            for x in 0..w {
+                let (yi, xi) = (y as isize, x as isize);
+                let p = match (f.h, f.v, f.filter) {
+                    (false, false, _) => px(yi, xi) as u8,
+                    (true, _, McFilter::Bilinear) => bilin(px(yi, xi), px(yi, xi + 1), mx),
+                    (_, _, McFilter::Bilinear) => bilin(px(yi, xi), px(yi + 1, xi), my),
+                    (true, _, filter) => tap8(&SUBPEL_FILTERS[filter as usize][mx as usize], |k| {
+                        px(yi, xi + k)
+                    }),
+                    (_, _, filter) => tap8(&SUBPEL_FILTERS[filter as usize][my as usize], |k| {
+                        px(yi + k, xi)
+                    }),
+                };
+                put(y, x, p);
             }
         }
-        (_, _, McFilter::Bilinear) => {
-            // One pass, or two through an 8-bit intermediate of h + 1 rows.
-            let rows = h + f.v as usize;
-            let mut mid = vec![0i32; w * rows];
-            for y in 0..rows {
-                for x in 0..w {
-                    let (a, b) = (px(y as isize, x as isize), px(y as isize, x as isize + 1));
-                    mid[y * w + x] = if f.h { bilin(a, b, mx) as i32 } else { a };
-                }
-            }
-            for y in 0..h {
-                for x in 0..w {
-                    let a = mid[y * w + x];
-                    pred[y * w + x] = if f.v {
-                        bilin(a, mid[(y + 1) * w + x], my)
-                    } else {
-                        a as u8
-                    };
-                }
+        return;
+    }
+    // Two passes: the whole 8-bit intermediate first, then the vertical pass into dst.
+    if f.filter == McFilter::Bilinear {
+        let mut mid = vec![0i32; w * (h + 1)];
+        for y in 0..=h {
+            for x in 0..w {
+                let (yi, xi) = (y as isize, x as isize);
+                mid[y * w + x] = bilin(px(yi, xi), px(yi, xi + 1), mx) as i32;
             }
         }
-        (_, _, filter) => {
-            let taps = &SUBPEL_FILTERS[filter as usize];
-            // Rows -3 .. h + 4 of the horizontal pass (or of the source when there is none).
-            let rows = h + 7 * f.v as usize;
-            let first = if f.v { -3 } else { 0 };
-            let mut mid = vec![0i32; w * rows];
-            for y in 0..rows {
-                let sy = y as isize + first;
-                for x in 0..w {
-                    mid[y * w + x] = if f.h {
-                        tap8(&taps[mx as usize], |k| px(sy, x as isize + k)) as i32
-                    } else {
-                        px(sy, x as isize)
-                    };
-                }
+        for y in 0..h {
+            for x in 0..w {
+                put(y, x, bilin(mid[y * w + x], mid[(y + 1) * w + x], my));
             }
-            for y in 0..h {
-                for x in 0..w {
-                    let my0 = y + 3 * f.v as usize;
-                    pred[y * w + x] = if f.v {
-                        tap8(&taps[my as usize], |k| {
-                            mid[(my0 as isize + k) as usize * w + x]
-                        })
-                    } else {
-                        mid[y * w + x] as u8
-                    };
-                }
-            }
+        }
+        return;
+    }
+    let taps = &SUBPEL_FILTERS[f.filter as usize];
+    let mut mid = vec![0i32; w * (h + 7)];
+    for y in 0..h + 7 {
+        for x in 0..w {
+            let (yi, xi) = (y as isize - 3, x as isize);
+            mid[y * w + x] = tap8(&taps[mx as usize], |k| px(yi, xi + k)) as i32;
         }
     }
     for y in 0..h {
-        let row = dst.offset(y as isize * dst_stride);
         for x in 0..w {
-            let p = pred[y * w + x];
-            let d = row.add(x);
-            *d = if f.avg {
-                ((*d as u32 + p as u32 + 1) >> 1) as u8
-            } else {
-                p
-            };
+            let p = tap8(&taps[my as usize], |k| {
+                mid[(y as isize + 3 + k) as usize * w + x]
+            });
+            put(y, x, p);
         }
     }
 }

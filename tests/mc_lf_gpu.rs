@@ -1,0 +1,580 @@
+//! Motion compensation and loop filters, checkasm style: every function through its export,
+//! many calls per flush at random positions (overlapping ones too), against the CPU reference
+//! and FFmpeg's own C functions run one after the other.
+//! Run on lavapipe with DAEDALUS_VALIDATION=1 (scripts/test): any validation message fails.
+
+mod common;
+
+use common::*;
+use daedalus::ffi::{self, LF_EXPORTS, MC_EXPORTS};
+use daedalus::kernels::itx::Transform;
+use daedalus::kernels::lf::{self, LfDir, LfFunction};
+use daedalus::kernels::mc::{self, McFunction};
+use daedalus::vp9dsp::{LoopFilterFn, McFn, Vp9DspContext};
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+/// The tests read process-wide counters: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn ffmpeg_mc(dsp: &Vp9DspContext, f: McFunction) -> McFn {
+    let size = McFunction::WIDTHS
+        .iter()
+        .position(|&w| w == f.width)
+        .unwrap();
+    dsp.mc[size][f.filter as usize][f.avg as usize][f.h as usize][f.v as usize]
+        .expect("FFmpeg fills every mc entry")
+}
+
+fn ffmpeg_lf(dsp: &Vp9DspContext, f: LfFunction) -> LoopFilterFn {
+    match f {
+        LfFunction::Lines8 { wd, dir } => {
+            dsp.loop_filter_8[[4, 8, 16].iter().position(|&w| w == wd).unwrap()][dir as usize]
+        }
+        LfFunction::Lines16 { dir } => dsp.loop_filter_16[dir as usize],
+        LfFunction::Mix2 { wd1, wd2, dir } => {
+            dsp.loop_filter_mix2[(wd1 == 8) as usize][(wd2 == 8) as usize][dir as usize]
+        }
+    }
+    .expect("FFmpeg fills every loop-filter entry")
+}
+
+fn mc_export(f: McFunction) -> McFn {
+    MC_EXPORTS.iter().find(|e| e.1 == f).expect("exported").2
+}
+
+fn lf_export(f: LfFunction) -> LoopFilterFn {
+    LF_EXPORTS.iter().find(|e| e.1 == f).expect("exported").2
+}
+
+/// A call of one of the three families, on canvases.
+#[derive(Clone)]
+enum Call {
+    Mc {
+        f: McFunction,
+        dst: (usize, usize, usize),
+        src: (usize, usize, usize),
+        h: i32,
+        mx: i32,
+        my: i32,
+    },
+    Lf {
+        f: LfFunction,
+        at: (usize, usize, usize),
+        e: i32,
+        i: i32,
+        h: i32,
+    },
+    Itx(Placed),
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Way {
+    Ffmpeg,
+    Reference,
+    Daedalus,
+}
+
+/// Runs `calls` one after the other (FFmpeg, reference) or records them (daedalus).
+fn run(dsp: &Vp9DspContext, canvases: &mut [Canvas], calls: &[Call], way: Way) {
+    let ptr = |c: &mut [Canvas], (i, x, y): (usize, usize, usize)| {
+        let stride = c[i].stride;
+        (
+            unsafe { c[i].pixels.as_mut_ptr().add(y * stride + x) },
+            stride as isize,
+        )
+    };
+    for call in calls {
+        match call.clone() {
+            Call::Mc {
+                f,
+                dst,
+                src,
+                h,
+                mx,
+                my,
+            } => {
+                let (d, ds) = ptr(canvases, dst);
+                let (s, ss) = ptr(canvases, src);
+                unsafe {
+                    match way {
+                        Way::Ffmpeg => ffmpeg_mc(dsp, f)(d, ds, s, ss, h, mx, my),
+                        Way::Reference => mc::mc_now(f, d, ds, s, ss, h, mx, my),
+                        Way::Daedalus => mc_export(f)(d, ds, s, ss, h, mx, my),
+                    }
+                }
+            }
+            Call::Lf { f, at, e, i, h } => {
+                let (d, s) = ptr(canvases, at);
+                unsafe {
+                    match way {
+                        Way::Ffmpeg => ffmpeg_lf(dsp, f)(d, s, e, i, h),
+                        Way::Reference => lf::lf_now(f, d, s, e, i, h),
+                        Way::Daedalus => lf_export(f)(d, s, e, i, h),
+                    }
+                }
+            }
+            Call::Itx(mut b) => {
+                let blocks = std::slice::from_mut(&mut b);
+                match way {
+                    Way::Ffmpeg => apply_ffmpeg(dsp, canvases, blocks),
+                    Way::Reference => apply_reference(canvases, blocks),
+                    Way::Daedalus => record_daedalus(canvases, blocks),
+                }
+            }
+        }
+    }
+}
+
+/// A random motion compensation whose block and source window lie inside their canvases.
+fn random_mc(rng: &mut Rng, canvases: &[Canvas], dsts: &[usize], srcs: &[usize]) -> Call {
+    let all = McFunction::all();
+    loop {
+        let f = all[rng.below(all.len())];
+        let h = match rng.below(4) {
+            0 => f.width.min(64) as i32,
+            1 => [1, 2, 3, 4, 5, 7][rng.below(6)],
+            _ => rng.range(1, 64) as i32,
+        };
+        let (di, si) = (dsts[rng.below(dsts.len())], srcs[rng.below(srcs.len())]);
+        let (d, s) = (&canvases[di], &canvases[si]);
+        let w = f.width;
+        if d.stride < w || d.height < h as usize || s.stride < w + 8 || s.height < h as usize + 8 {
+            continue;
+        }
+        let aligned = rng.chance(50);
+        let snap = |v: usize| if aligned { v / 4 * 4 } else { v };
+        let dst = (
+            di,
+            snap(rng.below(d.stride - w + 1)),
+            snap(rng.below(d.height - h as usize + 1)),
+        );
+        let src = (
+            si,
+            3 + rng.below(s.stride - w - 7 + 1),
+            3 + rng.below(s.height - h as usize - 7 + 1),
+        );
+        // A source window that meets its own block is FFmpeg's undefined behaviour (memcpy
+        // of overlapping rows): tested apart, with a function where it is defined.
+        let meets = |a: usize, alen: usize, b: usize, blen: usize| a < b + blen && b < a + alen;
+        if di == si
+            && meets(dst.1, w, src.1 - 3, w + 7)
+            && meets(dst.2, h as usize, src.2 - 3, h as usize + 7)
+        {
+            continue;
+        }
+        return Call::Mc {
+            f,
+            dst,
+            src,
+            h,
+            mx: rng.range(0, 15) as i32,
+            my: rng.range(0, 15) as i32,
+        };
+    }
+}
+
+/// Thresholds as a decoder derives them (or, rarely, any int), packed for mix2.
+fn thresholds(rng: &mut Rng, f: LfFunction) -> (i32, i32, i32) {
+    let one = |rng: &mut Rng| {
+        let level = rng.range(0, 63) as i32;
+        let limit = rng.range(1, 63) as i32;
+        (2 * (level + 2) + limit, limit, rng.range(0, 3) as i32)
+    };
+    if rng.chance(5) {
+        let wild = |rng: &mut Rng| rng.next_u64() as i32 >> rng.below(32);
+        return (wild(rng), wild(rng), wild(rng));
+    }
+    let (e, i, h) = one(rng);
+    match f {
+        LfFunction::Mix2 { .. } => {
+            let (e2, i2, h2) = one(rng);
+            (e | e2 << 8, i | i2 << 8, h | h2 << 8)
+        }
+        _ => (e, i, h),
+    }
+}
+
+/// Paints the 16 pixels across an edge so that the filter takes the wanted branch: flat over
+/// 16, flat over 8, a normal edge, a strong (unfiltered) one, or noise.
+fn paint_line(rng: &mut Rng, line: &mut [u8; 16]) {
+    let p0 = rng.range(8, 247);
+    let q0 = p0 + rng.range(-3, 3);
+    let mode = rng.below(5);
+    for (k, v) in line.iter_mut().enumerate() {
+        let (base, d) = if k < 8 { (p0, 7 - k) } else { (q0, k - 8) };
+        let value = match mode {
+            0 => base + rng.range(-1, 1) * (d > 0) as i64,
+            1 if d < 4 => base + rng.range(-1, 1) * (d > 0) as i64,
+            1 => base + rng.range(-20, 20),
+            2 => base + rng.range(-4, 4) * d as i64,
+            3 => base + rng.range(-60, 60),
+            _ => rng.range(0, 255),
+        };
+        *v = value.clamp(0, 255) as u8;
+    }
+}
+
+/// A random loop-filter call inside its canvas, its lines painted first.
+fn random_lf(rng: &mut Rng, canvases: &mut [Canvas], dsts: &[usize]) -> Call {
+    let all = LfFunction::all();
+    loop {
+        let f = all[rng.below(all.len())];
+        let ci = dsts[rng.below(dsts.len())];
+        let c = &mut canvases[ci];
+        let (lines, reach) = (f.lines(), 8);
+        let (across, along) = match f.dir() {
+            LfDir::H => (c.stride, c.height),
+            LfDir::V => (c.height, c.stride),
+        };
+        if across < 2 * reach || along < lines {
+            continue;
+        }
+        let edge = reach + rng.below(across - 2 * reach + 1);
+        let start = rng.below(along - lines + 1);
+        let (edge, start) = if rng.chance(50) {
+            (edge / 4 * 4, start / 4 * 4)
+        } else {
+            (edge, start)
+        };
+        if edge < reach {
+            continue;
+        }
+        let (x, y) = match f.dir() {
+            LfDir::H => (edge, start),
+            LfDir::V => (start, edge),
+        };
+        for n in 0..lines {
+            let mut line = [0u8; 16];
+            paint_line(rng, &mut line);
+            for (k, &v) in line.iter().enumerate() {
+                let (px, py) = match f.dir() {
+                    LfDir::H => (x + k - 8, y + n),
+                    LfDir::V => (x + n, y + k - 8),
+                };
+                if px < c.stride && py < c.height {
+                    c.pixels[py * c.stride + px] = v;
+                }
+            }
+        }
+        let (e, i, h) = thresholds(rng, f);
+        return Call::Lf {
+            f,
+            at: (ci, x, y),
+            e,
+            i,
+            h,
+        };
+    }
+}
+
+/// Runs `calls` three ways (daedalus recording into registered canvases where `register`
+/// says so) and compares every canvas; returns the stats of the daedalus run.
+fn check_three_ways(
+    canvases: &[Canvas],
+    calls: &[Call],
+    register: &[bool],
+) -> (ffi::DaedalusStats, ffi::DaedalusStats) {
+    let dsp = ffmpeg_c();
+    let mut ff = clone_canvases(canvases);
+    let mut reference = clone_canvases(canvases);
+    let mut gpu = clone_canvases(canvases);
+    run(&dsp, &mut ff, calls, Way::Ffmpeg);
+    run(&dsp, &mut reference, calls, Way::Reference);
+    for (c, &r) in gpu.iter_mut().zip(register) {
+        if r {
+            let rc = ffi::daedalus_register_memory(c.pixels.as_mut_ptr().cast(), c.pixels.len());
+            assert_eq!(rc, 0, "registering a canvas");
+        }
+    }
+    let before = stats();
+    run(&dsp, &mut gpu, calls, Way::Daedalus);
+    ffi::daedalus_flush();
+    let after = stats();
+    for (c, &r) in gpu.iter_mut().zip(register) {
+        if r {
+            assert_eq!(
+                ffi::daedalus_unregister_memory(c.pixels.as_mut_ptr().cast()),
+                0
+            );
+        }
+    }
+    if let Some(d) = first_difference(&reference, &ff) {
+        panic!("reference vs FFmpeg: {d}");
+    }
+    if let Some(d) = first_difference(&gpu, &ff) {
+        panic!("daedalus vs FFmpeg: {d}");
+    }
+    assert_validation_clean();
+    (before, after)
+}
+
+fn canvases(rng: &mut Rng, count: usize) -> Vec<Canvas> {
+    (0..count)
+        .map(|_| {
+            let (w, h) = (96 + rng.below(200), 80 + rng.below(120));
+            Canvas::new(rng, w, h)
+        })
+        .collect()
+}
+
+#[test]
+fn exports_are_ffmpegs_functions_by_name() {
+    let names: HashSet<String> = MC_EXPORTS.iter().map(|e| e.0.to_string()).collect();
+    let all: HashSet<String> = McFunction::all().iter().map(|f| f.name()).collect();
+    assert_eq!(names, all);
+    assert_eq!(MC_EXPORTS.len(), 130);
+    for (name, f, _) in &MC_EXPORTS {
+        assert_eq!(&f.name(), name);
+    }
+    let names: HashSet<String> = LF_EXPORTS.iter().map(|e| e.0.to_string()).collect();
+    let all: HashSet<String> = LfFunction::all().iter().map(|f| f.name()).collect();
+    assert_eq!(names, all);
+    assert_eq!(LF_EXPORTS.len(), 16);
+    for (name, f, _) in &LF_EXPORTS {
+        assert_eq!(&f.name(), name);
+    }
+}
+
+/// Every MC function with every offset (15 too, which FFmpeg's checkasm never tests), many
+/// heights, stride 72 with a 3-pixel margin as checkasm has it, and random strides.
+#[test]
+fn mc_reference_matches_ffmpeg_c_everywhere() {
+    let dsp = ffmpeg_c();
+    let mut rng = Rng::new(41);
+    for f in McFunction::all() {
+        for case in 0..48 {
+            let h = [1, 2, 4, 7, 8, 16, 32, 64][case % 8].min(64);
+            let (mx, my) = ((case % 16) as i32, (15 - case % 16) as i32);
+            let src_stride = if case % 3 == 0 {
+                72
+            } else {
+                64 + 8 + rng.below(40)
+            };
+            let mut src = vec![0u8; src_stride * (h as usize + 8)];
+            rng.bytes(&mut src);
+            let dst_stride = if case % 2 == 0 {
+                72
+            } else {
+                f.width + rng.below(30)
+            };
+            let mut a = vec![0u8; dst_stride * h as usize];
+            rng.bytes(&mut a);
+            let mut b = a.clone();
+            let s = unsafe { src.as_ptr().add(3 * src_stride + 3) };
+            unsafe {
+                ffmpeg_mc(&dsp, f)(
+                    a.as_mut_ptr(),
+                    dst_stride as isize,
+                    s,
+                    src_stride as isize,
+                    h,
+                    mx,
+                    my,
+                );
+                mc::mc_now(
+                    f,
+                    b.as_mut_ptr(),
+                    dst_stride as isize,
+                    s,
+                    src_stride as isize,
+                    h,
+                    mx,
+                    my,
+                );
+            }
+            assert_eq!(a, b, "{} h {h} mx {mx} my {my}", f.name());
+        }
+    }
+}
+
+/// Every loop filter on constructed lines (flat 16, flat 8, normal, strong, noise) and
+/// decoder-like or wild thresholds.
+#[test]
+fn lf_reference_matches_ffmpeg_c_everywhere() {
+    let dsp = ffmpeg_c();
+    let mut rng = Rng::new(42);
+    for f in LfFunction::all() {
+        for _ in 0..400 {
+            let stride = 32 + rng.below(40);
+            let mut a = vec![0u8; stride * 32];
+            rng.bytes(&mut a);
+            let (x, y) = match f.dir() {
+                LfDir::H => (16, 8),
+                LfDir::V => (8, 16),
+            };
+            for n in 0..f.lines() {
+                let mut line = [0u8; 16];
+                paint_line(&mut rng, &mut line);
+                for (k, &v) in line.iter().enumerate() {
+                    let (px, py) = match f.dir() {
+                        LfDir::H => (x + k - 8, y + n),
+                        LfDir::V => (x + n, y + k - 8),
+                    };
+                    a[py * stride + px] = v;
+                }
+            }
+            let mut b = a.clone();
+            let (e, i, h) = thresholds(&mut rng, f);
+            unsafe {
+                ffmpeg_lf(&dsp, f)(a.as_mut_ptr().add(y * stride + x), stride as isize, e, i, h);
+                lf::lf_now(
+                    f,
+                    b.as_mut_ptr().add(y * stride + x),
+                    stride as isize,
+                    e,
+                    i,
+                    h,
+                );
+            }
+            assert_eq!(a, b, "{} E {e} I {i} H {h}", f.name());
+        }
+    }
+}
+
+/// Thousands of MC calls of every function in one flush; destinations overlap at times (the
+/// batch keeps FFmpeg's order), a tenth read sources that earlier calls of the batch write.
+#[test]
+fn mc_mixed_in_one_flush_is_bit_exact() {
+    let _l = lock();
+    require_gpu();
+    let mut rng = Rng::new(43);
+    for round in 0..3 {
+        let canvases = canvases(&mut rng, 5);
+        let calls: Vec<Call> = (0..1500)
+            .map(|_| {
+                if rng.chance(10) {
+                    random_mc(&mut rng, &canvases, &[0, 1, 2], &[0, 1, 2])
+                } else {
+                    random_mc(&mut rng, &canvases, &[0, 1, 2], &[3, 4])
+                }
+            })
+            .collect();
+        let register = [round == 1, round == 2, false, false, round == 2];
+        let (before, after) = check_three_ways(&canvases, &calls, &register);
+        assert_eq!(
+            after.deferred - before.deferred,
+            calls.len() as u64 - (after.immediate - before.immediate)
+        );
+        assert!(after.gpu_calls > before.gpu_calls, "the GPU ran them");
+    }
+}
+
+/// Thousands of loop-filter calls of every function in one flush, neighbouring edges sharing
+/// pixels as a frame's do.
+#[test]
+fn lf_mixed_in_one_flush_is_bit_exact() {
+    let _l = lock();
+    require_gpu();
+    let mut rng = Rng::new(44);
+    for round in 0..3 {
+        let mut canvases = canvases(&mut rng, 3);
+        let calls: Vec<Call> = (0..1500)
+            .map(|_| random_lf(&mut rng, &mut canvases, &[0, 1, 2]))
+            .collect();
+        let register = [round == 1, round == 2, false];
+        let (before, after) = check_three_ways(&canvases, &calls, &register);
+        assert!(after.gpu_calls > before.gpu_calls, "the GPU ran them");
+    }
+}
+
+/// Transforms, motion compensation and loop filters interleaved on the same canvases: each
+/// family's calls land after the earlier calls of the others on the same pixels.
+#[test]
+fn all_families_interleaved_keep_ffmpegs_order() {
+    let _l = lock();
+    require_gpu();
+    let mut rng = Rng::new(45);
+    for round in 0..3 {
+        let mut canvases = canvases(&mut rng, 4);
+        let sizes: Vec<Transform> = Transform::ALL.to_vec();
+        let mut calls = Vec::new();
+        for _ in 0..1200 {
+            calls.push(match rng.below(3) {
+                0 => random_mc(&mut rng, &canvases, &[0, 1, 2], &[1, 3]),
+                1 => random_lf(&mut rng, &mut canvases, &[0, 1, 2]),
+                _ => Call::Itx(place_blocks(&mut rng, &canvases[..3], 1, &sizes).remove(0)),
+            });
+        }
+        let register = [round > 0, round == 2, false, false];
+        check_three_ways(&canvases, &calls, &register);
+    }
+}
+
+#[test]
+fn mc_bad_input_is_documented_behaviour() {
+    let _l = lock();
+    let dsp = ffmpeg_c();
+    let mut rng = Rng::new(46);
+    let f = McFunction {
+        width: 16,
+        filter: mc::McFilter::Sharp,
+        avg: true,
+        h: true,
+        v: true,
+    };
+    let mut src = vec![0u8; 64 * 80];
+    rng.bytes(&mut src);
+    let s = unsafe { src.as_ptr().add(3 * 64 + 3) };
+    // Heights outside 1..=64 are ignored: nothing is written.
+    let mut dst = vec![7u8; 64 * 70];
+    let before = stats();
+    for h in [0, -1, 65, i32::MIN] {
+        unsafe { mc_export(f)(dst.as_mut_ptr(), 64, s, 64, h, 3, 5) };
+    }
+    ffi::daedalus_flush();
+    assert!(dst.iter().all(|&v| v == 7));
+    assert_eq!(stats().rejected - before.rejected, 4);
+    // Null pointers are ignored.
+    unsafe { mc_export(f)(std::ptr::null_mut(), 64, s, 64, 8, 3, 5) };
+    unsafe { mc_export(f)(dst.as_mut_ptr(), 64, std::ptr::null(), 64, 8, 3, 5) };
+    ffi::daedalus_flush();
+    assert!(dst.iter().all(|&v| v == 7));
+    // Offsets are taken modulo 16.
+    let mut a = dst.clone();
+    unsafe { mc_export(f)(dst.as_mut_ptr(), 64, s, 64, 8, 16 + 3, -16 + 5) };
+    ffi::daedalus_flush();
+    unsafe { ffmpeg_mc(&dsp, f)(a.as_mut_ptr(), 64, s, 64, 8, 3, 5) };
+    assert_eq!(a, dst);
+    // A destination stride smaller than the block, and a source that meets the block: run
+    // at once, in FFmpeg's order.
+    let mut a = dst.clone();
+    unsafe { mc_export(f)(dst.as_mut_ptr(), 5, s, 64, 8, 3, 5) };
+    ffi::daedalus_flush();
+    unsafe { ffmpeg_mc(&dsp, f)(a.as_mut_ptr(), 5, s, 64, 8, 3, 5) };
+    assert_eq!(a, dst);
+    let mut a = src.clone();
+    let mut b = src.clone();
+    unsafe {
+        let (pa, pb) = (a.as_mut_ptr(), b.as_mut_ptr());
+        mc_export(f)(pa.add(10 * 64 + 10), 64, pa.add(12 * 64 + 12), 64, 16, 7, 9);
+        ffi::daedalus_flush();
+        ffmpeg_mc(&dsp, f)(pb.add(10 * 64 + 10), 64, pb.add(12 * 64 + 12), 64, 16, 7, 9);
+    }
+    assert_eq!(a, b);
+}
+
+#[test]
+fn lf_small_strides_end_as_ffmpeg_ends() {
+    let _l = lock();
+    let dsp = ffmpeg_c();
+    let mut rng = Rng::new(47);
+    for f in LfFunction::all() {
+        for stride in [1isize, 3, 7, -9] {
+            let mut a = vec![0u8; 400];
+            rng.bytes(&mut a);
+            let mut b = a.clone();
+            let (e, i, h) = thresholds(&mut rng, f);
+            unsafe {
+                lf_export(f)(a.as_mut_ptr().add(200), stride, e, i, h);
+                ffi::daedalus_flush();
+                ffmpeg_lf(&dsp, f)(b.as_mut_ptr().add(200), stride, e, i, h);
+            }
+            assert_eq!(a, b, "{} stride {stride}", f.name());
+        }
+    }
+}
