@@ -2,9 +2,12 @@
 // A job is one tile of up to 8x8 output pixels of a call; invocation `col` of a job computes
 // column `col` of its tile, all rows, so no invocation waits for another.
 //
-// Job (two uvec4): x = byte offset of the tile's top-left pixel in `px`, y = its stride (signed),
-// z = byte offset in `src` of the source pixel under it (the call's source window, copied at
-// call time), w = the window's stride; then x = parameters (McFn::params | tile_params).
+// Job (three uvec4): x = byte offset of the tile's top-left pixel in `px`, y = its stride
+// (signed), z = byte offset in `src` of the source pixel under it (the call's source window,
+// copied at call time), w = the window's stride; then x = parameters (McFunction::params |
+// tile_params), y, z = the horizontal 8-tap filter, w and the next x = the vertical one, each
+// tap + 32 in a byte. (The taps travel with the job: a constant table indexed at run time
+// becomes a private copy per invocation on some compilers, llvmpipe's among them.)
 #version 450
 #extension GL_EXT_shader_8bit_storage : require
 
@@ -20,57 +23,6 @@ layout(push_constant) uniform Push {
     uint job_count;
 } pc;
 
-// VP9's 8-tap filters: [smooth, regular, sharp][16 positions][8 taps] (as SUBPEL_FILTERS).
-const int FILTERS[3 * 16 * 8] = int[](
-    0, 0, 0, 128, 0, 0, 0, 0,
-    -3, -1, 32, 64, 38, 1, -3, 0,
-    -2, -2, 29, 63, 41, 2, -3, 0,
-    -2, -2, 26, 63, 43, 4, -4, 0,
-    -2, -3, 24, 62, 46, 5, -4, 0,
-    -2, -3, 21, 60, 49, 7, -4, 0,
-    -1, -4, 18, 59, 51, 9, -4, 0,
-    -1, -4, 16, 57, 53, 12, -4, -1,
-    -1, -4, 14, 55, 55, 14, -4, -1,
-    -1, -4, 12, 53, 57, 16, -4, -1,
-    0, -4, 9, 51, 59, 18, -4, -1,
-    0, -4, 7, 49, 60, 21, -3, -2,
-    0, -4, 5, 46, 62, 24, -3, -2,
-    0, -4, 4, 43, 63, 26, -2, -2,
-    0, -3, 2, 41, 63, 29, -2, -2,
-    0, -3, 1, 38, 64, 32, -1, -3,
-    0, 0, 0, 128, 0, 0, 0, 0,
-    0, 1, -5, 126, 8, -3, 1, 0,
-    -1, 3, -10, 122, 18, -6, 2, 0,
-    -1, 4, -13, 118, 27, -9, 3, -1,
-    -1, 4, -16, 112, 37, -11, 4, -1,
-    -1, 5, -18, 105, 48, -14, 4, -1,
-    -1, 5, -19, 97, 58, -16, 5, -1,
-    -1, 6, -19, 88, 68, -18, 5, -1,
-    -1, 6, -19, 78, 78, -19, 6, -1,
-    -1, 5, -18, 68, 88, -19, 6, -1,
-    -1, 5, -16, 58, 97, -19, 5, -1,
-    -1, 4, -14, 48, 105, -18, 5, -1,
-    -1, 4, -11, 37, 112, -16, 4, -1,
-    -1, 3, -9, 27, 118, -13, 4, -1,
-    0, 2, -6, 18, 122, -10, 3, -1,
-    0, 1, -3, 8, 126, -5, 1, 0,
-    0, 0, 0, 128, 0, 0, 0, 0,
-    -1, 3, -7, 127, 8, -3, 1, 0,
-    -2, 5, -13, 125, 17, -6, 3, -1,
-    -3, 7, -17, 121, 27, -10, 5, -2,
-    -4, 9, -20, 115, 37, -13, 6, -2,
-    -4, 10, -23, 108, 48, -16, 8, -3,
-    -4, 10, -24, 100, 59, -19, 9, -3,
-    -4, 11, -24, 90, 70, -21, 10, -4,
-    -4, 11, -23, 80, 80, -23, 11, -4,
-    -4, 10, -21, 70, 90, -24, 11, -4,
-    -3, 9, -19, 59, 100, -24, 10, -4,
-    -3, 8, -16, 48, 108, -23, 10, -4,
-    -2, 6, -13, 37, 115, -20, 9, -4,
-    -2, 5, -10, 27, 121, -17, 7, -3,
-    -1, 3, -6, 17, 125, -13, 5, -2,
-    0, 1, -3, 8, 127, -7, 3, -1
-);
 
 uint src_at(uint base, int row, int stride, int col)
 {
@@ -82,12 +34,18 @@ int clip_pixel(int x)
     return clamp(x, 0, 255);
 }
 
+int tap(uvec2 taps, int k)
+{
+    uint word = k < 4 ? taps.x : taps.y;
+    return int((word >> (8 * (k & 3))) & 255u) - 32;
+}
+
 // 8-tap filter of the source row `row` at column `col` (reads col - 3 .. col + 4).
-int tap8_row(uint base, int row, int stride, int col, int f)
+int tap8_row(uint base, int row, int stride, int col, uvec2 taps)
 {
     int sum = 64;
     for (int k = 0; k < 8; k++)
-        sum += FILTERS[f + k] * int(src_at(base, row, stride, col + k - 3));
+        sum += tap(taps, k) * int(src_at(base, row, stride, col + k - 3));
     return clip_pixel(sum >> 7);
 }
 
@@ -102,9 +60,12 @@ void main()
     int col = int(gl_GlobalInvocationID.x % 8u);
     if (job >= pc.job_count)
         return;
-    uint j = 2u * (pc.first_job + job);
+    uint j = 3u * (pc.first_job + job);
     uvec4 a = jobs[j];
-    uint p = jobs[j + 1u].x;
+    uvec4 b = jobs[j + 1u];
+    uvec2 htaps = b.yz;
+    uvec2 vtaps = uvec2(b.w, jobs[j + 2u].x);
+    uint p = b.x;
     int rows = int((p >> 13) & 7u) + 1;
     int cols = int((p >> 16) & 7u) + 1;
     if (col >= cols)
@@ -137,11 +98,10 @@ void main()
             else if (kind == 3)
                 v = bilin(int(src_at(base, r, ss, col)), int(src_at(base, r, ss, col + 1)), mx);
             else
-                v = tap8_row(base, r, ss, col, (kind * 16 + mx) * 8);
+                v = tap8_row(base, r, ss, col, htaps);
             mid[i] = v;
         }
     }
-    int fy = (kind * 16 + my) * 8;
     for (int i = 0; i < 8; i++) {
         if (i < rows) {
             int v;
@@ -152,7 +112,7 @@ void main()
             } else {
                 int sum = 64;
                 for (int k = 0; k < 8; k++)
-                    sum += FILTERS[fy + k] * mid[i + k];
+                    sum += tap(vtaps, k) * mid[i + k];
                 v = clip_pixel(sum >> 7);
             }
             uint at = a.x + uint(i * dst_stride + col);

@@ -54,7 +54,7 @@ const KERNELS: [ItxKernel; ItxKernel::COUNT] = {
 
 /// A recorded job's words: the first [`job_words`] of them are used. Words 0 and 1 are always
 /// the job's pixel (a byte offset into its pixel buffer) and the stride.
-pub type Job = [u32; 8];
+pub type Job = [u32; 12];
 
 /// One call of a DSP function, as the recorder handles it.
 #[derive(Clone, Copy)]
@@ -392,7 +392,7 @@ fn job_eob(flags: u32) -> i32 {
 }
 
 /// Most job words one call adds (a 64x64 motion compensation: 64 tiles).
-const MAX_CALL_WORDS: usize = 64 * 8;
+const MAX_CALL_WORDS: usize = 64 * 12;
 
 /// The pending work of the GPU path.
 struct GpuBatch {
@@ -901,22 +901,42 @@ impl Recorder {
                     0,
                     0,
                     kernel,
-                    [0, 0, captured, job_flags(origin, eob), 0, 0, 0, 0],
+                    [
+                        0,
+                        0,
+                        captured,
+                        job_flags(origin, eob),
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                    ],
                 );
             }
             Op::Mc { f, mx, my, .. } => {
                 let src_stride = op.source().expect("MC has a source").w;
                 let params = f.params(mx, my);
+                let [h0, h1] = mc::packed_taps(f.filter, mx);
+                let [v0, v1] = mc::packed_taps(f.filter, my);
                 for y in (0..rect.h).step_by(8) {
                     for x in (0..rect.w).step_by(8) {
                         let tile = mc::tile_params((rect.h - y).min(8), (rect.w - x).min(8));
                         let src = captured as usize + y * src_stride + x;
-                        job(
-                            y,
-                            x,
-                            MC_KERNEL as u8,
-                            [0, 0, src as u32, src_stride as u32, params | tile, 0, 0, 0],
-                        );
+                        let mut words = Job::default();
+                        words[2..9].copy_from_slice(&[
+                            src as u32,
+                            src_stride as u32,
+                            params | tile,
+                            h0,
+                            h1,
+                            v0,
+                            v1,
+                        ]);
+                        job(y, x, MC_KERNEL as u8, words);
                     }
                 }
             }
@@ -931,7 +951,7 @@ impl Recorder {
                         y,
                         x,
                         LF_KERNEL as u8,
-                        [0, 0, half.params(f.dir()), 0, 0, 0, 0, 0],
+                        [0, 0, half.params(f.dir()), 0, 0, 0, 0, 0, 0, 0, 0, 0],
                     );
                 }
             }

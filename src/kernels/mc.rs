@@ -12,7 +12,7 @@
 //! `my`), as FFmpeg's do.
 //!
 //! GPU jobs (`shaders/mc.comp`) cover a tile of up to 8x8 output pixels: a call is split into
-//! tiles when it is recorded. The source is read from a window copied at call time (see
+//! tiles when it is recorded. A job carries its two filters' taps. The source is read from a window copied at call time (see
 //! [`McFunction::window`]), so the caller may change its source right after the call as FFmpeg's
 //! decoder does with its emulated-edge buffer.
 
@@ -224,6 +224,16 @@ impl McFunction {
         };
         (f, (p & 15) as i32, (p >> 4 & 15) as i32)
     }
+}
+
+/// An 8-tap filter as a job carries it: each tap + 32 in a byte (taps lie in -24 ..= 128).
+pub fn packed_taps(f: McFilter, m: i32) -> [u32; 2] {
+    if f == McFilter::Bilinear {
+        return [0, 0];
+    }
+    let taps = &SUBPEL_FILTERS[f as usize][(m & 15) as usize];
+    let word = |k: usize| (0..4).fold(0u32, |w, i| w | ((taps[k + i] + 32) as u32) << (8 * i));
+    [word(0), word(4)]
 }
 
 /// Tile rows and columns (1..=8 each) in a parameter word.

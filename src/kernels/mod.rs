@@ -16,7 +16,7 @@ pub const KERNEL_COUNT: usize = itx::ItxKernel::COUNT + 2;
 /// 32-bit words of one job of `kernel` in the job buffer (a multiple of 4: `uvec4`s).
 pub fn job_words(kernel: usize) -> usize {
     if kernel == MC_KERNEL {
-        8
+        12
     } else {
         4
     }
