@@ -222,71 +222,34 @@ fn round_trip(blocks: usize, registered: bool, iterations: usize) -> (f64, f64) 
     (percentile(&t, 0.5), percentile(&t, 0.99))
 }
 
-struct Options {
-    full: bool,
-    quick: bool,
-    markdown: Option<String>,
-}
-
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let opts = Options {
-        full: args.iter().any(|a| a == "--bench"),
-        quick: args.iter().any(|a| a == "--quick"),
-        markdown: args
-            .iter()
-            .position(|a| a == "--markdown")
-            .and_then(|i| args.get(i + 1).cloned()),
-    };
-    require_gpu();
-    let device = unsafe { std::ffi::CStr::from_ptr(ffi::daedalus_device_name()) }
-        .to_string_lossy()
-        .into_owned();
-    let (c_table, simd_table, flags) = ffmpeg_tables();
-    let core = pin_to_one_core();
-    let simd = simd_name(flags);
-    let mut out = String::new();
-    let mut line = |s: String| {
-        println!("{s}");
-        out.push_str(&s);
-        out.push('\n');
-    };
-    line(format!(
-        "Device: **{device}** (daedalus GPU path). CPU: {} ({simd}), host side and FFmpeg pinned to core {core}.",
-        cpu_model()
-    ));
-    line(String::new());
+    let mut run = Run::start("daedalus GPU path");
+    let (c_table, simd_table, simd) = (run.c, run.simd, run.simd_name);
+    let full = run.opts.full;
+    let (sizes, min_time) = (run.opts.batch_sizes(), run.opts.min_time());
 
-    let sizes: Vec<usize> = if !opts.full {
-        vec![1, 64]
-    } else if opts.quick {
-        vec![1, 64, 1024, 8160]
-    } else {
-        vec![1, 64, 1024, 8160, 32640]
-    };
-    let min_time = if opts.full { 0.25 } else { 0.0 };
     let order = [TxSize::T8, TxSize::T4, TxSize::T16, TxSize::T32];
     let mut rng = Rng::new(1);
     let mut bytes_rows = Vec::new();
     for size in order {
         let tx = Transform::new(size, Tx1d::Dct, Tx1d::Dct);
         let n = size.n();
-        line(format!(
+        run.line(format!(
             "#### {n}x{n} idct_idct: Mblock/s (median pass: record + flush for daedalus)"
         ));
-        line(String::new());
-        line(format!(
+        run.line(String::new());
+        run.line(format!(
             "| blocks/flush | GPU in place | GPU copied | FFmpeg C | FFmpeg {simd} | in place / {simd} | in place / C | in place, µs: record, flush (pack + submit&wait), GPU busy | submissions, dispatches per flush |"
         ));
-        line("|---:|---:|---:|---:|---:|---:|---:|---|---|".into());
+        run.line("|---:|---:|---:|---:|---:|---:|---:|---|---|".into());
         for &blocks in &sizes {
-            if !opts.full && n == 32 && blocks > 64 {
+            if !full && n == 32 && blocks > 64 {
                 continue;
             }
             let b = Batch::new(&mut rng, tx, blocks);
             let mut work = Work::new(&b);
-            let c_fn = ffmpeg_itx(&c_table, tx);
-            let simd_fn = ffmpeg_itx(&simd_table, tx);
+            let c_fn = ffmpeg_itx(c_table, tx);
+            let simd_fn = ffmpeg_itx(simd_table, tx);
             let inplace = measure(&b, Path::GpuInPlace, &mut work, min_time);
             let copied = measure(&b, Path::GpuCopied, &mut work, min_time);
             let c = measure(&b, Path::Cpu(c_fn), &mut work, min_time);
@@ -297,7 +260,7 @@ fn main() {
                 inplace.checksum, copied.checksum, c.checksum, s.checksum
             );
             let mbps = |m: &Measured| blocks as f64 / m.seconds / 1e6;
-            line(format!(
+            run.line(format!(
                 "| {blocks} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0}, {:.0} ({:.0} + {:.0}), {:.0} | {:.0}, {:.0} (checksum {:016x}) |",
                 mbps(&inplace),
                 mbps(&copied),
@@ -321,54 +284,54 @@ fn main() {
                 ));
             }
         }
-        line(String::new());
+        run.line(String::new());
     }
 
-    line("#### Bytes moved between host and device per block (largest batch above)".into());
-    line(String::new());
-    line("| transform | in place (coefficients + job) | copied (+ pixels both ways) |".into());
-    line("|---|---:|---:|".into());
+    run.line("#### Bytes moved between host and device per block (largest batch above)".into());
+    run.line(String::new());
+    run.line("| transform | in place (coefficients + job) | copied (+ pixels both ways) |".into());
+    run.line("|---|---:|---:|".into());
     for r in bytes_rows {
-        line(r);
+        run.line(r);
     }
-    line(String::new());
+    run.line(String::new());
 
-    let iterations = if opts.full { 2000 } else { 50 };
-    line(format!(
+    let iterations = if full { 2000 } else { 50 };
+    run.line(format!(
         "#### Flush round trip, 8x8 idct_idct ({iterations} flushes; µs)"
     ));
-    line(String::new());
-    line("| flush | p50 | p99 |".into());
-    line("|---|---:|---:|".into());
+    run.line(String::new());
+    run.line("| flush | p50 | p99 |".into());
+    run.line("|---|---:|---:|".into());
     for (what, blocks, reg) in [
         ("empty (nothing recorded: no submission)", 0, false),
         ("1 block, in place", 1, true),
         ("1 block, copied", 1, false),
     ] {
         let (p50, p99) = round_trip(blocks, reg, iterations);
-        line(format!("| {what} | {p50:.1} | {p99:.1} |"));
+        run.line(format!("| {what} | {p50:.1} | {p99:.1} |"));
     }
-    line(String::new());
+    run.line(String::new());
 
-    if opts.full {
+    if full {
         // Every transform at one batch size.
         let blocks = 8160;
-        line(format!(
+        run.line(format!(
             "#### Every transform, {blocks} blocks per flush: Mblock/s"
         ));
-        line(String::new());
-        line(format!(
+        run.line(String::new());
+        run.line(format!(
             "| transform | GPU in place | FFmpeg C | FFmpeg {simd} | in place / {simd} |"
         ));
-        line("|---|---:|---:|---:|---:|".into());
+        run.line("|---|---:|---:|---:|---:|".into());
         for tx in Transform::ALL {
             let b = Batch::new(&mut rng, tx, blocks);
             let mut work = Work::new(&b);
             let inplace = measure(&b, Path::GpuInPlace, &mut work, min_time);
-            let c = measure(&b, Path::Cpu(ffmpeg_itx(&c_table, tx)), &mut work, min_time);
+            let c = measure(&b, Path::Cpu(ffmpeg_itx(c_table, tx)), &mut work, min_time);
             let s = measure(
                 &b,
-                Path::Cpu(ffmpeg_itx(&simd_table, tx)),
+                Path::Cpu(ffmpeg_itx(simd_table, tx)),
                 &mut work,
                 min_time,
             );
@@ -378,7 +341,7 @@ fn main() {
                 tx.name()
             );
             let mbps = |m: &Measured| blocks as f64 / m.seconds / 1e6;
-            line(format!(
+            run.line(format!(
                 "| {} | {:.2} | {:.2} | {:.2} | {:.2} |",
                 tx.name(),
                 mbps(&inplace),
@@ -387,14 +350,7 @@ fn main() {
                 s.seconds / inplace.seconds
             ));
         }
-        line(String::new());
+        run.line(String::new());
     }
-    let s = stats();
-    line(format!(
-        "Totals: {} calls on the GPU, {} on the CPU reference, {} submissions, {} dispatches.",
-        s.gpu_calls, s.cpu_calls, s.submissions, s.dispatches
-    ));
-    if let Some(path) = opts.markdown {
-        std::fs::write(&path, out).expect("writing the markdown file");
-    }
+    run.finish();
 }

@@ -14,30 +14,9 @@ use common::*;
 use daedalus::ffi::{self, LF_EXPORTS, MC_EXPORTS};
 use daedalus::kernels::lf::{LfDir, LfFunction};
 use daedalus::kernels::mc::{McFilter, McFunction};
-use daedalus::vp9dsp::{LoopFilterFn, McFn, Vp9DspContext};
+use daedalus::vp9dsp::Vp9DspContext;
 use std::time::Instant;
 use support::*;
-
-fn table_mc(dsp: &Vp9DspContext, f: McFunction) -> McFn {
-    let size = McFunction::WIDTHS
-        .iter()
-        .position(|&w| w == f.width)
-        .unwrap();
-    dsp.mc[size][f.filter as usize][f.avg as usize][f.h as usize][f.v as usize].unwrap()
-}
-
-fn table_lf(dsp: &Vp9DspContext, f: LfFunction) -> LoopFilterFn {
-    match f {
-        LfFunction::Lines8 { wd, dir } => {
-            dsp.loop_filter_8[[4, 8, 16].iter().position(|&w| w == wd).unwrap()][dir as usize]
-        }
-        LfFunction::Lines16 { dir } => dsp.loop_filter_16[dir as usize],
-        LfFunction::Mix2 { wd1, wd2, dir } => {
-            dsp.loop_filter_mix2[(wd1 == 8) as usize][(wd2 == 8) as usize][dir as usize]
-        }
-    }
-    .unwrap()
-}
 
 /// One kernel's calls over a frame-like plane, in raster order as a decoder issues them:
 /// MC blocks side by side reading a reference plane at random motion vectors, or loop-filter
@@ -151,7 +130,7 @@ unsafe fn run_calls(b: &Batch, kernel: Kernel, path: Path, px: *mut u8) {
     for &(dst, arg, p, q) in &b.calls {
         match (kernel, path) {
             (Kernel::Mc(f), Path::Cpu(t)) => {
-                table_mc(t, f)(px.add(dst), s, b.reference.as_ptr().add(arg), s, b.h, p, q)
+                ffmpeg_mc(t, f)(px.add(dst), s, b.reference.as_ptr().add(arg), s, b.h, p, q)
             }
             (Kernel::Mc(f), Path::Gpu) => {
                 let export = MC_EXPORTS.iter().find(|e| e.1 == f).unwrap().2;
@@ -160,7 +139,7 @@ unsafe fn run_calls(b: &Batch, kernel: Kernel, path: Path, px: *mut u8) {
             (Kernel::Lf(f), path) => {
                 let (e, i) = ((arg & 0xffff) as i32, (arg >> 16) as i32);
                 let fun = match path {
-                    Path::Cpu(t) => table_lf(t, f),
+                    Path::Cpu(t) => ffmpeg_lf(t, f),
                     Path::Gpu => LF_EXPORTS.iter().find(|x| x.1 == f).unwrap().2,
                 };
                 fun(px.add(dst), s, e, i, p)
@@ -227,43 +206,10 @@ fn name(k: Kernel) -> String {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let full = args.iter().any(|a| a == "--bench");
-    let quick = args.iter().any(|a| a == "--quick");
-    let markdown = args
-        .iter()
-        .position(|a| a == "--markdown")
-        .and_then(|i| args.get(i + 1).cloned());
-    require_gpu();
-    let device = unsafe { std::ffi::CStr::from_ptr(ffi::daedalus_device_name()) }
-        .to_string_lossy()
-        .into_owned();
-    let (c_table, simd_table, flags) = ffmpeg_tables();
-    let (c_table, simd_table): (&'static Vp9DspContext, &'static Vp9DspContext) = (
-        Box::leak(Box::new(c_table)),
-        Box::leak(Box::new(simd_table)),
-    );
-    let core = pin_to_one_core();
-    let simd = simd_name(flags);
-    let mut out = String::new();
-    let mut line = |s: String| {
-        println!("{s}");
-        out.push_str(&s);
-        out.push('\n');
-    };
-    line(format!(
-        "Device: **{device}** (daedalus GPU path, pixels in place). CPU: {} ({simd}), host side and FFmpeg pinned to core {core}.",
-        cpu_model()
-    ));
-    line(String::new());
-    let sizes: Vec<usize> = if !full {
-        vec![1, 64]
-    } else if quick {
-        vec![1, 64, 1024, 8160]
-    } else {
-        vec![1, 64, 1024, 8160, 32640]
-    };
-    let min_time = if full { 0.25 } else { 0.0 };
+    let mut run = Run::start("daedalus GPU path, pixels in place");
+    let (c_table, simd_table, simd) = (run.c, run.simd, run.simd_name);
+    let full = run.opts.full;
+    let (sizes, min_time) = (run.opts.batch_sizes(), run.opts.min_time());
     let mut rng = Rng::new(3);
     let regular_8h = McFunction {
         width: 8,
@@ -319,28 +265,28 @@ fn main() {
         } else {
             "Medge/s"
         };
-        line(format!("#### {}: {unit} (median pass)", name(k)));
-        line(String::new());
-        line(header(unit));
-        line("|---:|---:|---:|---:|---:|---:|---|---|".into());
+        run.line(format!("#### {}: {unit} (median pass)", name(k)));
+        run.line(String::new());
+        run.line(header(unit));
+        run.line("|---:|---:|---:|---:|---:|---:|---|---|".into());
         for &count in &sizes {
             let b = match k {
                 Kernel::Mc(f) => Batch::mc(&mut rng, f, count),
                 Kernel::Lf(f) => Batch::lf(&mut rng, f, count),
             };
             let r = row(&b, k, count);
-            line(r);
+            run.line(r);
         }
-        line(String::new());
+        run.line(String::new());
     }
     if full {
         let count = 8160;
-        line(format!(
+        run.line(format!(
             "#### Every width and direction, {count} calls per flush (8-tap regular; loop filters)"
         ));
-        line(String::new());
-        line("| function | GPU M/s | FFmpeg C | FFmpeg SIMD | GPU / SIMD | GPU / C |".into());
-        line("|---|---:|---:|---:|---:|---:|".into());
+        run.line(String::new());
+        run.line("| function | GPU M/s | FFmpeg C | FFmpeg SIMD | GPU / SIMD | GPU / C |".into());
+        run.line("|---|---:|---:|---:|---:|---:|".into());
         let mut kernels = Vec::new();
         for width in [4, 8, 16, 32, 64] {
             for (h, v, avg) in [
@@ -383,7 +329,7 @@ fn main() {
                 name(k)
             );
             let rate = |m: &Measured| n as f64 / m.seconds / 1e6;
-            line(format!(
+            run.line(format!(
                 "| {} (x{n}) | {:.2} | {:.2} | {:.2} | {:.3} | {:.2} |",
                 name(k),
                 rate(&g),
@@ -393,14 +339,7 @@ fn main() {
                 c.seconds / g.seconds
             ));
         }
-        line(String::new());
+        run.line(String::new());
     }
-    let s = stats();
-    line(format!(
-        "Totals: {} calls on the GPU, {} on the CPU reference, {} submissions, {} dispatches.",
-        s.gpu_calls, s.cpu_calls, s.submissions, s.dispatches
-    ));
-    if let Some(path) = markdown {
-        std::fs::write(&path, out).expect("writing the markdown file");
-    }
+    run.finish();
 }

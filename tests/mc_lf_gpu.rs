@@ -21,28 +21,6 @@ fn lock() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn ffmpeg_mc(dsp: &Vp9DspContext, f: McFunction) -> McFn {
-    let size = McFunction::WIDTHS
-        .iter()
-        .position(|&w| w == f.width)
-        .unwrap();
-    dsp.mc[size][f.filter as usize][f.avg as usize][f.h as usize][f.v as usize]
-        .expect("FFmpeg fills every mc entry")
-}
-
-fn ffmpeg_lf(dsp: &Vp9DspContext, f: LfFunction) -> LoopFilterFn {
-    match f {
-        LfFunction::Lines8 { wd, dir } => {
-            dsp.loop_filter_8[[4, 8, 16].iter().position(|&w| w == wd).unwrap()][dir as usize]
-        }
-        LfFunction::Lines16 { dir } => dsp.loop_filter_16[dir as usize],
-        LfFunction::Mix2 { wd1, wd2, dir } => {
-            dsp.loop_filter_mix2[(wd1 == 8) as usize][(wd2 == 8) as usize][dir as usize]
-        }
-    }
-    .expect("FFmpeg fills every loop-filter entry")
-}
-
 fn mc_export(f: McFunction) -> McFn {
     MC_EXPORTS.iter().find(|e| e.1 == f).expect("exported").2
 }

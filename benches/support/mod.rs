@@ -1,8 +1,108 @@
-//! Helpers shared by the benchmarks: FFmpeg's C and SIMD tables from the static SIMD build,
-//! the CPU's name, pinning to one core, and the checksum that every path must share.
+//! Helpers shared by the benchmarks: the options, FFmpeg's C and SIMD tables from the static
+//! SIMD build, pinning to one core, the report with its device line and totals, and the
+//! checksum that every path must share.
 #![allow(dead_code)]
 
+use crate::common::{require_gpu, stats};
+use daedalus::ffi;
 use daedalus::vp9dsp::Vp9DspContext;
+
+/// `--bench` (set by `cargo bench`; without it, under `cargo test`, a small smoke run),
+/// `--quick`, `--markdown FILE`.
+pub struct Options {
+    pub full: bool,
+    pub quick: bool,
+    pub markdown: Option<String>,
+}
+
+impl Options {
+    pub fn from_args() -> Options {
+        let args: Vec<String> = std::env::args().collect();
+        Options {
+            full: args.iter().any(|a| a == "--bench"),
+            quick: args.iter().any(|a| a == "--quick"),
+            markdown: args
+                .iter()
+                .position(|a| a == "--markdown")
+                .and_then(|i| args.get(i + 1).cloned()),
+        }
+    }
+
+    /// Calls per flush: the foundation issue's sizes (32640 = a 1080p plane of 8x8 blocks).
+    pub fn batch_sizes(&self) -> Vec<usize> {
+        if !self.full {
+            vec![1, 64]
+        } else if self.quick {
+            vec![1, 64, 1024, 8160]
+        } else {
+            vec![1, 64, 1024, 8160, 32640]
+        }
+    }
+
+    /// Least time each measurement runs for.
+    pub fn min_time(&self) -> f64 {
+        if self.full {
+            0.25
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A benchmark run: the GPU path checked, FFmpeg's tables, the host pinned to one core, and
+/// the report (printed, and written to `--markdown` at the end).
+pub struct Run {
+    pub opts: Options,
+    pub c: &'static Vp9DspContext,
+    pub simd: &'static Vp9DspContext,
+    pub simd_name: &'static str,
+    out: String,
+}
+
+impl Run {
+    /// `path` says what the GPU path is, for the device line.
+    pub fn start(path: &str) -> Run {
+        let opts = Options::from_args();
+        require_gpu();
+        let device = unsafe { std::ffi::CStr::from_ptr(ffi::daedalus_device_name()) }
+            .to_string_lossy()
+            .into_owned();
+        let (c, simd, flags) = ffmpeg_tables();
+        let core = pin_to_one_core();
+        let mut run = Run {
+            opts,
+            c: Box::leak(Box::new(c)),
+            simd: Box::leak(Box::new(simd)),
+            simd_name: simd_name(flags),
+            out: String::new(),
+        };
+        run.line(format!(
+            "Device: **{device}** ({path}). CPU: {} ({}), host side and FFmpeg pinned to core {core}.",
+            cpu_model(),
+            run.simd_name
+        ));
+        run.line(String::new());
+        run
+    }
+
+    pub fn line(&mut self, s: String) {
+        println!("{s}");
+        self.out.push_str(&s);
+        self.out.push('\n');
+    }
+
+    /// The totals that prove which path ran, then the markdown file.
+    pub fn finish(mut self) {
+        let s = stats();
+        self.line(format!(
+            "Totals: {} calls on the GPU, {} on the CPU reference, {} submissions, {} dispatches.",
+            s.gpu_calls, s.cpu_calls, s.submissions, s.dispatches
+        ));
+        if let Some(path) = &self.opts.markdown {
+            std::fs::write(path, &self.out).expect("writing the markdown file");
+        }
+    }
+}
 
 #[cfg(daedalus_oracle_asm)]
 extern "C" {
