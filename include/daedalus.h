@@ -113,6 +113,22 @@ typedef struct DaedalusStats {
    * Messages of the validation layer (with DAEDALUS_VALIDATION=1).
    */
   uint64_t validation_messages;
+  /**
+   * Deferred calls by family: transforms, motion compensation, loop filters.
+   */
+  uint64_t deferred_itx;
+  uint64_t deferred_mc;
+  uint64_t deferred_lf;
+  /**
+   * Motion compensations whose source the GPU read in place (the others copied a window).
+   */
+  uint64_t mc_source_in_place;
+  /**
+   * Barriers between levels (calls that must run after other calls of their submission),
+   * and the most levels one submission ran.
+   */
+  uint64_t barriers;
+  uint64_t max_levels;
 } DaedalusStats;
 
 #ifdef __cplusplus

@@ -3,8 +3,9 @@
 // column `col` of its tile, all rows, so no invocation waits for another.
 //
 // Job (three uvec4): x = byte offset of the tile's top-left pixel in `px`, y = its stride
-// (signed), z = byte offset in `src` of the source pixel under it (the call's source window,
-// copied at call time), w = the window's stride; then x = parameters (McFunction::params |
+// (signed), z = byte offset in `src` of the source pixel under it, w = the source's stride
+// (signed; `src` is the reference frame read in place, or the arena holding a source window
+// copied at call time); then x = parameters (McFunction::params |
 // tile_params), y, z = the horizontal 8-tap filter, w and the next x = the vertical one, each
 // tap + 32 in a byte. (The taps travel with the job: a constant table indexed at run time
 // becomes a private copy per invocation on some compilers, llvmpipe's among them.)
@@ -14,9 +15,8 @@
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer Jobs { uvec4 jobs[]; };
-// The stream's upload buffer (coefficients for the transforms), here read as bytes.
-layout(std430, set = 0, binding = 1) readonly buffer Source { uint8_t src[]; };
 layout(std430, set = 0, binding = 2) buffer Pixels { uint8_t px[]; };
+layout(std430, set = 0, binding = 4) readonly buffer Source { uint8_t src[]; };
 
 layout(push_constant) uniform Push {
     uint first_job;

@@ -22,18 +22,20 @@
 //! written in place; all other blocks are copied into the stream's staging buffer before the
 //! submission and copied back after it.
 
-use crate::gpu::stream::{Buf, Dispatch, Stream, MAX_SLOTS};
+use crate::gpu::stream::{Buf, Dispatch, Stream, MAX_SETS, MAX_SLOTS};
 use crate::gpu::{self, GpuResult};
 use crate::kernels::itx::{self, GpuJob, ItxKernel, Transform, Tx1d, TxSize};
 use crate::kernels::lf::{self, LfDir, LfFunction, LfHalf};
 use crate::kernels::mc::{self, McFunction};
-use crate::kernels::{job_words, KERNEL_COUNT, LF_KERNEL, MC_KERNEL};
+use crate::kernels::{job_words, LF_KERNEL, MC_KERNEL};
+use crate::levels::{Access, Block, Levels, Need, MAX_LEVELS};
 use crate::overlap::Occupancy;
 use crate::regions::{self, Placement, Region};
 use crate::stats::{self, Reason, COUNTERS};
-use crate::vp9dsp::ItxfmAddFn;
+use crate::vp9dsp::{ItxfmAddFn, Vp9DspContext};
 use once_cell::sync::OnceCell;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ptr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -176,7 +178,7 @@ impl Op {
         }
     }
 
-    /// Runs the call at once: FFmpeg's own function for its decoder's transforms, else the
+    /// Runs the call at once: FFmpeg's own function for its decoder's calls, else the
     /// reference.
     unsafe fn run_at_once(&self, dst: *mut u8, stride: isize, origin: Origin) {
         match *self {
@@ -188,8 +190,14 @@ impl Op {
                 h,
                 mx,
                 my,
-            } => mc::mc_now(f, dst, stride, src, src_stride, h, mx, my),
-            Op::Lf { f, e, i, h } => lf::lf_now(f, dst, stride, e, i, h),
+            } => match (origin, FFMPEG_DSP.get().and_then(|t| t.mc_fn(f))) {
+                (Origin::Ffmpeg, Some(ffmpeg)) => ffmpeg(dst, stride, src, src_stride, h, mx, my),
+                _ => mc::mc_now(f, dst, stride, src, src_stride, h, mx, my),
+            },
+            Op::Lf { f, e, i, h } => match (origin, FFMPEG_DSP.get().and_then(|t| t.lf_fn(f))) {
+                (Origin::Ffmpeg, Some(ffmpeg)) => ffmpeg(dst, stride, e, i, h),
+                _ => lf::lf_now(f, dst, stride, e, i, h),
+            },
         }
     }
 }
@@ -270,15 +278,23 @@ unsafe fn run_itx_on_cpu(
     itx::add_residual(dst, stride, n, &res);
 }
 
-/// Runs one recorded job on the CPU, on the pixels at `dst` (rows `stride` apart).
+/// Runs one recorded job on the CPU, on the pixels at `dst` (rows `stride` apart). A motion
+/// compensation reads its source at `source` (the arena, or an imported frame) plus its offset.
 ///
 /// # Safety
-/// The job's pixels must be valid, and what it reads of the arena must be there.
-unsafe fn run_job_on_cpu(kernel: u8, dst: *mut u8, stride: isize, job: &Job, arena: *const i16) {
+/// The job's pixels must be valid, and what it reads of the arena and source must be there.
+unsafe fn run_job_on_cpu(
+    kernel: u8,
+    dst: *mut u8,
+    stride: isize,
+    job: &Job,
+    arena: *const i16,
+    source: *const u8,
+) {
     match kernel as usize {
         MC_KERNEL => {
             let (f, mx, my) = McFunction::from_params(job[4]);
-            let src = (arena as *const u8).add(job[2] as usize);
+            let src = source.wrapping_add(job[2] as usize);
             let rows = mc::tile_rows(job[4]) as i32;
             mc::mc_now(f, dst, stride, src, job[3] as i32 as isize, rows, mx, my);
         }
@@ -310,12 +326,15 @@ struct Arena {
 }
 
 /// A job with its pixels' host address: the CPU path's record, run in recorded order at the
-/// flush, and the GPU path's record of a job on copied pixels.
+/// flush, and the GPU path's record of a job on copied pixels (with its level and where its
+/// source is: 0 the arena, else a slot).
 struct Call {
     dst: *mut u8,
     stride: isize,
     kernel: u8,
     job: Job,
+    level: u32,
+    source: u8,
 }
 
 /// A block of the GPU path whose pixels travel through the staging buffer.
@@ -334,10 +353,60 @@ struct Current {
     slot: u8,
 }
 
+/// What a call's jobs point at besides their pixels: a transform's coefficients in the arena
+/// (or its DC value), a motion compensation's source pixel under the block's top-left and the
+/// source's stride.
+#[derive(Clone, Copy)]
+struct Captured {
+    word: u32,
+    stride: isize,
+}
+
+impl Captured {
+    /// What [`Recorder::capture`] returned for `op`.
+    fn of(op: &Op, word: u32) -> Captured {
+        Captured {
+            word,
+            stride: op.source().map_or(0, |win| win.w as isize),
+        }
+    }
+}
+
+fn count_deferred(op: &Op) {
+    stats::add(&COUNTERS.deferred, 1);
+    stats::add(
+        match op {
+            Op::Itx { .. } => &COUNTERS.deferred_itx,
+            Op::Mc { .. } => &COUNTERS.deferred_mc,
+            Op::Lf { .. } => &COUNTERS.deferred_lf,
+        },
+        1,
+    );
+}
+
 /// Where a call's pixels are for the GPU.
 enum Target {
     InPlace { slot: u8, pixel: u32, stride: i32 },
     Copied { staging: usize },
+}
+
+/// Where a motion compensation's source is for the GPU: copied into the arena at call time,
+/// or read in place from an imported frame (`offset` of the pixel under the block's top-left).
+#[derive(Clone, Copy)]
+enum Source {
+    Arena,
+    InPlace {
+        slot: u8,
+        offset: u32,
+        stride: isize,
+    },
+}
+
+/// A call placed in the pending batch.
+struct Placed {
+    target: Target,
+    source: Source,
+    level: u32,
 }
 
 /// Why a call cannot join the pending batch as it is.
@@ -365,6 +434,9 @@ pub enum Origin {
 
 /// FFmpeg's functions for each transform (by [`Transform::index`]), from the decoder's table.
 pub static FFMPEG_ITX: OnceCell<[ItxfmAddFn; 14]> = OnceCell::new();
+/// The decoder's whole table as FFmpeg filled it (its SIMD where it has some), for the calls
+/// that run at once.
+pub static FFMPEG_DSP: OnceCell<Vp9DspContext> = OnceCell::new();
 
 /// Runs FFmpeg's own function for `tx` on a copy of `coefs` (aligned as FFmpeg's SIMD needs).
 unsafe fn run_ffmpeg(tx: Transform, dst: *mut u8, stride: isize, coefs: &[i16], eob: i32) {
@@ -394,12 +466,38 @@ fn job_eob(flags: u32) -> i32 {
 /// Most job words one call adds (a 64x64 motion compensation: 64 tiles).
 const MAX_CALL_WORDS: usize = 64 * 12;
 
+/// A bucket's key, ordered as the dispatches run: level, kernel, pixel slot, source.
+fn bucket_key(level: u32, kernel: u8, slot: u8, source: u8) -> u32 {
+    debug_assert!((slot as usize) < MAX_SLOTS && (source as usize) < MAX_SLOTS);
+    level << 16 | (kernel as u32) << 8 | (slot as u32) << 4 | source as u32
+}
+
+struct BucketKey {
+    level: u32,
+    kernel: usize,
+    slot: usize,
+    source: usize,
+}
+
+fn split_key(key: u32) -> BucketKey {
+    BucketKey {
+        level: key >> 16,
+        kernel: (key >> 8 & 0xff) as usize,
+        slot: (key >> 4 & 0xf) as usize,
+        source: (key & 0xf) as usize,
+    }
+}
+
 /// The pending work of the GPU path.
 struct GpuBatch {
     stream: Stream,
-    /// Job words by `kernel * MAX_SLOTS + slot`, and the buckets in use in first-use order.
+    /// Job words of the buckets in use (`keys[i]` is the key of `buckets[i]`); the vectors
+    /// beyond stay allocated for later batches.
     buckets: Vec<Vec<u32>>,
-    used: Vec<usize>,
+    keys: Vec<u32>,
+    bucket_of: HashMap<u32, usize>,
+    /// The bucket pushed to last: a call's jobs, and consecutive calls, mostly share it.
+    last_bucket: Option<(u32, usize)>,
     /// Calls and job words pending.
     pending: usize,
     pending_words: usize,
@@ -410,7 +508,12 @@ struct GpuBatch {
     /// The imported regions of slots 1.. (slot 0 is the staging buffer).
     slots: Vec<Arc<Region>>,
     current: Option<Current>,
+    /// The order of calls in place, and the bytes copied blocks claim.
+    levels: Levels,
     occupancy: Occupancy,
+    /// (pixel slot, source) pairs in use, one descriptor set each.
+    pairs: [u64; MAX_SLOTS * MAX_SLOTS / 64],
+    pair_count: usize,
     /// The registry as this batch placed its calls; held only while work is pending, so that
     /// no import outlives its registration for longer than the pending batch.
     regions: Vec<Arc<Region>>,
@@ -425,8 +528,10 @@ impl GpuBatch {
         GpuBatch {
             max_words,
             stream,
-            buckets: (0..KERNEL_COUNT * MAX_SLOTS).map(|_| Vec::new()).collect(),
-            used: Vec::new(),
+            buckets: Vec::new(),
+            keys: Vec::new(),
+            bucket_of: HashMap::new(),
+            last_bucket: None,
             pending: 0,
             pending_words: 0,
             copied: Vec::new(),
@@ -434,14 +539,30 @@ impl GpuBatch {
             staging_len: 0,
             slots: Vec::new(),
             current: None,
+            levels: Levels::default(),
             occupancy: Occupancy::default(),
+            pairs: [0; MAX_SLOTS * MAX_SLOTS / 64],
+            pair_count: 0,
             regions: Vec::new(),
             regions_version: 0,
         }
     }
 
-    /// Decides where a call's pixels go and claims them.
-    fn place(&mut self, rect: &Rect, origin: Origin) -> Result<Target, Busy> {
+    /// The slot of an imported region in this batch, taking a new one if there is room.
+    fn slot_for(&mut self, r: &Arc<Region>) -> Result<u8, Busy> {
+        match self.slots.iter().position(|s| Arc::ptr_eq(s, r)) {
+            Some(p) => Ok(p as u8 + 1),
+            None if self.slots.len() + 1 < MAX_SLOTS => {
+                self.slots.push(r.clone());
+                Ok(self.slots.len() as u8)
+            }
+            None => Err(Busy::Flush(Reason::Full)),
+        }
+    }
+
+    /// Decides where a call's pixels (and a motion compensation's source) go, and at which
+    /// level; records what it touches.
+    fn place(&mut self, op: &Op, rect: &Rect, origin: Origin) -> Result<Placed, Busy> {
         let (lo, hi) = rect.span();
         if hi < lo {
             return Err(Busy::Straddles);
@@ -453,39 +574,29 @@ impl GpuBatch {
         if version != self.regions_version && self.pending > 0 && self.registry_change_matters() {
             return Err(Busy::Flush(Reason::Registry));
         }
-        let cached = matches!(&self.current, Some(r) if r.start <= lo && hi <= r.end)
-            && version == self.regions_version;
+        if version != self.regions_version {
+            self.regions = regions::snapshot();
+            self.regions_version = version;
+            self.current = None;
+            let live: Vec<u64> = self.regions.iter().map(|r| r.id).collect();
+            self.levels.retain_regions(|id| live.contains(&id));
+        }
+        let cached = matches!(&self.current, Some(r) if r.start <= lo && hi <= r.end);
         if !cached {
-            if version != self.regions_version {
-                self.regions = regions::snapshot();
-                self.regions_version = version;
-                let live: Vec<u64> = self.regions.iter().map(|r| r.id).collect();
-                self.occupancy.retain_regions(|id| live.contains(&id));
-            }
             self.current = match regions::place(&self.regions, lo, hi) {
                 Placement::Straddles => return Err(Busy::Straddles),
                 Placement::Outside if origin == Origin::Ffmpeg => return Err(Busy::Transient),
                 Placement::Outside => None,
                 Placement::Inside(index) => {
-                    let r = &self.regions[index];
+                    let r = self.regions[index].clone();
                     match &r.imported {
-                        Some(imported) => {
-                            let slot = match self.slots.iter().position(|s| Arc::ptr_eq(s, r)) {
-                                Some(p) => p + 1,
-                                None if self.slots.len() + 1 < MAX_SLOTS => {
-                                    self.slots.push(r.clone());
-                                    self.slots.len()
-                                }
-                                None => return Err(Busy::Flush(Reason::Full)),
-                            };
-                            Some(Current {
-                                id: r.id,
-                                start: r.start,
-                                end: r.end,
-                                base: imported.base,
-                                slot: slot as u8,
-                            })
-                        }
+                        Some(imported) => Some(Current {
+                            id: r.id,
+                            start: r.start,
+                            end: r.end,
+                            base: imported.base,
+                            slot: self.slot_for(&r)?,
+                        }),
                         // Registered but not importable: copied like other memory.
                         None => None,
                     }
@@ -493,25 +604,97 @@ impl GpuBatch {
             };
         }
         let (at, stride, w, h) = (rect.at as usize, rect.stride, rect.w, rect.h);
-        match &self.current {
-            Some(r) if stride.unsigned_abs() <= i32::MAX as usize => {
-                if !self.occupancy.claim_in_region(
-                    r.id,
-                    r.end - r.start,
-                    at - r.start,
+        if stride.unsigned_abs() > i32::MAX as usize {
+            self.current = None;
+        }
+
+        // The source of a motion compensation: in place where it lies in an imported frame.
+        let mut source = Source::Arena;
+        let mut source_mark = None;
+        let mut need = Need::default();
+        if let (
+            Op::Mc {
+                src, src_stride, ..
+            },
+            Some(win),
+        ) = (op, op.source())
+        {
+            let (lo, hi) = win.span();
+            match regions::place(&self.regions, lo, hi) {
+                Placement::Inside(index) if src_stride.unsigned_abs() <= i32::MAX as usize => {
+                    let r = self.regions[index].clone();
+                    if let Some(imported) = &r.imported {
+                        let block = Block {
+                            region: r.id,
+                            region_len: r.end - r.start,
+                            offset: win.at as usize - r.start,
+                            stride: win.stride,
+                            w: win.w,
+                            h: win.h,
+                        };
+                        let n = self
+                            .levels
+                            .need(&block, Access::Read)
+                            .ok_or(Busy::Flush(Reason::Overlap))?;
+                        need = n;
+                        source = Source::InPlace {
+                            slot: self.slot_for(&r)?,
+                            offset: (*src as usize - imported.base) as u32,
+                            stride: *src_stride,
+                        };
+                        source_mark = Some(block);
+                    }
+                }
+                // Partly in a region whose pending calls may write it: complete them first.
+                Placement::Straddles if self.pending > 0 => {
+                    return Err(Busy::Flush(Reason::Overlap))
+                }
+                _ => {}
+            }
+        }
+        let (target_slot, dst_mark) = match &self.current {
+            Some(r) => {
+                let block = Block {
+                    region: r.id,
+                    region_len: r.end - r.start,
+                    offset: at - r.start,
                     stride,
                     w,
                     h,
-                ) {
-                    return Err(Busy::Flush(Reason::Overlap));
-                }
-                Ok(Target::InPlace {
-                    slot: r.slot,
-                    pixel: (at - r.base) as u32,
-                    stride: stride as i32,
-                })
+                };
+                let n = self
+                    .levels
+                    .need(&block, Access::Write)
+                    .ok_or(Busy::Flush(Reason::Overlap))?;
+                need.level = need.level.max(n.level);
+                need.after_cpu_redo |= n.after_cpu_redo;
+                (r.slot, Some(block))
             }
-            _ => {
+            None => (0, None),
+        };
+        if need.after_cpu_redo {
+            // After a transform that FFmpeg's function may redo once the submission is back.
+            return Err(Busy::Flush(Reason::Overlap));
+        }
+        if need.level >= MAX_LEVELS {
+            return Err(Busy::Flush(Reason::Full));
+        }
+        let source_slot = match source {
+            Source::Arena => 0,
+            Source::InPlace { slot, .. } => slot,
+        };
+        let pair = target_slot as usize * MAX_SLOTS + source_slot as usize;
+        let new_pair = self.pairs[pair / 64] & 1 << (pair % 64) == 0;
+        if new_pair && self.pair_count == MAX_SETS {
+            return Err(Busy::Flush(Reason::Full));
+        }
+        let target = match &self.current {
+            Some(r) => Target::InPlace {
+                slot: r.slot,
+                pixel: (at - r.base) as u32,
+                stride: stride as i32,
+            },
+            None => {
                 if self.staging_len + w * h > self.stream.max_buffer_bytes() as usize {
                     return Err(Busy::Flush(Reason::Full));
                 }
@@ -520,13 +703,32 @@ impl GpuBatch {
                 }
                 let staging = self.staging_len;
                 self.staging_len += w * h;
-                Ok(Target::Copied { staging })
+                Target::Copied { staging }
             }
+        };
+        // Placed: record what it touches.
+        if new_pair {
+            self.pairs[pair / 64] |= 1 << (pair % 64);
+            self.pair_count += 1;
         }
+        let cpu_redo = matches!(*op, Op::Itx { tx, eob, .. }
+            if origin == Origin::Ffmpeg && !tx.is_dc_only_call(eob));
+        if let Some(block) = dst_mark {
+            self.levels
+                .mark(&block, Access::Write, need.level, cpu_redo);
+        }
+        if let Some(block) = source_mark {
+            self.levels.mark(&block, Access::Read, need.level, false);
+        }
+        Ok(Placed {
+            target,
+            source,
+            level: need.level,
+        })
     }
 
     /// Registrations changed under pending work. A byte's path (in place or copied) and its
-    /// claims must not change within a batch: that holds unless the batch copies blocks (a new
+    /// levels must not change within a batch: that holds unless the batch copies blocks (a new
     /// registration could cover them) or one of its regions is gone (a registration of the
     /// same range would be another import of the same pages). Other threads registering
     /// their own frames change neither.
@@ -540,26 +742,63 @@ impl GpuBatch {
             .any(|s| !live.iter().any(|r| Arc::ptr_eq(r, s)))
     }
 
-    fn push(&mut self, kernel: u8, slot: u8, job: &Job) {
-        let b = kernel as usize * MAX_SLOTS + slot as usize;
-        let bucket = &mut self.buckets[b];
-        if bucket.is_empty() {
-            self.used.push(b);
-        }
+    fn push(&mut self, level: u32, kernel: u8, slot: u8, source: u8, job: &Job) {
+        let key = bucket_key(level, kernel, slot, source);
+        let index = match self.last_bucket {
+            Some((k, i)) if k == key => i,
+            _ => {
+                let i = match self.bucket_of.get(&key) {
+                    Some(&i) => i,
+                    None => {
+                        let i = self.keys.len();
+                        self.keys.push(key);
+                        if self.buckets.len() == i {
+                            self.buckets.push(Vec::new());
+                        }
+                        self.bucket_of.insert(key, i);
+                        i
+                    }
+                };
+                self.last_bucket = Some((key, i));
+                i
+            }
+        };
         let words = job_words(kernel as usize);
-        bucket.extend_from_slice(&job[..words]);
+        self.buckets[index].extend_from_slice(&job[..words]);
         self.pending_words += words;
+    }
+
+    /// The buckets in use, in the order they run.
+    fn run_order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.keys.len()).collect();
+        order.sort_unstable_by_key(|&i| self.keys[i]);
+        order
+    }
+
+    /// The host address of byte 0 of a source: the arena, or a slot's imported frame.
+    fn source_base(&self, source: usize, arena: *const i16) -> *const u8 {
+        match source {
+            0 => arena as *const u8,
+            k => {
+                self.slots[k - 1]
+                    .imported
+                    .as_ref()
+                    .expect("slots hold imports")
+                    .base as *const u8
+            }
+        }
     }
 
     /// Submits the pending batch and waits for it. `arena_len`: coefficients in the arena.
     fn execute(&mut self, arena: *const i16, arena_len: usize) -> GpuResult<()> {
         let packing = Instant::now();
+        let order = self.run_order();
         let stream = &mut self.stream;
         // Each bucket starts at a multiple of its job size, so that `first` counts its jobs.
-        let mut layout = Vec::with_capacity(self.used.len());
+        let mut layout = Vec::with_capacity(order.len());
         let mut words = 0usize;
-        for &b in &self.used {
-            let size = job_words(b / MAX_SLOTS);
+        for &b in &order {
+            let size = job_words(split_key(self.keys[b]).kernel);
             words = words.next_multiple_of(size);
             layout.push(words);
             words += self.buckets[b].len();
@@ -570,14 +809,17 @@ impl GpuBatch {
         stream.grow(Buf::Overflow, 4 * (self.pending_words as u64 + 1))?;
 
         let jobs = stream.jobs.ptr as *mut u32;
-        let mut dispatches = Vec::with_capacity(self.used.len());
-        for (&b, &start) in self.used.iter().zip(&layout) {
+        let mut dispatches = Vec::with_capacity(order.len());
+        for (&b, &start) in order.iter().zip(&layout) {
             let bucket = &self.buckets[b];
-            let size = job_words(b / MAX_SLOTS);
+            let key = split_key(self.keys[b]);
+            let size = job_words(key.kernel);
             unsafe { ptr::copy_nonoverlapping(bucket.as_ptr(), jobs.add(start), bucket.len()) };
             dispatches.push(Dispatch {
-                kernel: b / MAX_SLOTS,
-                slot: b % MAX_SLOTS,
+                level: key.level,
+                kernel: key.kernel,
+                slot: key.slot,
+                source: key.source,
                 first: (start / size) as u32,
                 count: (bucket.len() / size) as u32,
             });
@@ -623,15 +865,17 @@ impl GpuBatch {
             }
         }
         // Transforms of FFmpeg's decoder whose 16-bit lanes overflowed: the GPU left them for
-        // FFmpeg's own function (after the copies back, which left them unchanged).
+        // FFmpeg's own function (after the copies back, which left them unchanged). No call of
+        // the batch comes after them on their pixels (`Need::after_cpu_redo`).
         for index in stream.overflowed_jobs()? {
-            let d = dispatches
+            let (n, d) = dispatches
                 .iter()
-                .find(|d| (d.first..d.first + d.count).contains(&index))
+                .enumerate()
+                .find(|(_, d)| (d.first..d.first + d.count).contains(&index))
                 .ok_or("an overflowed job outside the submission")?;
             let size = job_words(d.kernel);
             let at = (index - d.first) as usize * size;
-            let words = &self.buckets[d.kernel * MAX_SLOTS + d.slot][at..at + size];
+            let words = &self.buckets[order[n]][at..at + size];
             let job = GpuJob {
                 pixel_offset: words[0],
                 stride: words[1] as i32,
@@ -675,37 +919,53 @@ impl GpuBatch {
         Ok(())
     }
 
-    /// Runs the pending batch with the CPU reference (after a GPU failure). The batch is free
-    /// of conflicts, so any order gives the sequential result.
+    /// Runs the pending batch with the CPU reference (after a GPU failure), level by level,
+    /// which gives the sequential result.
     fn run_on_cpu(&self, arena: *const i16) {
-        for &b in &self.used {
-            let (kernel, slot) = (b / MAX_SLOTS, b % MAX_SLOTS);
-            if slot == 0 {
+        let mut jobs: Vec<(u32, u8, *mut u8, isize, Job, *const u8)> = Vec::new();
+        for b in self.run_order() {
+            let key = split_key(self.keys[b]);
+            if key.slot == 0 {
                 continue; // copied blocks: below, from their own record
             }
-            let base = self.slots[slot - 1]
+            let base = self.slots[key.slot - 1]
                 .imported
                 .as_ref()
                 .expect("slots hold imports")
                 .base;
-            for words in self.buckets[b].chunks_exact(job_words(kernel)) {
+            let source = self.source_base(key.source, arena);
+            for words in self.buckets[b].chunks_exact(job_words(key.kernel)) {
                 let mut job = Job::default();
                 job[..words.len()].copy_from_slice(words);
                 let dst = (base + job[0] as usize) as *mut u8;
-                unsafe { run_job_on_cpu(kernel as u8, dst, job[1] as i32 as isize, &job, arena) };
+                jobs.push((
+                    key.level,
+                    key.kernel as u8,
+                    dst,
+                    job[1] as i32 as isize,
+                    job,
+                    source,
+                ));
             }
         }
         for c in &self.copied_calls {
-            unsafe { run_job_on_cpu(c.kernel, c.dst, c.stride, &c.job, arena) };
+            let source = self.source_base(c.source as usize, arena);
+            jobs.push((c.level, c.kernel, c.dst, c.stride, c.job, source));
+        }
+        jobs.sort_by_key(|j| j.0); // stable: recorded order within a level
+        for (_, kernel, dst, stride, job, source) in jobs {
+            unsafe { run_job_on_cpu(kernel, dst, stride, &job, arena, source) };
         }
         stats::add(&COUNTERS.cpu_calls, self.pending as u64);
     }
 
     fn clear(&mut self) {
-        for &b in &self.used {
-            self.buckets[b].clear();
+        for i in 0..self.keys.len() {
+            self.buckets[i].clear();
         }
-        self.used.clear();
+        self.keys.clear();
+        self.bucket_of.clear();
+        self.last_bucket = None;
         self.pending = 0;
         self.pending_words = 0;
         self.copied.clear();
@@ -713,7 +973,10 @@ impl GpuBatch {
         self.staging_len = 0;
         self.slots.clear();
         self.current = None;
+        self.levels.clear();
         self.occupancy.clear();
+        self.pairs = [0; MAX_SLOTS * MAX_SLOTS / 64];
+        self.pair_count = 0;
         self.regions.clear();
         self.regions_version = 0;
     }
@@ -889,7 +1152,7 @@ impl Recorder {
     /// call's [`Rect`]; words 0 and 1 (pixel and stride) are left to the caller.
     fn for_each_job(
         op: &Op,
-        captured: u32,
+        captured: Captured,
         rect: &Rect,
         origin: Origin,
         mut job: impl FnMut(usize, usize, u8, Job),
@@ -904,7 +1167,7 @@ impl Recorder {
                     [
                         0,
                         0,
-                        captured,
+                        captured.word,
                         job_flags(origin, eob),
                         0,
                         0,
@@ -918,18 +1181,18 @@ impl Recorder {
                 );
             }
             Op::Mc { f, mx, my, .. } => {
-                let src_stride = op.source().expect("MC has a source").w;
                 let params = f.params(mx, my);
                 let [h0, h1] = mc::packed_taps(f.filter, mx);
                 let [v0, v1] = mc::packed_taps(f.filter, my);
                 for y in (0..rect.h).step_by(8) {
                     for x in (0..rect.w).step_by(8) {
                         let tile = mc::tile_params((rect.h - y).min(8), (rect.w - x).min(8));
-                        let src = captured as usize + y * src_stride + x;
+                        let src =
+                            captured.word as i64 + y as i64 * captured.stride as i64 + x as i64;
                         let mut words = Job::default();
                         words[2..9].copy_from_slice(&[
                             src as u32,
-                            src_stride as u32,
+                            captured.stride as u32,
                             params | tile,
                             h0,
                             h1,
@@ -994,7 +1257,7 @@ impl Recorder {
                     Placement::Straddles => return self.run_now(op, dst, stride, origin),
                 }
             }
-            let captured = self.capture(&op);
+            let captured = Captured::of(&op, self.capture(&op));
             let calls = &mut self.calls;
             Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, job| {
                 calls.push(Call {
@@ -1002,20 +1265,28 @@ impl Recorder {
                     stride,
                     kernel,
                     job,
+                    level: 0,
+                    source: 0,
                 })
             });
             self.cpu_calls += 1;
             self.note_written(&rect);
-            stats::add(&COUNTERS.deferred, 1);
+            count_deferred(&op);
             return;
         }
-        // Place the call; a conflict completes the pending batch first (which empties it and
-        // the arena, so the second try succeeds and the room ensured above remains).
-        let mut target = None;
+        // Place the call; a call that cannot join completes the pending batch first (which
+        // empties it and the arena, so the second try succeeds and the room ensured above
+        // remains).
+        let mut placed = None;
         for _ in 0..2 {
-            match self.gpu.as_mut().expect("GPU path").place(&rect, origin) {
-                Ok(t) => {
-                    target = Some(t);
+            match self
+                .gpu
+                .as_mut()
+                .expect("GPU path")
+                .place(&op, &rect, origin)
+            {
+                Ok(p) => {
+                    placed = Some(p);
                     break;
                 }
                 Err(Busy::Flush(reason)) => self.flush(reason),
@@ -1026,13 +1297,34 @@ impl Recorder {
                 break; // the flush lost the device: record on the CPU path
             }
         }
-        let Some(target) = target else {
+        let Some(Placed {
+            target,
+            source,
+            level,
+        }) = placed
+        else {
             if self.gpu.is_none() {
                 return self.record(op, dst, stride, origin);
             }
             return self.run_now(op, dst, stride, origin);
         };
-        let captured = self.capture(&op);
+        let (captured, source_slot) = match source {
+            Source::Arena => (Captured::of(&op, self.capture(&op)), 0),
+            Source::InPlace {
+                slot,
+                offset,
+                stride,
+            } => {
+                stats::add(&COUNTERS.mc_source_in_place, 1);
+                (
+                    Captured {
+                        word: offset,
+                        stride,
+                    },
+                    slot,
+                )
+            }
+        };
         let g = self.gpu.as_mut().expect("GPU path");
         match target {
             Target::InPlace {
@@ -1043,26 +1335,31 @@ impl Recorder {
                 let offset = row as i64 * stride as i64 + col as i64;
                 job[0] = pixel.wrapping_add(offset as u32);
                 job[1] = stride as u32;
-                g.push(kernel, slot, &job);
+                g.push(level, kernel, slot, source_slot, &job);
             }),
             Target::Copied { staging } => {
                 Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, mut job| {
                     job[0] = (staging + row * rect.w + col) as u32;
                     job[1] = rect.w as u32;
-                    g.push(kernel, 0, &job);
+                    g.push(level, kernel, 0, source_slot, &job);
                     g.copied_calls.push(Call {
                         dst: rect.pixel(row, col),
                         stride,
                         kernel,
                         job,
+                        level,
+                        source: source_slot,
                     });
                 });
                 g.copied.push(Copied { rect, staging });
+                // Source windows copied at call time must not meet these pixels.
+                self.note_written(&rect);
             }
         }
-        g.pending += 1;
-        self.note_written(&rect);
-        stats::add(&COUNTERS.deferred, 1);
+        if let Some(g) = &mut self.gpu {
+            g.pending += 1;
+        }
+        count_deferred(&op);
     }
 
     /// Completes the pending batch, then runs this call on the CPU at once: FFmpeg's own
@@ -1075,6 +1372,9 @@ impl Recorder {
 
     fn flush(&mut self, reason: Reason) {
         if self.pending() == 0 {
+            if let Some(g) = &mut self.gpu {
+                g.clear(); // what a call that did not join left behind
+            }
             return;
         }
         stats::count_flush(reason);
@@ -1099,7 +1399,9 @@ impl Recorder {
             g.clear();
         } else {
             for c in &self.calls {
-                unsafe { run_job_on_cpu(c.kernel, c.dst, c.stride, &c.job, arena) };
+                unsafe {
+                    run_job_on_cpu(c.kernel, c.dst, c.stride, &c.job, arena, arena as *const u8)
+                };
             }
             stats::add(&COUNTERS.cpu_calls, self.cpu_calls as u64);
             self.calls.clear();

@@ -83,6 +83,7 @@ fn reject_null(what: &str) {
 #[allow(clippy::too_many_arguments)]
 unsafe fn mc_entry(
     f: McFunction,
+    origin: batch::Origin,
     dst: *mut u8,
     dst_stride: isize,
     src: *const u8,
@@ -95,26 +96,24 @@ unsafe fn mc_entry(
         if dst.is_null() || src.is_null() {
             return reject_null("motion-compensation");
         }
-        batch::record_mc(
-            f,
-            dst,
-            dst_stride,
-            src,
-            src_stride,
-            h,
-            mx,
-            my,
-            batch::Origin::Api,
-        )
+        batch::record_mc(f, dst, dst_stride, src, src_stride, h, mx, my, origin)
     })
 }
 
-unsafe fn lf_entry(f: LfFunction, dst: *mut u8, stride: isize, e: c_int, i: c_int, h: c_int) {
+unsafe fn lf_entry(
+    f: LfFunction,
+    origin: batch::Origin,
+    dst: *mut u8,
+    stride: isize,
+    e: c_int,
+    i: c_int,
+    h: c_int,
+) {
     guard("a loop-filter call", (), || {
         if dst.is_null() {
             return reject_null("loop-filter");
         }
-        batch::record_lf(f, dst, stride, e, i, h, batch::Origin::Api)
+        batch::record_lf(f, dst, stride, e, i, h, origin)
     })
 }
 
@@ -567,6 +566,16 @@ pub struct DaedalusStats {
     pub wait_ns: u64,
     /// Messages of the validation layer (with DAEDALUS_VALIDATION=1).
     pub validation_messages: u64,
+    /// Deferred calls by family: transforms, motion compensation, loop filters.
+    pub deferred_itx: u64,
+    pub deferred_mc: u64,
+    pub deferred_lf: u64,
+    /// Motion compensations whose source the GPU read in place (the others copied a window).
+    pub mc_source_in_place: u64,
+    /// Barriers between levels (calls that must run after other calls of their submission),
+    /// and the most levels one submission ran.
+    pub barriers: u64,
+    pub max_levels: u64,
 }
 
 /// Fills `out` with the current counters; ignores a null `out`.
@@ -606,6 +615,12 @@ pub unsafe extern "C" fn daedalus_get_stats(out: *mut DaedalusStats) {
             pack_ns: stats::read(&c.pack_ns),
             wait_ns: stats::read(&c.wait_ns),
             validation_messages: crate::gpu::validation_messages(),
+            deferred_itx: stats::read(&c.deferred_itx),
+            deferred_mc: stats::read(&c.deferred_mc),
+            deferred_lf: stats::read(&c.deferred_lf),
+            mc_source_in_place: stats::read(&c.mc_source_in_place),
+            barriers: stats::read(&c.barriers),
+            max_levels: stats::read(&c.max_levels),
         })
     })
 }

@@ -14,6 +14,7 @@ pub mod config;
 pub mod ffi;
 pub mod gpu;
 pub mod kernels;
+mod levels;
 mod overlap;
 pub mod regions;
 pub mod stats;

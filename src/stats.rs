@@ -7,6 +7,16 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 pub struct Counters {
     /// Calls recorded for later execution.
     pub deferred: AtomicU64,
+    /// Deferred calls by family: transforms, motion compensation, loop filters.
+    pub deferred_itx: AtomicU64,
+    pub deferred_mc: AtomicU64,
+    pub deferred_lf: AtomicU64,
+    /// Motion compensations that read their source in place on the GPU (the others copied
+    /// their source window at call time).
+    pub mc_source_in_place: AtomicU64,
+    /// The most levels one submission ran (`levels`), and the barriers between levels.
+    pub max_levels: AtomicU64,
+    pub barriers: AtomicU64,
     /// Calls executed at once on the CPU (stride smaller than the block, or no recorder).
     pub immediate: AtomicU64,
     /// Calls ignored because a pointer was null.
@@ -53,6 +63,12 @@ pub struct Counters {
 
 pub static COUNTERS: Counters = Counters {
     deferred: AtomicU64::new(0),
+    deferred_itx: AtomicU64::new(0),
+    deferred_mc: AtomicU64::new(0),
+    deferred_lf: AtomicU64::new(0),
+    mc_source_in_place: AtomicU64::new(0),
+    max_levels: AtomicU64::new(0),
+    barriers: AtomicU64::new(0),
     immediate: AtomicU64::new(0),
     rejected: AtomicU64::new(0),
     gpu_calls: AtomicU64::new(0),

@@ -3,23 +3,30 @@
 //! The patched decoder looks `daedalus_vp9_provider` up with `dlsym(RTLD_DEFAULT, ...)`, so it
 //! is found both when this library is LD_PRELOADed and when it is linked into the program.
 //! After `ff_vp9dsp_init()` the decoder calls `attach`, which keeps FFmpeg's filled table as
-//! the CPU fallback and replaces every 8-bit `itxfm_add` entry with a recording function.
-//! The decoder then reports each frame it writes (`frame_begin`/`frame_end`: the frame's
-//! buffers are registered, so the GPU can work on them in place) and syncs wherever it reads
-//! or publishes pixels; each sync completes the calling thread's pending work.
+//! the CPU fallback and replaces every 8-bit `itxfm_add`, `mc` and loop-filter entry with a
+//! recording function; scaled motion compensation (`smc`) stays FFmpeg's, behind a wrapper
+//! that completes the pending work first. The decoder then reports each frame it writes
+//! (`frame_begin`/`frame_end`: the frame's buffers and those of its references are
+//! registered for the frame, so the GPU works on the frame and reads the references in place)
+//! and syncs wherever it reads or publishes pixels; each sync completes the calling thread's
+//! pending work.
 //!
 //! The transient-memory rule: a call whose pixels are not inside a frame being decoded (the
 //! decoder's emulated-edge buffers) runs at once with FFmpeg's own function, because the
-//! decoder copies those pixels out right after the call.
+//! decoder copies those pixels out right after the call; a motion compensation whose source
+//! is not inside a registered frame (an emulated-edge source) has its source window copied at
+//! call time.
 
-use crate::batch::{self, Origin, FFMPEG_ITX};
+use crate::batch::{self, Origin, FFMPEG_DSP, FFMPEG_ITX};
 use crate::kernels::itx::{self, Transform, Tx1d, TxSize};
+use crate::kernels::mc::{McFilter, McFunction};
 use crate::stats::{self, Reason, COUNTERS};
-use crate::vp9dsp::{ffmpeg_tx_type, ItxfmAddFn, Vp9DspContext};
+use crate::vp9dsp::{ffmpeg_tx_type, ItxfmAddFn, ScaledMcFn, Vp9DspContext, N_FILTERS};
+use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
-pub const ABI_VERSION: c_int = 1;
+pub const ABI_VERSION: c_int = 2;
 
 /// The frame the decoder writes (the patch's `FFVP9ProviderFrame`).
 #[repr(C)]
@@ -34,6 +41,9 @@ pub struct DaedalusVp9Frame {
     /// The buffers that hold the planes: every byte the decoder may write.
     pub buf_data: [*mut u8; 3],
     pub buf_size: [usize; 3],
+    /// `frame_begin` only: the buffers of the three references motion compensation reads.
+    pub ref_buf_data: [[*mut u8; 3]; 3],
+    pub ref_buf_size: [[usize; 3]; 3],
 }
 
 /// The hooks the patched decoder calls (the patch's `FFVP9Provider`).
@@ -128,6 +138,40 @@ const RECORDERS: [ItxfmAddFn; 14] = [
     provider_itx::<13>,
 ];
 
+/// FFmpeg's scaled motion compensation `smc[n][filter][avg]` (`I = (n * 4 + filter) * 2 +
+/// avg`), which stays on the CPU: it reads and writes pixels at once, so the pending work
+/// completes first.
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn provider_scaled_mc<const I: usize>(
+    dst: *mut u8,
+    dst_stride: isize,
+    src: *const u8,
+    src_stride: isize,
+    h: c_int,
+    mx: c_int,
+    my: c_int,
+    dx: c_int,
+    dy: c_int,
+) {
+    crate::ffi::guard("a scaled motion compensation", (), || {
+        batch::flush_for(Reason::Immediate);
+        let (n, filter, avg) = (I / (2 * N_FILTERS), I / 2 % N_FILTERS, I % 2);
+        if let Some(ffmpeg) = FFMPEG_DSP.get().and_then(|t| t.smc[n][filter][avg]) {
+            ffmpeg(dst, dst_stride, src, src_stride, h, mx, my, dx, dy);
+            stats::add(&COUNTERS.immediate, 1);
+        }
+    })
+}
+
+macro_rules! scaled_mc_table {
+    ($($i:literal)*) => { [$(provider_scaled_mc::<$i> as ScaledMcFn),*] };
+}
+
+const SCALED_MC: [ScaledMcFn; 40] = scaled_mc_table!(
+    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19
+    20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39
+);
+
 unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void {
     crate::ffi::guard("attach", std::ptr::null_mut(), || {
         if crate::config::get().mode == crate::config::Mode::Off {
@@ -152,6 +196,8 @@ unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void 
                 dsp.itxfm_add[row][column].unwrap_or(reference_iwht as ItxfmAddFn)
             })
         });
+        // The table as FFmpeg filled it is what runs at once.
+        FFMPEG_DSP.get_or_init(|| *dsp);
         for row in 0..5 {
             for column in 0..4 {
                 let tx = match row {
@@ -170,17 +216,45 @@ unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void 
                 dsp.itxfm_add[row][column] = Some(RECORDERS[tx.index()]);
             }
         }
+        for &(f, recorder) in crate::ffi::PROVIDER_MC.iter() {
+            // The full-pel copy and average sit under every filter of the table.
+            let filters = if f.h || f.v {
+                vec![f.filter]
+            } else {
+                McFilter::ALL.to_vec()
+            };
+            for filter in filters {
+                *dsp.mc_entry(McFunction { filter, ..f }) = Some(recorder);
+            }
+        }
+        for &(f, recorder) in crate::ffi::PROVIDER_LF.iter() {
+            *dsp.lf_entry(f) = Some(recorder);
+        }
+        for (n, by_filter) in dsp.smc.iter_mut().enumerate() {
+            for (filter, by_avg) in by_filter.iter_mut().enumerate() {
+                for (avg, entry) in by_avg.iter_mut().enumerate() {
+                    *entry = Some(SCALED_MC[(n * N_FILTERS + filter) * 2 + avg]);
+                }
+            }
+        }
         ctx()
     })
 }
 
+/// The distinct buffers of a frame and, at `frame_begin`, of its references.
 unsafe fn frame_buffers(frame: *const DaedalusVp9Frame) -> Vec<(usize, usize)> {
     let Some(f) = frame.as_ref() else {
         return Vec::new();
     };
+    let own = f.buf_data.iter().zip(&f.buf_size);
+    let refs = f
+        .ref_buf_data
+        .iter()
+        .flatten()
+        .zip(f.ref_buf_size.iter().flatten());
     let mut buffers: Vec<(usize, usize)> = Vec::new();
-    for i in 0..3 {
-        let (p, len) = (f.buf_data[i] as usize, f.buf_size[i]);
+    for (&p, &len) in own.chain(refs) {
+        let p = p as usize;
         if p != 0 && len > 0 && !buffers.contains(&(p, len)) {
             buffers.push((p, len));
         }
@@ -188,14 +262,34 @@ unsafe fn frame_buffers(frame: *const DaedalusVp9Frame) -> Vec<(usize, usize)> {
     buffers
 }
 
+thread_local! {
+    /// What this thread registered at its frame's `frame_begin`, for its `frame_end` (a
+    /// frame is decoded on one thread, and its references stay valid until its end).
+    static REGISTERED: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+fn unregister_frame() {
+    let starts = REGISTERED.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    for p in starts {
+        crate::regions::unregister(p);
+    }
+}
+
 unsafe extern "C" fn frame_begin(_ctx: *mut c_void, frame: *const DaedalusVp9Frame) {
     crate::ffi::guard("frame_begin", (), || {
+        // A frame whose end never came (it cannot happen with the patch): forget it first.
+        batch::flush_for(Reason::FrameEnd);
+        unregister_frame();
+        let mut registered = Vec::new();
         for (p, len) in frame_buffers(frame) {
-            if let Err(e) = crate::regions::register(p, len) {
-                // Its blocks then run at once with FFmpeg's functions: slower, still exact.
-                crate::debug!("frame buffer {p:#x}+{len} not registered: {e}");
+            match crate::regions::register(p, len) {
+                Ok(()) => registered.push(p),
+                // Its blocks then run at once with FFmpeg's functions (sources are copied):
+                // slower, still exact.
+                Err(e) => crate::debug!("frame buffer {p:#x}+{len} not registered: {e}"),
             }
         }
+        REGISTERED.with(|r| *r.borrow_mut() = registered);
     })
 }
 
@@ -219,12 +313,10 @@ unsafe extern "C" fn sync(
     })
 }
 
-unsafe extern "C" fn frame_end(_ctx: *mut c_void, frame: *const DaedalusVp9Frame) {
+unsafe extern "C" fn frame_end(_ctx: *mut c_void, _frame: *const DaedalusVp9Frame) {
     crate::ffi::guard("frame_end", (), || {
         batch::flush_for(Reason::FrameEnd);
-        for (p, _) in frame_buffers(frame) {
-            crate::regions::unregister(p);
-        }
+        unregister_frame();
     })
 }
 
@@ -263,17 +355,25 @@ pub fn stats_line() -> String {
         0.0
     };
     format!(
-        "daedalus: device=\"{device}\" path={path} itx_deferred={} itx_immediate={} itx_gpu={} \
-         itx_cpu={} itx_ffmpeg={} submissions={submissions} dispatches={} flushes={} flush_intra={} flush_row={} \
-         flush_published={} flush_frame_end={} flush_overlap={} flush_full={} flush_immediate={} flush_registry={} \
-         calls_per_submission_mean={mean:.1} calls_per_submission_max={} gpu_busy_ms={:.3} \
-         host_bytes_to_device={} host_bytes_from_device={} pixel_bytes_copied={}",
+        "daedalus: device=\"{device}\" path={path} deferred={} itx_deferred={} mc_deferred={} \
+         lf_deferred={} mc_source_in_place={} immediate={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
+         submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
+         flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
+         flush_full={} flush_immediate={} flush_registry={} calls_per_submission_mean={mean:.1} \
+         calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
+         host_bytes_from_device={} pixel_bytes_copied={}",
         r(&c.deferred),
+        r(&c.deferred_itx),
+        r(&c.deferred_mc),
+        r(&c.deferred_lf),
+        r(&c.mc_source_in_place),
         r(&c.immediate),
         r(&c.gpu_calls),
         r(&c.cpu_calls),
         r(&c.ffmpeg_calls),
         r(&c.dispatches),
+        r(&c.barriers),
+        r(&c.max_levels),
         r(&c.flushes),
         r(&c.flushes_intra),
         r(&c.flushes_row),

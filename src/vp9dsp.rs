@@ -73,6 +73,57 @@ impl Vp9DspContext {
     }
 }
 
+/// Where FFmpeg's table keeps a motion-compensation function: `[64 >> n][filter][avg][h][v]`.
+fn mc_position(f: crate::kernels::mc::McFunction) -> [usize; 5] {
+    let size = crate::kernels::mc::McFunction::WIDTHS
+        .iter()
+        .position(|&w| w == f.width)
+        .expect("a width of the table");
+    [
+        size,
+        f.filter as usize,
+        f.avg as usize,
+        f.h as usize,
+        f.v as usize,
+    ]
+}
+
+impl Vp9DspContext {
+    /// The table entry of a motion-compensation function.
+    pub fn mc_entry(&mut self, f: crate::kernels::mc::McFunction) -> &mut Option<McFn> {
+        let [n, filter, avg, h, v] = mc_position(f);
+        &mut self.mc[n][filter][avg][h][v]
+    }
+
+    pub fn mc_fn(&self, f: crate::kernels::mc::McFunction) -> Option<McFn> {
+        let [n, filter, avg, h, v] = mc_position(f);
+        self.mc[n][filter][avg][h][v]
+    }
+
+    /// The table entry of a loop-filter function.
+    pub fn lf_entry(&mut self, f: crate::kernels::lf::LfFunction) -> &mut Option<LoopFilterFn> {
+        use crate::kernels::lf::LfFunction;
+        match f {
+            LfFunction::Lines8 { wd, dir } => {
+                let size = [4, 8, 16]
+                    .iter()
+                    .position(|&w| w == wd)
+                    .expect("wd 4, 8 or 16");
+                &mut self.loop_filter_8[size][dir as usize]
+            }
+            LfFunction::Lines16 { dir } => &mut self.loop_filter_16[dir as usize],
+            LfFunction::Mix2 { wd1, wd2, dir } => {
+                &mut self.loop_filter_mix2[(wd1 == 8) as usize][(wd2 == 8) as usize][dir as usize]
+            }
+        }
+    }
+
+    pub fn lf_fn(&self, f: crate::kernels::lf::LfFunction) -> Option<LoopFilterFn> {
+        let mut table = *self;
+        *table.lf_entry(f)
+    }
+}
+
 /// FFmpeg's tx type index (`itxfm_add[size][type]`) for a pair of 1-D transforms, as
 /// `vp9dsp_itxfm_init` fills the table: `[DCT_ADST]` holds `iadst_idct`, `[ADST_DCT]` holds
 /// `idct_iadst`.

@@ -7,8 +7,9 @@ use crate::kernels::itx::ItxKernel;
 use crate::kernels::MC_LF_JOBS_PER_GROUP;
 use ash::vk;
 
-/// Bindings shared by the transform kernels: jobs, coefficients, pixels, overflow list.
-pub const ITX_BINDINGS: u32 = 4;
+/// Bindings shared by all kernels: jobs, coefficients (the upload arena), pixels, overflow
+/// list, and the pixels motion compensation reads (the arena or an imported frame).
+pub const BINDINGS: u32 = 5;
 /// Push constants: first job, job count.
 pub const PUSH_BYTES: u32 = 8;
 
@@ -114,7 +115,7 @@ impl Pipelines {
     /// # Safety
     /// `device` is a live device whose limits `info` describes.
     pub unsafe fn new(device: &ash::Device, info: &DeviceInfo) -> GpuResult<Pipelines> {
-        let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..ITX_BINDINGS)
+        let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..BINDINGS)
             .map(|b| {
                 vk::DescriptorSetLayoutBinding::default()
                     .binding(b)

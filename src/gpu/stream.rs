@@ -9,18 +9,25 @@ use ash::vk;
 use std::time::{Duration, Instant};
 
 /// Pixel buffers one submission can address: slot 0 is the stream's staging buffer (copied
-/// blocks), the others are imported frames.
-pub const MAX_SLOTS: usize = 8;
+/// blocks), the others are imported frames (a frame being decoded and its references: three
+/// planes each).
+pub const MAX_SLOTS: usize = 16;
+
+/// Descriptor sets of a stream: one per (pixel slot, source) pair a submission uses.
+pub const MAX_SETS: usize = 64;
 
 /// A flush that takes longer than this is treated as a hung device.
 const HANG_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// One vkCmdDispatch: `count` jobs from `first` in the job buffer, run by one kernel on the
-/// pixels of one slot.
+/// pixels of one slot, reading source pixels from `source` (0: the arena, else that slot).
+/// Dispatches come in level order; a barrier separates one level from the next.
 #[derive(Clone, Copy, Debug)]
 pub struct Dispatch {
+    pub level: u32,
     pub kernel: usize,
     pub slot: usize,
+    pub source: usize,
     pub first: u32,
     pub count: u32,
 }
@@ -32,8 +39,9 @@ pub struct Stream {
     fence: vk::Fence,
     descriptor_pool: vk::DescriptorPool,
     sets: Vec<vk::DescriptorSet>,
-    /// What each set's bindings point at now (jobs, coefficients, pixels, overflow list).
-    set_targets: Vec<[u64; 4]>,
+    /// What each set's bindings point at now (jobs, coefficients, pixels, overflow list,
+    /// source pixels).
+    set_targets: Vec<[u64; 5]>,
     queries: Option<vk::QueryPool>,
     pub coefs: HostBuffer,
     pub jobs: HostBuffer,
@@ -103,16 +111,16 @@ impl Stream {
                 .map_err(vkerr("vkCreateFence"))?;
             let sizes = [vk::DescriptorPoolSize::default()
                 .ty(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(super::pipeline::ITX_BINDINGS * MAX_SLOTS as u32)];
+                .descriptor_count(super::pipeline::BINDINGS * MAX_SETS as u32)];
             p.descriptor_pool = d
                 .create_descriptor_pool(
                     &vk::DescriptorPoolCreateInfo::default()
-                        .max_sets(MAX_SLOTS as u32)
+                        .max_sets(MAX_SETS as u32)
                         .pool_sizes(&sizes),
                     None,
                 )
                 .map_err(vkerr("vkCreateDescriptorPool"))?;
-            let layouts = [gpu.pipelines.set_layout; MAX_SLOTS];
+            let layouts = [gpu.pipelines.set_layout; MAX_SETS];
             let sets = d
                 .allocate_descriptor_sets(
                     &vk::DescriptorSetAllocateInfo::default()
@@ -141,7 +149,7 @@ impl Stream {
                 fence: p.fence,
                 descriptor_pool: p.descriptor_pool,
                 sets,
-                set_targets: vec![[0; 4]; MAX_SLOTS],
+                set_targets: vec![[0; 5]; MAX_SETS],
                 queries: p.queries,
                 coefs,
                 jobs,
@@ -184,17 +192,29 @@ impl Stream {
         Ok(())
     }
 
-    fn bind_targets(&mut self, slot: usize, pixels: BufferRef) {
+    /// Points a descriptor set at `pixels` and `source` (keeping one that already does) and
+    /// returns its index; `taken`: sets this submission uses already.
+    fn set_for(
+        &mut self,
+        pixels: BufferRef,
+        source: BufferRef,
+        taken: &mut Vec<usize>,
+    ) -> GpuResult<usize> {
         let want = [
             self.jobs.as_ref(),
             self.coefs.as_ref(),
             pixels,
             self.overflow.as_ref(),
+            source,
         ];
         let ids = want.map(|b| b.id);
-        if self.set_targets[slot] == ids {
-            return;
+        if let Some(i) = self.set_targets.iter().position(|t| *t == ids) {
+            taken.push(i);
+            return Ok(i);
         }
+        let i = (0..MAX_SETS)
+            .find(|i| !taken.contains(i))
+            .ok_or("more (pixels, source) pairs than descriptor sets")?;
         let infos: Vec<[vk::DescriptorBufferInfo; 1]> = want
             .iter()
             .map(|b| {
@@ -209,32 +229,38 @@ impl Stream {
             .enumerate()
             .map(|(binding, info)| {
                 vk::WriteDescriptorSet::default()
-                    .dst_set(self.sets[slot])
+                    .dst_set(self.sets[i])
                     .dst_binding(binding as u32)
                     .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                     .buffer_info(info)
             })
             .collect();
         unsafe { self.gpu.device.update_descriptor_sets(&writes, &[]) };
-        self.set_targets[slot] = ids;
+        self.set_targets[i] = ids;
+        taken.push(i);
+        Ok(i)
     }
 
-    /// Records `dispatches` into one command buffer, submits it and waits for it. `pixels[s]`
-    /// is the buffer of slot `s`. The job and coefficient buffers must already hold the data
-    /// (and be flushed where not coherent).
+    /// Records `dispatches` (in level order) into the command buffer, submits it once and waits.
+    /// `pixels[slot]` is a slot's pixel buffer; source 0 is the arena, source `k` is slot `k`.
     pub fn execute(&mut self, dispatches: &[Dispatch], pixels: &[BufferRef]) -> GpuResult<()> {
         if dispatches.is_empty() {
             return Ok(());
         }
-        for (slot, &buffer) in pixels.iter().enumerate() {
-            if dispatches.iter().any(|d| d.slot == slot) {
-                self.bind_targets(slot, buffer);
-            }
+        let mut taken = Vec::new();
+        let mut set_of = Vec::with_capacity(dispatches.len());
+        for disp in dispatches {
+            let source = match disp.source {
+                0 => self.coefs.as_ref(),
+                k => pixels[k],
+            };
+            set_of.push(self.set_for(pixels[disp.slot], source, &mut taken)?);
         }
         let gpu = self.gpu;
         let d = &gpu.device;
         let max_groups = gpu.info.max_group_count_x;
         let mut dispatch_count = 0u64;
+        let mut barriers = 0u64;
         unsafe {
             d.reset_command_pool(self.pool, vk::CommandPoolResetFlags::empty())
                 .map_err(vkerr("vkResetCommandPool"))?;
@@ -248,23 +274,45 @@ impl Stream {
                 d.cmd_reset_query_pool(self.cmd, q, 0, 2);
                 d.cmd_write_timestamp(self.cmd, vk::PipelineStageFlags::TOP_OF_PIPE, q, 0);
             }
-            let (mut bound_kernel, mut bound_slot) = (usize::MAX, usize::MAX);
-            for disp in dispatches {
+            let (mut bound_kernel, mut bound_set) = (usize::MAX, usize::MAX);
+            let mut level = dispatches[0].level;
+            for (disp, &set) in dispatches.iter().zip(&set_of) {
+                if disp.level != level {
+                    // The next level reads and writes what this one wrote.
+                    let barrier = [vk::MemoryBarrier::default()
+                        .src_access_mask(
+                            vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::SHADER_READ,
+                        )
+                        .dst_access_mask(
+                            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                        )];
+                    d.cmd_pipeline_barrier(
+                        self.cmd,
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                        vk::DependencyFlags::empty(),
+                        &barrier,
+                        &[],
+                        &[],
+                    );
+                    level = disp.level;
+                    barriers += 1;
+                }
                 let kernel = &gpu.pipelines.kernels[disp.kernel];
                 if bound_kernel != disp.kernel {
                     d.cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, kernel.pipeline);
                     bound_kernel = disp.kernel;
                 }
-                if bound_slot != disp.slot {
+                if bound_set != set {
                     d.cmd_bind_descriptor_sets(
                         self.cmd,
                         vk::PipelineBindPoint::COMPUTE,
                         gpu.pipelines.layout,
                         0,
-                        &[self.sets[disp.slot]],
+                        &[self.sets[set]],
                         &[],
                     );
-                    bound_slot = disp.slot;
+                    bound_set = set;
                 }
                 // Split so that no dispatch exceeds maxComputeWorkGroupCount[0].
                 let per_dispatch = max_groups as u64 * kernel.jobs_per_group as u64;
@@ -313,6 +361,8 @@ impl Stream {
         gpu.submit(self.cmd, self.fence)?;
         stats::add(&COUNTERS.submissions, 1);
         stats::add(&COUNTERS.dispatches, dispatch_count);
+        stats::add(&COUNTERS.barriers, barriers);
+        stats::max(&COUNTERS.max_levels, barriers + 1);
         self.wait()?;
         self.overflow.invalidate(0..4)?;
         if let (Some(q), Some(period)) = (self.queries, gpu.info.timestamp_period_ns) {
