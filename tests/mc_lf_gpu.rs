@@ -318,6 +318,102 @@ fn exports_are_ffmpegs_functions_by_name() {
     }
 }
 
+/// The provider takes every entry of the decoder's table that it defers (FFmpeg repeats the
+/// full-pel copy and average under all four filters) and wraps scaled MC: no FFmpeg function
+/// is left that would write pixels past pending work. The intra predictors stay FFmpeg's.
+#[test]
+fn provider_takes_every_entry() {
+    let ffmpeg = common::ffmpeg_c();
+    let mut dsp = ffmpeg;
+    let ctx = unsafe { (daedalus::vp9::PROVIDER.attach)(&mut dsp, 8) };
+    assert!(!ctx.is_null(), "the provider declined an 8-bit decoder");
+    let addr = |f: Option<usize>| f.expect("a filled entry");
+    let pairs = |a: &[Option<usize>], b: &[Option<usize>]| {
+        a.iter()
+            .zip(b)
+            .filter(|(x, y)| addr(**x) == addr(**y))
+            .count()
+    };
+    let itx = |d: &daedalus::vp9dsp::Vp9DspContext| -> Vec<Option<usize>> {
+        d.itxfm_add
+            .iter()
+            .flatten()
+            .map(|f| f.map(|f| f as usize))
+            .collect()
+    };
+    let mc = |d: &daedalus::vp9dsp::Vp9DspContext| -> Vec<Option<usize>> {
+        d.mc.iter()
+            .flatten()
+            .flatten()
+            .flatten()
+            .flatten()
+            .map(|f| f.map(|f| f as usize))
+            .collect()
+    };
+    let smc = |d: &daedalus::vp9dsp::Vp9DspContext| -> Vec<Option<usize>> {
+        d.smc
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|f| f.map(|f| f as usize))
+            .collect()
+    };
+    let lf = |d: &daedalus::vp9dsp::Vp9DspContext| -> Vec<Option<usize>> {
+        let mut v: Vec<Option<usize>> = d
+            .loop_filter_8
+            .iter()
+            .flatten()
+            .map(|f| f.map(|f| f as usize))
+            .collect();
+        v.extend(d.loop_filter_16.iter().map(|f| f.map(|f| f as usize)));
+        v.extend(
+            d.loop_filter_mix2
+                .iter()
+                .flatten()
+                .flatten()
+                .map(|f| f.map(|f| f as usize)),
+        );
+        v
+    };
+    assert_eq!(mc(&dsp).len(), 160);
+    assert_eq!(smc(&dsp).len(), 40);
+    assert_eq!(lf(&dsp).len(), 16);
+    assert_eq!(
+        pairs(&itx(&dsp), &itx(&ffmpeg)),
+        0,
+        "a transform entry is FFmpeg's"
+    );
+    assert_eq!(pairs(&mc(&dsp), &mc(&ffmpeg)), 0, "an mc entry is FFmpeg's");
+    assert_eq!(
+        pairs(&smc(&dsp), &smc(&ffmpeg)),
+        0,
+        "an smc entry is FFmpeg's"
+    );
+    assert_eq!(
+        pairs(&lf(&dsp), &lf(&ffmpeg)),
+        0,
+        "a loop-filter entry is FFmpeg's"
+    );
+    // Full-pel entries of the four filters are one recorder each, as FFmpeg's are one function.
+    for n in 0..5 {
+        for avg in 0..2 {
+            let first = dsp.mc[n][0][avg][0][0].map(|f| f as usize);
+            for filter in 1..4 {
+                assert_eq!(dsp.mc[n][filter][avg][0][0].map(|f| f as usize), first);
+            }
+        }
+    }
+    for (mode, ours) in dsp
+        .intra_pred
+        .iter()
+        .flatten()
+        .zip(ffmpeg.intra_pred.iter().flatten())
+    {
+        assert_eq!(mode.map(|f| f as usize), ours.map(|f| f as usize));
+    }
+    unsafe { (daedalus::vp9::PROVIDER.detach)(ctx) };
+}
+
 /// Every MC function with every offset (15 too, which FFmpeg's checkasm never tests), many
 /// heights, stride 72 with a 3-pixel margin as checkasm has it, and random strides.
 #[test]

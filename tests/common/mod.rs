@@ -38,12 +38,7 @@ pub fn ffmpeg_mc(
     dsp: &Vp9DspContext,
     f: daedalus::kernels::mc::McFunction,
 ) -> daedalus::vp9dsp::McFn {
-    let size = daedalus::kernels::mc::McFunction::WIDTHS
-        .iter()
-        .position(|&w| w == f.width)
-        .expect("a width of the table");
-    dsp.mc[size][f.filter as usize][f.avg as usize][f.h as usize][f.v as usize]
-        .expect("FFmpeg fills every mc entry")
+    dsp.mc_fn(f).expect("FFmpeg fills every mc entry")
 }
 
 /// FFmpeg's function for a loop filter, looked up as the decoder does.
@@ -51,17 +46,7 @@ pub fn ffmpeg_lf(
     dsp: &Vp9DspContext,
     f: daedalus::kernels::lf::LfFunction,
 ) -> daedalus::vp9dsp::LoopFilterFn {
-    use daedalus::kernels::lf::LfFunction;
-    match f {
-        LfFunction::Lines8 { wd, dir } => {
-            dsp.loop_filter_8[[4, 8, 16].iter().position(|&w| w == wd).unwrap()][dir as usize]
-        }
-        LfFunction::Lines16 { dir } => dsp.loop_filter_16[dir as usize],
-        LfFunction::Mix2 { wd1, wd2, dir } => {
-            dsp.loop_filter_mix2[(wd1 == 8) as usize][(wd2 == 8) as usize][dir as usize]
-        }
-    }
-    .expect("FFmpeg fills every loop-filter entry")
+    dsp.lf_fn(f).expect("FFmpeg fills every loop-filter entry")
 }
 
 /// splitmix64: small, deterministic, good enough for test data.

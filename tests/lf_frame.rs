@@ -1,0 +1,132 @@
+//! The whole-frame loop-filter test: FFmpeg's own `ff_vp9_loopfilter_sb`, called superblock by
+//! superblock as the decoder calls it, with FFmpeg's C loop filters and with daedalus'
+//! deferred ones, on the same frame, random filter levels and edge masks
+//! (tests/lf_frame/lf_frame.c). Equal frames prove that the levels of one batch keep FFmpeg's
+//! order (columns then rows, plane by plane, superblock by superblock) on the GPU.
+//!
+//! Needs what `scripts/setup` builds: the C oracle (`build/oracle-c`, its `config.h`), the
+//! FFmpeg source it was built from (`build/ffmpeg-src`) and `target/release/libdaedalus.so`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Builds the harness once (into the test's target directory).
+fn harness() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let root = root();
+        let oracle = std::env::var_os("DAEDALUS_ORACLE_C")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("build/oracle-c"));
+        let source = root.join("build/ffmpeg-src");
+        let lib = root.join("target/release");
+        for p in [
+            oracle.join("obj/config.h"),
+            oracle.join("lib/libavcodec.a"),
+            source.join("libavcodec/vp9dec.h"),
+            lib.join("libdaedalus.so"),
+        ] {
+            assert!(p.exists(), "{} is missing: run scripts/setup", p.display());
+        }
+        let exe = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("lf_frame");
+        let status = Command::new("cc")
+            .args(["-O1", "-Wall", "-Werror", "-o"])
+            .arg(&exe)
+            .arg(root.join("tests/lf_frame/lf_frame.c"))
+            .arg("-I")
+            .arg(oracle.join("obj"))
+            .arg("-I")
+            .arg(&source)
+            .arg("-I")
+            .arg(root.join("include"))
+            .arg(oracle.join("lib/libavcodec.a"))
+            .arg(oracle.join("lib/libavutil.a"))
+            .arg(format!("-L{}", lib.display()))
+            .arg(format!("-Wl,-rpath,{}", lib.display()))
+            .args(["-ldaedalus", "-lm", "-lpthread"])
+            .status()
+            .expect("running cc");
+        assert!(status.success(), "the loop-filter harness did not build");
+        exe
+    })
+}
+
+/// Runs one frame; returns the harness' counters.
+fn frame(w: u32, h: u32, subsampled: bool, registered: bool, flush: &str, seed: u64) -> String {
+    let out = Command::new(harness())
+        .args([
+            w.to_string(),
+            h.to_string(),
+            (subsampled as u8).to_string(),
+            (registered as u8).to_string(),
+            flush.to_string(),
+            seed.to_string(),
+        ])
+        .output()
+        .expect("running the harness");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let what = format!("{w}x{h} subsampled={subsampled} registered={registered} flush={flush}");
+    println!("{what}: {}", text.trim());
+    assert!(
+        out.status.success(),
+        "{what}: differs from FFmpeg's: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+fn counter(text: &str, key: &str) -> u64 {
+    text.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {key} in {text}"))
+}
+
+#[test]
+fn whole_frames_equal_ffmpegs_loopfilter_sb_sequence() {
+    let gpu = std::env::var("DAEDALUS").map_or(true, |m| m == "gpu");
+    for (i, &(w, h, subsampled)) in [
+        (352, 288, true),
+        (1280, 720, true),
+        (200, 130, false),
+        (64, 64, true),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for flush in ["frame", "row"] {
+            let text = frame(w, h, subsampled, true, flush, i as u64 * 7 + 1);
+            // Not vacuous: the filters changed pixels, all ran deferred, in one submission per
+            // flush point, ordered by levels rather than by completing batches early.
+            assert!(counter(&text, "changed") > (w * h / 20) as u64, "{text}");
+            assert_eq!(
+                counter(&text, "calls"),
+                counter(&text, "gpu_calls") + counter(&text, "cpu_calls")
+            );
+            if gpu {
+                assert_eq!(counter(&text, "cpu_calls"), 0, "{text}");
+                assert_eq!(counter(&text, "flushes_overlap"), 0, "{text}");
+                assert!(counter(&text, "max_levels") > 1, "{text}");
+                assert_eq!(counter(&text, "validation_messages"), 0, "{text}");
+                let flushes = if flush == "row" { h.div_ceil(64) } else { 1 };
+                assert_eq!(
+                    counter(&text, "submissions"),
+                    flushes as u64 + counter(&text, "flushes_full"),
+                    "{text}"
+                );
+            }
+        }
+    }
+}
+
+/// Blocks outside registered memory are copied: conflicts complete the batch instead of
+/// taking levels, still FFmpeg's result.
+#[test]
+fn copied_frames_equal_ffmpegs_loopfilter_sb_sequence() {
+    let text = frame(352, 288, true, false, "frame", 99);
+    assert!(counter(&text, "changed") > 5000, "{text}");
+}
