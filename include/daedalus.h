@@ -287,7 +287,9 @@ void daedalus_flush(void);
  * and writes blocks there in place instead of through copies. Registrations of the same range
  * are counted: each needs its unregistration. Returns 0 on success, -1 if the range is null,
  * empty or overlaps another registered range. Before the memory is freed, every thread with
- * calls on it must have flushed.
+ * calls on it must have flushed. A motion compensation whose source window lies in registered
+ * memory reads it there at the flush (where it is imported), so that source must stay
+ * unchanged until the calling thread's next flush.
  */
 int daedalus_register_memory(void *ptr, size_t len);
 

@@ -1458,8 +1458,9 @@ pub unsafe fn record_itx(
     record_op(Op::Itx { tx, block, eob }, dst, stride, origin)
 }
 
-/// Records one motion compensation of the calling thread. The source window is read during
-/// the call. A height outside `1..=64` does nothing (FFmpeg's functions overrun for such).
+/// Records one motion compensation of the calling thread. A source window inside an imported
+/// registered region is read at the flush (ordered after pending writes there); any other is
+/// copied during the call. A height outside `1..=64` does nothing (FFmpeg's functions overrun for such).
 ///
 /// # Safety
 /// As FFmpeg's function: the block at `dst` and the source window around `src` must be valid,

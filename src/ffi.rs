@@ -440,7 +440,9 @@ pub extern "C" fn daedalus_flush() {
 /// and writes blocks there in place instead of through copies. Registrations of the same range
 /// are counted: each needs its unregistration. Returns 0 on success, -1 if the range is null,
 /// empty or overlaps another registered range. Before the memory is freed, every thread with
-/// calls on it must have flushed.
+/// calls on it must have flushed. A motion compensation whose source window lies in registered
+/// memory reads it there at the flush (where it is imported), so that source must stay
+/// unchanged until the calling thread's next flush.
 #[no_mangle]
 pub extern "C" fn daedalus_register_memory(ptr: *mut c_void, len: usize) -> c_int {
     guard(
