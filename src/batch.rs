@@ -1460,7 +1460,8 @@ pub unsafe fn record_itx(
 
 /// Records one motion compensation of the calling thread. A source window inside an imported
 /// registered region is read at the flush (ordered after pending writes there); any other is
-/// copied during the call. A height outside `1..=64` does nothing (FFmpeg's functions overrun for such).
+/// copied during the call. A height outside `1..=64` does nothing (FFmpeg's functions overrun
+/// for such).
 ///
 /// # Safety
 /// As FFmpeg's function: the block at `dst` and the source window around `src` must be valid,

@@ -18,5 +18,7 @@ mod levels;
 mod overlap;
 pub mod regions;
 pub mod stats;
+#[cfg(test)]
+mod testing;
 pub mod vp9;
 pub mod vp9dsp;
