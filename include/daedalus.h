@@ -129,6 +129,12 @@ typedef struct DaedalusStats {
    */
   uint64_t barriers;
   uint64_t max_levels;
+  /**
+   * Decoder syncs that completed only what their reader needed, on the CPU, and the
+   * deferred calls they ran (counted in `cpu_calls` too).
+   */
+  uint64_t early_completions;
+  uint64_t completed_early;
 } DaedalusStats;
 
 #ifdef __cplusplus

@@ -10,6 +10,7 @@
 
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_16bit_storage : require
+#include "jobs.glsl"
 
 const int TX_DCT = 0;
 const int TX_ADST = 1;
@@ -72,6 +73,7 @@ void main()
     uint j = gl_WorkGroupID.x * uint(BLOCKS) + block;
     bool live = j < pc.job_count;
     uvec4 job = live ? jobs[pc.first_job + j] : uvec4(0);
+    live = live && job.x != SKIP_JOB; // completed early on the CPU
     int stride = int(job.y);
     int column = int(job.x) + int(lane);
 

@@ -6,6 +6,8 @@
 // (signed), z = parameters (LfHalf::params: E, I, H, width, direction), w = unused.
 #version 450
 #extension GL_EXT_shader_8bit_storage : require
+#extension GL_GOOGLE_include_directive : require
+#include "jobs.glsl"
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
@@ -24,6 +26,8 @@ void main()
     if (job >= pc.job_count)
         return;
     uvec4 jb = jobs[pc.first_job + job];
+    if (jb.x == SKIP_JOB)
+        return; // completed early on the CPU
     uint p = jb.z;
     int E = int(p & 0x3ffu) - 1;
     int I = int((p >> 10) & 0x1ffu) - 1;

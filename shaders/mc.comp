@@ -11,6 +11,8 @@
 // becomes a private copy per invocation on some compilers, llvmpipe's among them.)
 #version 450
 #extension GL_EXT_shader_8bit_storage : require
+#extension GL_GOOGLE_include_directive : require
+#include "jobs.glsl"
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
@@ -62,6 +64,8 @@ void main()
         return;
     uint j = 3u * (pc.first_job + job);
     uvec4 a = jobs[j];
+    if (a.x == SKIP_JOB)
+        return; // completed early on the CPU
     uvec4 b = jobs[j + 1u];
     uvec2 htaps = b.yz;
     uvec2 vtaps = uvec2(b.w, jobs[j + 2u].x);

@@ -21,6 +21,11 @@
 //! How pixels reach the GPU: blocks inside a registered region of imported memory are read and
 //! written in place; all other blocks are copied into the stream's staging buffer before the
 //! submission and copied back after it.
+//!
+//! A reader that needs only some pixels (a decoder's intra prediction: [`complete_for`]) does
+//! not wait for the whole batch: the pending calls on those pixels and the calls they depend
+//! on (see `levels`) run on the CPU at once, in recorded order, and their jobs stay in the
+//! batch marked [`SKIP_JOB`], so the GPU later runs only the rest.
 
 use crate::gpu::stream::{Buf, Dispatch, Stream, MAX_SETS, MAX_SLOTS};
 use crate::gpu::{self, GpuResult};
@@ -28,7 +33,7 @@ use crate::kernels::itx::{self, GpuJob, ItxKernel, Transform, Tx1d, TxSize};
 use crate::kernels::lf::{self, LfDir, LfFunction, LfHalf};
 use crate::kernels::mc::{self, McFunction};
 use crate::kernels::{job_words, LF_KERNEL, MC_KERNEL};
-use crate::levels::{Access, Block, Levels, Need, MAX_LEVELS};
+use crate::levels::{Access, Block, Deps, Levels, Need, MAX_LEVELS};
 use crate::overlap::Occupancy;
 use crate::regions::{self, Placement, Region};
 use crate::stats::{self, Reason, COUNTERS};
@@ -407,6 +412,45 @@ struct Placed {
     target: Target,
     source: Source,
     level: u32,
+    serial: u32,
+}
+
+/// Pixels a reader needs: `w` x `h` bytes from `at`, rows `stride` apart.
+#[derive(Clone, Copy, Debug)]
+pub struct Area {
+    pub at: *const u8,
+    pub stride: isize,
+    pub w: usize,
+    pub h: usize,
+}
+
+/// A job word 0 (its pixel) that tells the shaders to skip the job: the call completed early,
+/// on the CPU. No imported buffer reaches 4 GiB, so no pixel has this offset.
+pub const SKIP_JOB: u32 = u32::MAX;
+
+/// Most work (in [`call_cost`] units) a sync completes early on the CPU; beyond it, the whole
+/// batch goes to the GPU instead.
+const EARLY_COST_LIMIT: usize = 4096;
+
+/// A call of the pending batch as the early completion sees it: where its jobs are, what it
+/// costs on the CPU, and the calls it must come after (`deps[deps_at..deps_end]`).
+struct PendingCall {
+    bucket: u32,
+    first_word: u32,
+    jobs: u32,
+    cost: u32,
+    deps_at: u32,
+    deps_end: u32,
+    /// Its pixels travel through the staging buffer: it cannot complete early.
+    copied: bool,
+}
+
+/// A call's CPU work in units of about 64 pixels filtered or transformed.
+fn call_cost(op: &Op, jobs: usize) -> u32 {
+    match *op {
+        Op::Itx { tx, .. } => (tx.size.n() * tx.size.n()).div_ceil(64) as u32,
+        _ => jobs as u32,
+    }
 }
 
 /// Why a call cannot join the pending batch as it is.
@@ -520,6 +564,16 @@ struct GpuBatch {
     regions_version: u64,
     /// Most job words one submission takes (the job buffer's limit).
     max_words: usize,
+    /// Per placed call (by its index in `levels`): its jobs and dependencies.
+    calls: Vec<PendingCall>,
+    deps: Vec<u32>,
+    /// What `levels` found for the call being placed.
+    found: Deps,
+    /// Calls of this batch that completed early on the CPU.
+    completed_early: usize,
+    /// Per call: the last early completion that visited it.
+    visited: Vec<u32>,
+    visit: u32,
 }
 
 impl GpuBatch {
@@ -545,6 +599,12 @@ impl GpuBatch {
             pair_count: 0,
             regions: Vec::new(),
             regions_version: 0,
+            calls: Vec::new(),
+            deps: Vec::new(),
+            found: Deps::default(),
+            completed_early: 0,
+            visited: Vec::new(),
+            visit: 0,
         }
     }
 
@@ -567,6 +627,7 @@ impl GpuBatch {
         if hi < lo {
             return Err(Busy::Straddles);
         }
+        self.found.clear();
         if self.pending_words >= self.max_words {
             return Err(Busy::Flush(Reason::Full));
         }
@@ -634,7 +695,7 @@ impl GpuBatch {
                         };
                         let n = self
                             .levels
-                            .need(&block, Access::Read)
+                            .need(&block, Access::Read, &mut self.found)
                             .ok_or(Busy::Flush(Reason::Overlap))?;
                         need = n;
                         source = Source::InPlace {
@@ -664,7 +725,7 @@ impl GpuBatch {
                 };
                 let n = self
                     .levels
-                    .need(&block, Access::Write)
+                    .need(&block, Access::Write, &mut self.found)
                     .ok_or(Busy::Flush(Reason::Overlap))?;
                 need.level = need.level.max(n.level);
                 need.after_cpu_redo |= n.after_cpu_redo;
@@ -713,17 +774,20 @@ impl GpuBatch {
         }
         let cpu_redo = matches!(*op, Op::Itx { tx, eob, .. }
             if origin == Origin::Ffmpeg && !tx.is_dc_only_call(eob));
+        let serial = self.levels.new_serial();
         if let Some(block) = dst_mark {
             self.levels
-                .mark(&block, Access::Write, need.level, cpu_redo);
+                .mark(&block, Access::Write, need.level, cpu_redo, serial);
         }
         if let Some(block) = source_mark {
-            self.levels.mark(&block, Access::Read, need.level, false);
+            self.levels
+                .mark(&block, Access::Read, need.level, false, serial);
         }
         Ok(Placed {
             target,
             source,
             level: need.level,
+            serial,
         })
     }
 
@@ -742,7 +806,8 @@ impl GpuBatch {
             .any(|s| !live.iter().any(|r| Arc::ptr_eq(r, s)))
     }
 
-    fn push(&mut self, level: u32, kernel: u8, slot: u8, source: u8, job: &Job) {
+    /// Appends a job to its bucket; returns the bucket and the job's first word there.
+    fn push(&mut self, level: u32, kernel: u8, slot: u8, source: u8, job: &Job) -> (u32, u32) {
         let key = bucket_key(level, kernel, slot, source);
         let index = match self.last_bucket {
             Some((k, i)) if k == key => i,
@@ -764,8 +829,154 @@ impl GpuBatch {
             }
         };
         let words = job_words(kernel as usize);
+        let at = self.buckets[index].len() as u32;
         self.buckets[index].extend_from_slice(&job[..words]);
         self.pending_words += words;
+        (index as u32, at)
+    }
+
+    /// Notes the call just placed (with serial `serial`): its jobs (`jobs` from word
+    /// `first_word` of `bucket`) and what it depends on.
+    fn note_call(
+        &mut self,
+        serial: u32,
+        bucket: u32,
+        first_word: u32,
+        jobs: u32,
+        cost: u32,
+        copied: bool,
+    ) {
+        debug_assert_eq!(self.levels.pending_index(serial), Some(self.calls.len()));
+        let all = &mut self.found.all;
+        all.sort_unstable();
+        all.dedup();
+        let deps_at = self.deps.len() as u32;
+        self.deps.extend_from_slice(all);
+        self.calls.push(PendingCall {
+            bucket,
+            first_word,
+            jobs,
+            cost,
+            deps_at,
+            deps_end: self.deps.len() as u32,
+            copied,
+        });
+    }
+
+    /// Whether every pending call completed early (nothing left for the GPU).
+    fn all_completed_early(&self) -> bool {
+        self.completed_early == self.pending && self.staging_len == 0
+    }
+
+    /// Completes early, on the CPU, the pending calls `roots` and every pending call they
+    /// depend on, in recorded order, and takes their jobs out of the batch. Returns `false`
+    /// (doing nothing) when that is more than `limit` work or includes a copied block.
+    fn complete_early(&mut self, roots: &mut Vec<u32>, limit: usize, arena: *const i16) -> bool {
+        self.visit = self.visit.wrapping_add(1);
+        if self.visit == 0 {
+            self.visited.fill(0);
+            self.visit = 1;
+        }
+        self.visited.resize(self.calls.len(), 0);
+        let mut list = Vec::new();
+        let mut cost = 0usize;
+        while let Some(serial) = roots.pop() {
+            let Some(i) = self.levels.pending_index(serial) else {
+                continue;
+            };
+            if self.visited[i] == self.visit {
+                continue;
+            }
+            self.visited[i] = self.visit;
+            let c = &self.calls[i];
+            cost += c.cost as usize;
+            if c.copied || cost > limit {
+                return false;
+            }
+            list.push(i);
+            roots.extend_from_slice(&self.deps[c.deps_at as usize..c.deps_end as usize]);
+        }
+        list.sort_unstable();
+        for &i in &list {
+            let c = &self.calls[i];
+            let key = split_key(self.keys[c.bucket as usize]);
+            let size = job_words(key.kernel);
+            let base = self.slots[key.slot - 1]
+                .imported
+                .as_ref()
+                .expect("slots hold imports")
+                .base;
+            let source = self.source_base(key.source, arena);
+            let bucket = &mut self.buckets[c.bucket as usize];
+            for k in 0..c.jobs as usize {
+                let at = c.first_word as usize + k * size;
+                let mut job = Job::default();
+                job[..size].copy_from_slice(&bucket[at..at + size]);
+                let dst = (base + job[0] as usize) as *mut u8;
+                unsafe {
+                    run_job_on_cpu(
+                        key.kernel as u8,
+                        dst,
+                        job[1] as i32 as isize,
+                        &job,
+                        arena,
+                        source,
+                    )
+                };
+                bucket[at] = SKIP_JOB;
+            }
+            let serial = self.levels.serial_of(i);
+            self.levels.set_done(serial);
+        }
+        self.completed_early += list.len();
+        stats::add(&COUNTERS.completed_early, list.len() as u64);
+        stats::add(&COUNTERS.cpu_calls, list.len() as u64);
+        true
+    }
+
+    /// Completes early every pending call that touches `areas` (and what those depend on), if
+    /// that is at most `limit` work; `false`, doing nothing, where the batch must complete
+    /// as a whole instead.
+    fn complete_areas(&mut self, areas: &[Area], limit: usize, arena: *const i16) -> bool {
+        if self.staging_len > 0 {
+            return false;
+        }
+        let mut roots = Vec::new();
+        for a in areas {
+            let rect = Rect {
+                at: a.at as *mut u8,
+                stride: a.stride,
+                w: a.w,
+                h: a.h,
+            };
+            let (lo, hi) = rect.span();
+            if hi < lo {
+                return false;
+            }
+            match regions::place(&self.regions, lo, hi) {
+                // No call in place there, and no copied one (`staging_len`).
+                Placement::Outside => {}
+                Placement::Straddles => return false,
+                Placement::Inside(index) => {
+                    let r = &self.regions[index];
+                    if r.imported.is_none() {
+                        continue;
+                    }
+                    let block = Block {
+                        region: r.id,
+                        region_len: r.end - r.start,
+                        offset: a.at as usize - r.start,
+                        stride: a.stride,
+                        w: a.w,
+                        h: a.h,
+                    };
+                    if !self.levels.pending_on(&block, &mut roots) {
+                        return false;
+                    }
+                }
+            }
+        }
+        self.complete_early(&mut roots, limit, arena)
     }
 
     /// The buckets in use, in the order they run.
@@ -908,8 +1119,9 @@ impl GpuBatch {
             unsafe { run_ffmpeg(tx, dst, stride, coefs, job_eob(job.reserved)) };
         }
         stats::add_time(&COUNTERS.pack_ns, unpacking);
-        stats::add(&COUNTERS.gpu_calls, self.pending as u64);
-        stats::max(&COUNTERS.max_calls_per_submission, self.pending as u64);
+        let on_gpu = (self.pending - self.completed_early) as u64;
+        stats::add(&COUNTERS.gpu_calls, on_gpu);
+        stats::max(&COUNTERS.max_calls_per_submission, on_gpu);
         stats::add(&COUNTERS.pixel_bytes_copied, 2 * self.staging_len as u64);
         stats::add(
             &COUNTERS.bytes_to_device,
@@ -935,6 +1147,9 @@ impl GpuBatch {
                 .base;
             let source = self.source_base(key.source, arena);
             for words in self.buckets[b].chunks_exact(job_words(key.kernel)) {
+                if words[0] == SKIP_JOB {
+                    continue; // completed early
+                }
                 let mut job = Job::default();
                 job[..words.len()].copy_from_slice(words);
                 let dst = (base + job[0] as usize) as *mut u8;
@@ -956,7 +1171,10 @@ impl GpuBatch {
         for (_, kernel, dst, stride, job, source) in jobs {
             unsafe { run_job_on_cpu(kernel, dst, stride, &job, arena, source) };
         }
-        stats::add(&COUNTERS.cpu_calls, self.pending as u64);
+        stats::add(
+            &COUNTERS.cpu_calls,
+            (self.pending - self.completed_early) as u64,
+        );
     }
 
     fn clear(&mut self) {
@@ -979,6 +1197,9 @@ impl GpuBatch {
         self.pair_count = 0;
         self.regions.clear();
         self.regions_version = 0;
+        self.calls.clear();
+        self.deps.clear();
+        self.completed_early = 0;
     }
 }
 
@@ -1290,6 +1511,7 @@ impl Recorder {
                     break;
                 }
                 Err(Busy::Flush(reason)) => self.flush(reason),
+
                 Err(Busy::Straddles) => break,
                 Err(Busy::Transient) => return run_transient(&op, dst, stride),
             }
@@ -1301,6 +1523,7 @@ impl Recorder {
             target,
             source,
             level,
+            serial,
         }) = placed
         else {
             if self.gpu.is_none() {
@@ -1326,6 +1549,9 @@ impl Recorder {
             }
         };
         let g = self.gpu.as_mut().expect("GPU path");
+        let mut first = None;
+        let mut jobs = 0usize;
+        let copied = matches!(target, Target::Copied { .. });
         match target {
             Target::InPlace {
                 slot,
@@ -1335,13 +1561,17 @@ impl Recorder {
                 let offset = row as i64 * stride as i64 + col as i64;
                 job[0] = pixel.wrapping_add(offset as u32);
                 job[1] = stride as u32;
-                g.push(level, kernel, slot, source_slot, &job);
+                let at = g.push(level, kernel, slot, source_slot, &job);
+                first.get_or_insert(at);
+                jobs += 1;
             }),
             Target::Copied { staging } => {
                 Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, mut job| {
                     job[0] = (staging + row * rect.w + col) as u32;
                     job[1] = rect.w as u32;
-                    g.push(level, kernel, 0, source_slot, &job);
+                    let at = g.push(level, kernel, 0, source_slot, &job);
+                    first.get_or_insert(at);
+                    jobs += 1;
                     g.copied_calls.push(Call {
                         dst: rect.pixel(row, col),
                         stride,
@@ -1357,6 +1587,9 @@ impl Recorder {
             }
         }
         if let Some(g) = &mut self.gpu {
+            let (bucket, first_word) = first.expect("a call has jobs");
+            let cost = call_cost(&op, jobs);
+            g.note_call(serial, bucket, first_word, jobs as u32, cost, copied);
             g.pending += 1;
         }
         count_deferred(&op);
@@ -1368,6 +1601,22 @@ impl Recorder {
         self.flush(Reason::Immediate);
         op.run_at_once(dst, stride, origin);
         stats::add(&COUNTERS.immediate, 1);
+    }
+
+    /// Completes what a reader of `areas` needs: on the GPU path, the pending calls there
+    /// and what they depend on, on the CPU when that is little work; else the whole batch.
+    fn complete(&mut self, reason: Reason, areas: &[Area]) {
+        let arena = self.arena.ptr;
+        match &mut self.gpu {
+            Some(g) if g.pending > 0 => {
+                if g.complete_areas(areas, EARLY_COST_LIMIT, arena) {
+                    stats::add(&COUNTERS.early_completions, 1);
+                } else {
+                    self.flush(reason);
+                }
+            }
+            _ => self.flush(reason),
+        }
     }
 
     fn flush(&mut self, reason: Reason) {
@@ -1386,6 +1635,11 @@ impl Recorder {
         self.written = (usize::MAX, 0);
         let arena = self.arena.ptr;
         if let Some(g) = &mut self.gpu {
+            if g.all_completed_early() {
+                g.clear();
+                self.arena.len = 0;
+                return;
+            }
             if let Err(e) = g.execute(arena, self.arena.len) {
                 g.stream.gpu().mark_lost(&e);
                 // Nothing reached the GPU when the submission itself failed; after a lost or
@@ -1515,6 +1769,16 @@ pub fn flush_for(reason: Reason) {
     let _ = RECORDER.try_with(|r| {
         if let Ok(mut r) = r.try_borrow_mut() {
             r.flush(reason);
+        }
+    });
+}
+
+/// Completes the calling thread's pending calls that `areas` need (and what they depend on),
+/// counting a flush under `reason` where the whole batch completes.
+pub fn complete_for(reason: Reason, areas: &[Area]) {
+    let _ = RECORDER.try_with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            r.complete(reason, areas);
         }
     });
 }

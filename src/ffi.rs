@@ -578,6 +578,10 @@ pub struct DaedalusStats {
     /// and the most levels one submission ran.
     pub barriers: u64,
     pub max_levels: u64,
+    /// Decoder syncs that completed only what their reader needed, on the CPU, and the
+    /// deferred calls they ran (counted in `cpu_calls` too).
+    pub early_completions: u64,
+    pub completed_early: u64,
 }
 
 /// Fills `out` with the current counters; ignores a null `out`.
@@ -623,6 +627,8 @@ pub unsafe extern "C" fn daedalus_get_stats(out: *mut DaedalusStats) {
             mc_source_in_place: stats::read(&c.mc_source_in_place),
             barriers: stats::read(&c.barriers),
             max_levels: stats::read(&c.max_levels),
+            early_completions: stats::read(&c.early_completions),
+            completed_early: stats::read(&c.completed_early),
         })
     })
 }

@@ -8,6 +8,12 @@
 //! before the transform that adds to its pixels (level 1), a superblock's loop-filter columns
 //! before its rows, superblock after superblock as a wavefront.
 //!
+//! Each call in place also gets a serial, and each cell remembers the serials of the pending
+//! calls that last wrote and last read it. A call's dependencies (the pending calls it must
+//! come after) are what its cells name when it is placed; following them back from the cells a
+//! reader needs gives the few calls that must complete before it, which the batch can then run
+//! on the CPU alone while the rest stays pending (`complete`).
+//!
 //! Levels are kept per 4x4-pixel cell of a registered region, for the region's stride (a
 //! decoder's plane). A block that is not aligned to the cells takes every cell it touches,
 //! which can only add levels. A call with another stride than the region's pending calls
@@ -15,6 +21,18 @@
 
 /// Levels one batch may use; a call that would need more completes the batch first.
 pub const MAX_LEVELS: u32 = 1024;
+
+/// A cell's reader word with this bit: another pending call read it too (since its last write).
+const MANY_READERS: u32 = 1 << 31;
+
+fn s_pending(l: &Levels, serial: u32) -> bool {
+    l.pending_index(serial).is_some()
+}
+
+/// Whether a reader word says that several calls of this batch read the cell.
+fn many_readers(l: &Levels, reader: u32) -> bool {
+    reader & MANY_READERS != 0 && l.in_batch(reader & !MANY_READERS)
+}
 
 /// What a call does to a rectangle of pixels.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -35,6 +53,19 @@ pub struct Need {
     /// (FFmpeg's function, for a block whose 16-bit lanes overflow): it cannot be ordered after
     /// it inside the submission.
     pub after_cpu_redo: bool,
+}
+
+/// The pending calls a call must come after, as [`Levels::need`] finds them (serials, with
+/// repeats).
+#[derive(Default)]
+pub struct Deps {
+    pub all: Vec<u32>,
+}
+
+impl Deps {
+    pub fn clear(&mut self) {
+        self.all.clear();
+    }
 }
 
 /// A `w` x `h` block at `offset` bytes into registered region `region` (`region_len` bytes
@@ -71,6 +102,10 @@ struct RegionLevels {
     /// on the CPU after the submission; and the stamp of its latest read or write.
     write: Vec<u32>,
     read: Vec<u32>,
+    /// Per cell: the serial of the call that wrote it last, and of the latest call that read
+    /// or wrote it.
+    writer: Vec<u32>,
+    reader: Vec<u32>,
 }
 
 impl RegionLevels {
@@ -84,6 +119,8 @@ impl RegionLevels {
             cols: 0,
             write: Vec::new(),
             read: Vec::new(),
+            writer: Vec::new(),
+            reader: Vec::new(),
         }
     }
 
@@ -94,6 +131,8 @@ impl RegionLevels {
         let rows = (self.len / stride + 1).div_ceil(4) + 1;
         self.write = vec![0; rows * self.cols];
         self.read = vec![0; rows * self.cols];
+        self.writer = vec![0; rows * self.cols];
+        self.reader = vec![0; rows * self.cols];
     }
 
     /// `offset / stride` without a division instruction: with `m = ceil(2^64 / d)`,
@@ -160,19 +199,30 @@ pub struct Levels {
     base: u32,
     /// The highest stamp given out.
     top: u32,
+    /// Serials above `serial_base` belong to this batch: call `serial - serial_base - 1`.
+    serial_base: u32,
+    /// Per call of this batch: whether it completed early.
+    done: Vec<bool>,
 }
 
 impl Levels {
     /// Starts a new batch: every earlier stamp is forgotten without touching the maps, until
     /// the stamps run out.
     pub fn clear(&mut self) {
-        if self.top >= 1 << 30 {
+        let serial_top = self.serial_base + self.done.len() as u32;
+        if self.top >= 1 << 30 || serial_top >= 1 << 30 {
             for r in &mut self.regions {
                 r.write.fill(0);
                 r.read.fill(0);
+                r.writer.fill(0);
+                r.reader.fill(0);
             }
             self.top = 0;
+            self.serial_base = 0;
+        } else {
+            self.serial_base = serial_top;
         }
+        self.done.clear();
         self.base = self.top;
         for r in &mut self.regions {
             r.used = false;
@@ -185,7 +235,7 @@ impl Levels {
         self.last = 0;
     }
 
-    fn region(&mut self, id: u64, len: usize) -> &mut RegionLevels {
+    fn region_index(&mut self, id: u64, len: usize) -> usize {
         let hit = match self.regions.get(self.last) {
             Some(r) if r.id == id => Some(self.last),
             _ => self.regions.iter().position(|r| r.id == id),
@@ -195,25 +245,78 @@ impl Levels {
             self.regions.len() - 1
         });
         self.last = at;
-        &mut self.regions[at]
+        at
     }
 
-    /// Where a call that does `access` to `b` may go; `None` when the region is laid out for
-    /// another stride.
-    pub fn need(&mut self, b: &Block, access: Access) -> Option<Need> {
+    /// A serial for the next call of this batch.
+    pub fn new_serial(&mut self) -> u32 {
+        self.done.push(false);
+        self.serial_base + self.done.len() as u32
+    }
+
+    /// The index in this batch of a pending call's serial; `None` for a call of an earlier
+    /// batch or one that completed early.
+    #[inline]
+    pub fn pending_index(&self, serial: u32) -> Option<usize> {
+        let i = serial.wrapping_sub(self.serial_base).wrapping_sub(1) as usize;
+        match self.done.get(i) {
+            Some(false) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// Whether `serial` is a call of this batch (pending or completed early).
+    fn in_batch(&self, serial: u32) -> bool {
+        (serial.wrapping_sub(self.serial_base).wrapping_sub(1) as usize) < self.done.len()
+    }
+
+    /// The serial of this batch's call `index`.
+    pub fn serial_of(&self, index: usize) -> u32 {
+        self.serial_base + 1 + index as u32
+    }
+
+    /// Notes that a call completed early: nothing waits for it any more.
+    pub fn set_done(&mut self, serial: u32) {
+        if let Some(i) = self.pending_index(serial) {
+            self.done[i] = true;
+        }
+    }
+
+    /// Where a call that does `access` to `b` may go, adding the pending calls it must come
+    /// after to `deps`: the last writer of each cell, and for a write also its reader. `None`
+    /// (complete the batch first) when the region is laid out for another stride, or a write
+    /// meets a cell that several pending calls only read (never in a decoder: motion
+    /// compensation reads frames that no pending call writes).
+    pub fn need(&mut self, b: &Block, access: Access, deps: &mut Deps) -> Option<Need> {
         let base = self.base;
-        let r = self.region(b.region, b.region_len);
-        let c = r.cells(b.offset, b.stride, b.w, b.h)?;
+        let at = self.region_index(b.region, b.region_len);
+        let c = self.regions[at].cells(b.offset, b.stride, b.w, b.h)?;
+        let r = &self.regions[at];
         let mut after = 0u32; // highest stamp to come after
         let mut redo = false;
+        let mut last = 0u32;
         for cy in c.cy0..c.cy1 {
             let row = cy * r.cols;
             for i in row + c.cx0..row + c.cx1 {
                 let written = r.write[i];
                 after = after.max(written >> 1);
-                redo |= written & 1 != 0 && written >> 1 > base;
+                let (w, t) = (r.writer[i], r.reader[i]);
+                if written & 1 != 0 && written >> 1 > base && self.pending_index(w).is_some() {
+                    redo = true;
+                }
                 if access == Access::Write {
                     after = after.max(r.read[i]);
+                }
+                if s_pending(self, w) && w != last {
+                    deps.all.push(w);
+                    last = w;
+                }
+                if access == Access::Write && many_readers(self, t) {
+                    return None; // which readers, only the whole batch knows
+                }
+                if access == Access::Write && t != last && s_pending(self, t) {
+                    deps.all.push(t);
+                    last = t;
                 }
             }
         }
@@ -223,12 +326,53 @@ impl Levels {
         })
     }
 
-    /// Records that a call at `level` does `access` to `b` (placed by [`Levels::need`]).
-    /// `cpu_redo`: the call may be redone on the CPU after the submission.
-    pub fn mark(&mut self, b: &Block, access: Access, level: u32, cpu_redo: bool) {
+    /// Adds to `out` the pending calls that read or write the cells of `b`; `false` when the
+    /// region is laid out for another stride (its calls cannot be told apart).
+    pub fn pending_on(&mut self, b: &Block, out: &mut Vec<u32>) -> bool {
+        let Some(at) = self.regions.iter().position(|r| r.id == b.region) else {
+            return true; // nothing pending there
+        };
+        let r = &self.regions[at];
+        if !r.used {
+            return true;
+        }
+        if b.stride.unsigned_abs() != r.stride {
+            return false;
+        }
+        let Some(c) = self.regions[at].cells(b.offset, b.stride, b.w, b.h) else {
+            return false;
+        };
+        let r = &self.regions[at];
+        let mut last = 0u32;
+        for cy in c.cy0..c.cy1 {
+            let row = cy * r.cols;
+            for i in row + c.cx0..row + c.cx1 {
+                let t = r.reader[i];
+                if many_readers(self, t) {
+                    return false;
+                }
+                for s in [r.writer[i], t] {
+                    if s != last && s_pending(self, s) {
+                        out.push(s);
+                        last = s;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Records that call `serial` at `level` does `access` to `b` (placed by
+    /// [`Levels::need`]). `cpu_redo`: the call may be redone on the CPU after the submission.
+    pub fn mark(&mut self, b: &Block, access: Access, level: u32, cpu_redo: bool, serial: u32) {
         let stamp = self.base + 1 + level;
         self.top = self.top.max(stamp);
-        let r = self.region(b.region, b.region_len);
+        let at = self.region_index(b.region, b.region_len);
+        let (done, serial_base) = (&self.done, self.serial_base);
+        let index = |t: u32| t.wrapping_sub(serial_base).wrapping_sub(1) as usize;
+        let pending = |t: u32| done.get(index(t)) == Some(&false);
+        let in_batch = |t: u32| index(t) < done.len();
+        let r = &mut self.regions[at];
         let Some(c) = r.cells(b.offset, b.stride, b.w, b.h) else {
             debug_assert!(false, "marked a block that `need` refused");
             return;
@@ -237,8 +381,15 @@ impl Levels {
             let row = cy * r.cols;
             for i in row + c.cx0..row + c.cx1 {
                 r.read[i] = r.read[i].max(stamp);
+                let old = r.reader[i];
+                let t = old & !MANY_READERS;
+                let another = access == Access::Read
+                    && ((old & MANY_READERS != 0 && in_batch(t))
+                        || (t != serial && t != r.writer[i] && pending(t)));
+                r.reader[i] = serial | if another { MANY_READERS } else { 0 };
                 if access == Access::Write {
                     r.write[i] = stamp << 1 | cpu_redo as u32;
+                    r.writer[i] = serial;
                 }
             }
         }
@@ -312,7 +463,17 @@ mod tests {
                         Access::Write
                     };
                     let b = blk(1, len, offset, s, w, h);
-                    let need = levels.need(&b, access).expect("one stride per region");
+                    let need = match levels.need(&b, access, &mut Deps::default()) {
+                        Some(n) => n,
+                        None => {
+                            // Written where several pending calls read: a new batch.
+                            levels.clear();
+                            bytes.clear();
+                            levels
+                                .need(&b, access, &mut Deps::default())
+                                .expect("one stride per region")
+                        }
+                    };
                     for b in bytes_of(offset, s, w, h) {
                         if let Some(&(write, touch)) = bytes.get(&b) {
                             if let Some(wl) = write {
@@ -323,7 +484,8 @@ mod tests {
                             }
                         }
                     }
-                    levels.mark(&b, access, need.level, false);
+                    let serial = levels.new_serial();
+                    levels.mark(&b, access, need.level, false, serial);
                     for b in bytes_of(offset, s, w, h) {
                         let e = bytes.entry(b).or_insert((None, 0));
                         e.1 = e.1.max(need.level);
@@ -345,8 +507,9 @@ mod tests {
         let at = |l: &mut Levels, x: usize, y: usize, w, h, a| {
             let off = y * 256 + x;
             let b = blk(3, len, off, stride, w, h);
-            let n = l.need(&b, a).unwrap();
-            l.mark(&b, a, n.level, false);
+            let n = l.need(&b, a, &mut Deps::default()).unwrap();
+            let serial = l.new_serial();
+            l.mark(&b, a, n.level, false, serial);
             n.level
         };
         for by in 0..4 {
@@ -357,8 +520,12 @@ mod tests {
         assert_eq!(at(&mut l, 0, 0, 8, 8, Access::Write), 1); // transform on an MC block
         assert_eq!(at(&mut l, 4, 0, 8, 8, Access::Write), 2); // edge across both
         assert_eq!(at(&mut l, 100, 100, 64, 64, Access::Read), 0);
-        assert_eq!(at(&mut l, 100, 100, 64, 64, Access::Read), 0);
-        assert_eq!(at(&mut l, 120, 120, 8, 8, Access::Write), 1); // after the reads
+        assert_eq!(at(&mut l, 180, 100, 64, 64, Access::Read), 0);
+        assert_eq!(at(&mut l, 120, 120, 8, 8, Access::Write), 1); // after the read
+        assert_eq!(at(&mut l, 200, 120, 8, 8, Access::Read), 0);
+        // Two pending readers of a cell: a write there waits for the whole batch.
+        let b = blk(3, len, 120 * 256 + 200, stride, 8, 8);
+        assert!(l.need(&b, Access::Write, &mut Deps::default()).is_none());
         l.clear();
         assert_eq!(at(&mut l, 0, 0, 64, 64, Access::Write), 0, "a new batch");
     }
@@ -366,23 +533,132 @@ mod tests {
     #[test]
     fn another_stride_is_refused_until_the_next_batch() {
         let mut l = Levels::default();
-        assert!(l.need(&blk(1, 4096, 0, 64, 8, 8), Access::Write).is_some());
-        assert!(l.need(&blk(1, 4096, 0, 32, 8, 8), Access::Write).is_none());
+        let mut d = Deps::default();
+        assert!(l
+            .need(&blk(1, 4096, 0, 64, 8, 8), Access::Write, &mut d)
+            .is_some());
+        assert!(l
+            .need(&blk(1, 4096, 0, 32, 8, 8), Access::Write, &mut d)
+            .is_none());
         l.clear();
-        assert!(l.need(&blk(1, 4096, 0, 32, 8, 8), Access::Write).is_some());
+        assert!(l
+            .need(&blk(1, 4096, 0, 32, 8, 8), Access::Write, &mut d)
+            .is_some());
     }
 
     #[test]
     fn cpu_redo_is_reported_within_the_batch_only() {
         let mut l = Levels::default();
         let b = blk(1, 4096, 0, 64, 8, 8);
-        let n = l.need(&b, Access::Write).unwrap();
-        l.mark(&b, Access::Write, n.level, true);
-        let read = |l: &mut Levels, offset| l.need(&blk(1, 4096, offset, 64, 8, 8), Access::Read);
-        assert!(read(&mut l, 4).unwrap().after_cpu_redo);
-        assert!(!read(&mut l, 8).unwrap().after_cpu_redo);
+        let n = l.need(&b, Access::Write, &mut Deps::default()).unwrap();
+        let serial = l.new_serial();
+        l.mark(&b, Access::Write, n.level, true, serial);
+        let read = |l: &mut Levels, offset| {
+            let mut d = Deps::default();
+            let n = l.need(&blk(1, 4096, offset, 64, 8, 8), Access::Read, &mut d);
+            (n.unwrap().after_cpu_redo, d.all)
+        };
+        assert_eq!(read(&mut l, 4), (true, vec![serial]));
+        assert_eq!(read(&mut l, 8), (false, vec![]));
+        l.set_done(serial);
+        assert_eq!(
+            read(&mut l, 4),
+            (false, vec![]),
+            "completed early: nothing to redo"
+        );
         l.clear();
-        assert!(!read(&mut l, 4).unwrap().after_cpu_redo);
+        let serial = l.new_serial();
+        l.mark(&b, Access::Write, 0, true, serial);
+        l.clear();
+        assert_eq!(read(&mut l, 4), (false, vec![]));
+    }
+
+    /// Following the dependencies back from the cells of any block gives every pending call
+    /// that touches its bytes, and with each call every earlier call it conflicts with (a
+    /// common byte, not both reading): running those alone, in recorded order, is FFmpeg's
+    /// order for those bytes. Byte by byte, brute force; some calls complete early.
+    #[test]
+    fn dependencies_close_every_conflict() {
+        let mut rng = Rng(23);
+        let (len, stride) = (40_000usize, 160isize);
+        for round in 0..60 {
+            let mut levels = Levels::default();
+            for _batch in 0..2 {
+                levels.clear();
+                // per call: serial, bytes, access, dependencies; done
+                let mut calls: Vec<(u32, Vec<usize>, Access, Vec<u32>)> = Vec::new();
+                let mut done: Vec<bool> = Vec::new();
+                for _ in 0..120 {
+                    let (w, h) = SHAPES[rng.below(SHAPES.len())];
+                    let max = len - (h - 1) * stride as usize - w;
+                    let offset = rng.below(max);
+                    let access = if rng.below(4) == 0 {
+                        Access::Read
+                    } else {
+                        Access::Write
+                    };
+                    let b = blk(5, len, offset, stride, w, h);
+                    let mut d = Deps::default();
+                    let need = match levels.need(&b, access, &mut d) {
+                        Some(n) => n,
+                        None => {
+                            // A write on cells several calls read: the batch completes.
+                            assert!(access == Access::Write);
+                            levels.clear();
+                            calls.clear();
+                            done.clear();
+                            d.clear();
+                            levels.need(&b, access, &mut d).expect("a new batch")
+                        }
+                    };
+                    let serial = levels.new_serial();
+                    levels.mark(&b, access, need.level, false, serial);
+                    calls.push((serial, bytes_of(offset, stride, w, h), access, d.all));
+                    done.push(false);
+                    if rng.below(8) != 0 {
+                        continue;
+                    }
+                    // A reader's block: close over the dependencies.
+                    let (w, h) = SHAPES[rng.below(SHAPES.len())];
+                    let offset = rng.below(len - (h - 1) * stride as usize - w);
+                    let query = bytes_of(offset, stride, w, h);
+                    let mut roots = Vec::new();
+                    if !levels.pending_on(&blk(5, len, offset, stride, w, h), &mut roots) {
+                        continue; // several readers there: the batch completes as a whole
+                    }
+                    let mut closed = std::collections::HashSet::new();
+                    while let Some(s) = roots.pop() {
+                        let Some(i) = levels.pending_index(s) else {
+                            continue;
+                        };
+                        if closed.insert(i) {
+                            roots.extend(calls[i].3.iter().copied());
+                        }
+                    }
+                    for (i, c) in calls.iter().enumerate() {
+                        if done[i] {
+                            continue;
+                        }
+                        let touches = c.1.iter().any(|b| query.contains(b));
+                        assert!(!touches || closed.contains(&i), "round {round}: reader");
+                    }
+                    for &i in &closed {
+                        for (j, c) in calls[..i].iter().enumerate() {
+                            let both_read = c.2 == Access::Read && calls[i].2 == Access::Read;
+                            let common = c.1.iter().any(|b| calls[i].1.contains(b));
+                            assert!(
+                                done[j] || both_read || !common || closed.contains(&j),
+                                "round {round}: call {i} after {j}"
+                            );
+                        }
+                    }
+                    for &i in &closed {
+                        levels.set_done(calls[i].0);
+                        done[i] = true;
+                    }
+                }
+            }
+        }
     }
 
     #[test]

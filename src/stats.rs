@@ -28,6 +28,10 @@ pub struct Counters {
     /// Calls of FFmpeg's decoder run by FFmpeg's own function because their 16-bit lanes
     /// overflowed (damaged streams).
     pub ffmpeg_calls: AtomicU64,
+    /// Syncs that completed only what their reader needed, on the CPU, and the deferred calls
+    /// they ran (also counted in `cpu_calls`).
+    pub early_completions: AtomicU64,
+    pub completed_early: AtomicU64,
     pub flushes: AtomicU64,
     /// Flushes a call forced before it could be recorded: it touched pending pixels; the
     /// arena, staging or pixel-buffer slots were full; it had to run at once on the CPU.
@@ -74,6 +78,8 @@ pub static COUNTERS: Counters = Counters {
     gpu_calls: AtomicU64::new(0),
     cpu_calls: AtomicU64::new(0),
     ffmpeg_calls: AtomicU64::new(0),
+    early_completions: AtomicU64::new(0),
+    completed_early: AtomicU64::new(0),
     flushes: AtomicU64::new(0),
     flushes_overlap: AtomicU64::new(0),
     flushes_full: AtomicU64::new(0),

@@ -8,8 +8,8 @@
 //! that completes the pending work first. The decoder then reports each frame it writes
 //! (`frame_begin`/`frame_end`: the frame's buffers and those of its references are
 //! registered for the frame, so the GPU works on the frame and reads the references in place)
-//! and syncs wherever it reads or publishes pixels; each sync completes the calling thread's
-//! pending work.
+//! and syncs wherever it reads or publishes pixels; each sync completes what that reader
+//! needs of the calling thread's pending work (see `sync`).
 //!
 //! The transient-memory rule: a call whose pixels are not inside a frame being decoded (the
 //! decoder's emulated-edge buffers) runs at once with FFmpeg's own function, because the
@@ -26,7 +26,7 @@ use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
-pub const ABI_VERSION: c_int = 2;
+pub const ABI_VERSION: c_int = 3;
 
 /// The frame the decoder writes (the patch's `FFVP9ProviderFrame`).
 #[repr(C)]
@@ -80,6 +80,55 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
 const SYNC_INTRA: c_int = 1;
 const SYNC_ROW_DONE: c_int = 2;
 const SYNC_ROW_PUBLISHED: c_int = 3;
+const SYNC_ROW_BACKUP: c_int = 4;
+
+/// The planes of the frame this thread decodes: where a sync's rectangle lies.
+#[derive(Clone, Copy)]
+struct Planes {
+    data: [*mut u8; 3],
+    linesize: [isize; 3],
+    ss_v: usize,
+    bytes_per_pixel: usize,
+}
+
+impl Planes {
+    /// `w` x `h` pixels of `plane` from (`x`, `y`), clipped to the plane's rows as FFmpeg's
+    /// buffers hold them (row 0 on, `linesize` bytes each).
+    fn area(&self, plane: usize, x: i64, y: i64, w: i64, h: i64) -> Option<batch::Area> {
+        let bpp = self.bytes_per_pixel as i64;
+        let stride = self.linesize[plane];
+        let (x0, y0) = (x.max(0), y.max(0));
+        let x1 = (x + w).min(stride as i64 / bpp);
+        if stride <= 0 || x1 <= x0 || y + h <= y0 {
+            return None;
+        }
+        let at = self.data[plane].wrapping_offset((y0 * stride as i64 + x0 * bpp) as isize);
+        Some(batch::Area {
+            at,
+            stride,
+            w: ((x1 - x0) * bpp) as usize,
+            h: (y + h - y0) as usize,
+        })
+    }
+
+    /// What intra prediction of the `w` x `h` block at (`x`, `y`) of `plane` reads and writes:
+    /// its left column, the row above with its top-left and top-right pixels, and itself.
+    /// At the top of a superblock row the row above comes from the decoder's backup of it
+    /// instead (`SYNC_ROW_BACKUP` made that complete).
+    fn intra(&self, plane: usize, x: i64, y: i64, w: i64, h: i64) -> Option<batch::Area> {
+        let sb_rows = 64 >> if plane == 0 { 0 } else { self.ss_v };
+        if y % sb_rows == 0 {
+            self.area(plane, x - 1, y, w + 1, h)
+        } else {
+            self.area(plane, x - 1, y - 1, 2 * w + 1, h + 1)
+        }
+    }
+}
+
+thread_local! {
+    /// The frame of this thread's `frame_begin`, until its `frame_end`.
+    static PLANES: std::cell::Cell<Option<Planes>> = const { std::cell::Cell::new(None) };
+}
 
 /// A context the decoder holds while the provider takes part; it carries no state.
 static ATTACHED: u8 = 0;
@@ -290,31 +339,52 @@ unsafe extern "C" fn frame_begin(_ctx: *mut c_void, frame: *const DaedalusVp9Fra
             }
         }
         REGISTERED.with(|r| *r.borrow_mut() = registered);
+        let planes = frame.as_ref().map(|f| Planes {
+            data: f.data,
+            linesize: f.linesize,
+            ss_v: f.ss_v.clamp(0, 1) as usize,
+            bytes_per_pixel: if f.bpp > 8 { 2 } else { 1 },
+        });
+        PLANES.with(|p| p.set(planes));
     })
 }
 
+/// Completes what the decoder is about to read: for an intra block only the pending calls on
+/// its pixels (and what they depend on), where this thread began the frame and so knows its
+/// planes; everything else completes all pending work (a row done on a slice thread is read
+/// by the loop-filter thread, a published row by other frame threads). A row's backup reads
+/// only its last lines, but the loop filter that follows on this thread comes after the
+/// row's transforms, which FFmpeg's function may redo after a submission (`Need`): until
+/// that ends, one submission here serves both.
 unsafe extern "C" fn sync(
     _ctx: *mut c_void,
     reason: c_int,
-    _plane: c_int,
-    _x: c_int,
-    _y: c_int,
-    _w: c_int,
-    _h: c_int,
+    plane: c_int,
+    x: c_int,
+    y: c_int,
+    w: c_int,
+    h: c_int,
 ) {
     crate::ffi::guard("sync", (), || {
-        let reason = match reason {
-            SYNC_INTRA => Reason::Intra,
-            SYNC_ROW_DONE => Reason::RowDone,
-            SYNC_ROW_PUBLISHED => Reason::RowPublished,
-            _ => Reason::Caller,
-        };
-        batch::flush_for(reason);
+        let planes = PLANES.with(|p| p.get());
+        let (x, y, w, h) = (x as i64, y as i64, w as i64, h as i64);
+        match (reason, planes) {
+            (SYNC_INTRA, Some(p)) if (0..3).contains(&plane) => {
+                let areas: Vec<batch::Area> =
+                    p.intra(plane as usize, x, y, w, h).into_iter().collect();
+                batch::complete_for(Reason::Intra, &areas)
+            }
+            (SYNC_INTRA, _) => batch::flush_for(Reason::Intra),
+            (SYNC_ROW_DONE | SYNC_ROW_BACKUP, _) => batch::flush_for(Reason::RowDone),
+            (SYNC_ROW_PUBLISHED, _) => batch::flush_for(Reason::RowPublished),
+            _ => batch::flush_for(Reason::Caller),
+        }
     })
 }
 
 unsafe extern "C" fn frame_end(_ctx: *mut c_void, _frame: *const DaedalusVp9Frame) {
     crate::ffi::guard("frame_end", (), || {
+        PLANES.with(|p| p.set(None));
         batch::flush_for(Reason::FrameEnd);
         unregister_frame();
     })
@@ -357,7 +427,7 @@ pub fn stats_line() -> String {
     format!(
         "daedalus: device=\"{device}\" path={path} deferred={} itx_deferred={} mc_deferred={} \
          lf_deferred={} mc_source_in_place={} immediate={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
-         submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
+         early_completions={} completed_early={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
          flush_full={} flush_immediate={} flush_registry={} calls_per_submission_mean={mean:.1} \
          calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
@@ -371,6 +441,8 @@ pub fn stats_line() -> String {
         r(&c.gpu_calls),
         r(&c.cpu_calls),
         r(&c.ffmpeg_calls),
+        r(&c.early_completions),
+        r(&c.completed_early),
         r(&c.dispatches),
         r(&c.barriers),
         r(&c.max_levels),

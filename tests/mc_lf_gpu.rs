@@ -6,10 +6,12 @@
 mod common;
 
 use common::*;
+use daedalus::batch;
 use daedalus::ffi::{self, LF_EXPORTS, MC_EXPORTS};
 use daedalus::kernels::itx::Transform;
 use daedalus::kernels::lf::{self, LfDir, LfFunction};
 use daedalus::kernels::mc::{self, McFunction};
+use daedalus::stats::Reason;
 use daedalus::vp9dsp::{LoopFilterFn, McFn, Vp9DspContext};
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -651,4 +653,93 @@ fn lf_small_strides_end_as_ffmpeg_ends() {
             assert_eq!(a, b, "{} stride {stride}", f.name());
         }
     }
+}
+
+/// A decoder's intra sync completes only what its block reads and writes: at random points
+/// of an interleaved sequence, a reader's rectangle of a registered canvas is completed early
+/// (`batch::complete_for`) and must then hold FFmpeg's pixels of that moment; the CPU then
+/// writes it (as intra prediction does) while the rest stays pending, and the final flush must
+/// give FFmpeg's result everywhere.
+#[test]
+fn early_completion_gives_each_reader_ffmpegs_pixels() {
+    let _l = lock();
+    require_gpu();
+    let dsp = ffmpeg_c();
+    let mut rng = Rng::new(61);
+    let before = stats();
+    for _round in 0..3 {
+        // Stretches of calls on canvas 0 (reading canvases 1 and 2), a reader after each;
+        // all made first, since making loop-filter calls paints their lines.
+        let mut base = canvases(&mut rng, 3);
+        let sizes: Vec<Transform> = Transform::ALL.to_vec();
+        let mut stretches = Vec::new();
+        for _ in 0..40 {
+            let mut calls = Vec::new();
+            for _ in 0..30 {
+                calls.push(match rng.below(3) {
+                    0 => random_mc(&mut rng, &base, &[0], &[1, 2]),
+                    1 => random_lf(&mut rng, &mut base, &[0]),
+                    _ => Call::Itx(place_blocks(&mut rng, &base[..1], 1, &sizes).remove(0)),
+                });
+            }
+            stretches.push(calls);
+        }
+        let mut ff = clone_canvases(&base);
+        let mut gpu = clone_canvases(&base);
+        for c in &mut gpu[..2] {
+            let rc = ffi::daedalus_register_memory(c.pixels.as_mut_ptr().cast(), c.pixels.len());
+            assert_eq!(rc, 0, "registering a canvas");
+        }
+        for calls in &stretches {
+            run(&dsp, &mut ff, calls, Way::Ffmpeg);
+            run(&dsp, &mut gpu, calls, Way::Daedalus);
+            let (stride, height) = (base[0].stride, base[0].height);
+            let (w, h) = (1 + rng.below(24), 1 + rng.below(24));
+            let (x, y) = (rng.below(stride - w), rng.below(height - h));
+            let at = y * stride + x;
+            let area = batch::Area {
+                at: unsafe { gpu[0].pixels.as_ptr().add(at) },
+                stride: stride as isize,
+                w,
+                h,
+            };
+            batch::complete_for(Reason::Intra, &[area]);
+            for row in 0..h {
+                let r = at + row * stride;
+                assert_eq!(
+                    gpu[0].pixels[r..r + w],
+                    ff[0].pixels[r..r + w],
+                    "row {row} of the reader's area after early completion"
+                );
+                // The reader writes its block on the CPU.
+                let v = rng.below(256) as u8;
+                gpu[0].pixels[r..r + w].fill(v);
+                ff[0].pixels[r..r + w].fill(v);
+            }
+        }
+        ffi::daedalus_flush();
+        for c in &mut gpu[..2] {
+            assert_eq!(
+                ffi::daedalus_unregister_memory(c.pixels.as_mut_ptr().cast()),
+                0
+            );
+        }
+        if let Some(d) = first_difference(&gpu, &ff) {
+            panic!("daedalus vs FFmpeg after early completions: {d}");
+        }
+    }
+    assert_validation_clean();
+    let after = stats();
+    assert!(
+        after.early_completions > before.early_completions,
+        "completed early"
+    );
+    assert!(
+        after.completed_early > before.completed_early,
+        "some calls ran on the CPU"
+    );
+    assert!(
+        after.gpu_calls > before.gpu_calls,
+        "the rest ran on the GPU"
+    );
 }
