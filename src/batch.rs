@@ -772,8 +772,17 @@ impl GpuBatch {
             self.pairs[pair / 64] |= 1 << (pair % 64);
             self.pair_count += 1;
         }
-        let cpu_redo = matches!(*op, Op::Itx { tx, eob, .. }
-            if origin == Origin::Ffmpeg && !tx.is_dc_only_call(eob));
+        // A transform of FFmpeg's decoder may have to be redone by FFmpeg's function after the
+        // submission, unless its coefficients prove that it cannot overflow a 16-bit lane.
+        let cpu_redo = match *op {
+            Op::Itx { tx, block, eob } if origin == Origin::Ffmpeg && !tx.is_dc_only_call(eob) => {
+                !unsafe { itx::block_lanes_cannot_overflow(tx, block) }
+            }
+            _ => false,
+        };
+        if cpu_redo {
+            stats::add(&COUNTERS.itx_redo_possible, 1);
+        }
         let serial = self.levels.new_serial();
         if let Some(block) = dst_mark {
             self.levels

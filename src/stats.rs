@@ -28,6 +28,9 @@ pub struct Counters {
     /// Calls of FFmpeg's decoder run by FFmpeg's own function because their 16-bit lanes
     /// overflowed (damaged streams).
     pub ffmpeg_calls: AtomicU64,
+    /// Transforms of FFmpeg's decoder whose coefficients do not prove that no 16-bit lane
+    /// overflows: nothing in their submission may come after them on their pixels.
+    pub itx_redo_possible: AtomicU64,
     /// Syncs that completed only what their reader needed, on the CPU, and the deferred calls
     /// they ran (also counted in `cpu_calls`).
     pub early_completions: AtomicU64,
@@ -78,6 +81,7 @@ pub static COUNTERS: Counters = Counters {
     gpu_calls: AtomicU64::new(0),
     cpu_calls: AtomicU64::new(0),
     ffmpeg_calls: AtomicU64::new(0),
+    itx_redo_possible: AtomicU64::new(0),
     early_completions: AtomicU64::new(0),
     completed_early: AtomicU64::new(0),
     flushes: AtomicU64::new(0),

@@ -26,7 +26,7 @@ use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
-pub const ABI_VERSION: c_int = 3;
+pub const ABI_VERSION: c_int = 4;
 
 /// The frame the decoder writes (the patch's `FFVP9ProviderFrame`).
 #[repr(C)]
@@ -62,6 +62,12 @@ pub struct DaedalusVp9Provider {
         w: c_int,
         h: c_int,
     ),
+    pub backup_row: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        dst: *const *mut u8,
+        src: *const *const u8,
+        len: *const usize,
+    ) -> c_int,
     pub frame_end: unsafe extern "C" fn(ctx: *mut c_void, frame: *const DaedalusVp9Frame),
     pub detach: unsafe extern "C" fn(ctx: *mut c_void),
 }
@@ -72,6 +78,7 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
     attach,
     frame_begin,
     sync,
+    backup_row,
     frame_end,
     detach,
 };
@@ -80,7 +87,6 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
 const SYNC_INTRA: c_int = 1;
 const SYNC_ROW_DONE: c_int = 2;
 const SYNC_ROW_PUBLISHED: c_int = 3;
-const SYNC_ROW_BACKUP: c_int = 4;
 
 /// The planes of the frame this thread decodes: where a sync's rectangle lies.
 #[derive(Clone, Copy)]
@@ -114,20 +120,56 @@ impl Planes {
     /// What intra prediction of the `w` x `h` block at (`x`, `y`) of `plane` reads and writes:
     /// its left column, the row above with its top-left and top-right pixels, and itself.
     /// At the top of a superblock row the row above comes from the decoder's backup of it
-    /// instead (`SYNC_ROW_BACKUP` made that complete).
-    fn intra(&self, plane: usize, x: i64, y: i64, w: i64, h: i64) -> Option<batch::Area> {
+    /// instead: there, from `backup` where this provider made it.
+    fn intra(
+        &self,
+        backup: Option<Backup>,
+        plane: usize,
+        x: i64,
+        y: i64,
+        w: i64,
+        h: i64,
+    ) -> Vec<batch::Area> {
         let sb_rows = 64 >> if plane == 0 { 0 } else { self.ss_v };
-        if y % sb_rows == 0 {
-            self.area(plane, x - 1, y, w + 1, h)
-        } else {
-            self.area(plane, x - 1, y - 1, 2 * w + 1, h + 1)
+        if y % sb_rows != 0 {
+            return self
+                .area(plane, x - 1, y - 1, 2 * w + 1, h + 1)
+                .into_iter()
+                .collect();
         }
+        let mut areas: Vec<batch::Area> =
+            self.area(plane, x - 1, y, w + 1, h).into_iter().collect();
+        if let Some(b) = backup {
+            let bpp = self.bytes_per_pixel as i64;
+            let first = ((x - 1).max(0) * bpp) as usize;
+            let end = (((x + 2 * w) * bpp).max(0) as usize).min(b.len[plane]);
+            if first < end {
+                areas.push(batch::Area {
+                    at: b.dst[plane].wrapping_add(first),
+                    stride: b.stride as isize,
+                    w: end - first,
+                    h: 1,
+                });
+            }
+        }
+        areas
     }
+}
+
+/// The decoder's backup lines for intra prediction (`intra_pred_data`), registered for the
+/// frame: plane `p` is `len[p]` bytes at `dst[p]`, the planes `stride` bytes apart.
+#[derive(Clone, Copy, PartialEq)]
+struct Backup {
+    dst: [*mut u8; 3],
+    len: [usize; 3],
+    stride: usize,
 }
 
 thread_local! {
     /// The frame of this thread's `frame_begin`, until its `frame_end`.
     static PLANES: std::cell::Cell<Option<Planes>> = const { std::cell::Cell::new(None) };
+    /// Its backup lines, once this provider copies them.
+    static BACKUP: std::cell::Cell<Option<Backup>> = const { std::cell::Cell::new(None) };
 }
 
 /// A context the decoder holds while the provider takes part; it carries no state.
@@ -346,16 +388,14 @@ unsafe extern "C" fn frame_begin(_ctx: *mut c_void, frame: *const DaedalusVp9Fra
             bytes_per_pixel: if f.bpp > 8 { 2 } else { 1 },
         });
         PLANES.with(|p| p.set(planes));
+        BACKUP.with(|b| b.set(None));
     })
 }
 
 /// Completes what the decoder is about to read: for an intra block only the pending calls on
 /// its pixels (and what they depend on), where this thread began the frame and so knows its
 /// planes; everything else completes all pending work (a row done on a slice thread is read
-/// by the loop-filter thread, a published row by other frame threads). A row's backup reads
-/// only its last lines, but the loop filter that follows on this thread comes after the
-/// row's transforms, which FFmpeg's function may redo after a submission (`Need`): until
-/// that ends, one submission here serves both.
+/// by the loop-filter thread, a published row by other frame threads).
 unsafe extern "C" fn sync(
     _ctx: *mut c_void,
     reason: c_int,
@@ -370,21 +410,100 @@ unsafe extern "C" fn sync(
         let (x, y, w, h) = (x as i64, y as i64, w as i64, h as i64);
         match (reason, planes) {
             (SYNC_INTRA, Some(p)) if (0..3).contains(&plane) => {
-                let areas: Vec<batch::Area> =
-                    p.intra(plane as usize, x, y, w, h).into_iter().collect();
-                batch::complete_for(Reason::Intra, &areas)
+                let backup = BACKUP.with(|b| b.get());
+                batch::complete_for(Reason::Intra, &p.intra(backup, plane as usize, x, y, w, h))
             }
             (SYNC_INTRA, _) => batch::flush_for(Reason::Intra),
-            (SYNC_ROW_DONE | SYNC_ROW_BACKUP, _) => batch::flush_for(Reason::RowDone),
+            (SYNC_ROW_DONE, _) => batch::flush_for(Reason::RowDone),
             (SYNC_ROW_PUBLISHED, _) => batch::flush_for(Reason::RowPublished),
             _ => batch::flush_for(Reason::Caller),
         }
     })
 }
 
+/// The copy of a row's last lines for the next row's intra prediction, deferred like the
+/// decoder's other calls: full-pel `mc` copies, one line high, from the frame (read in place)
+/// into the backup buffer (registered for the frame). Ordered after the row's reconstruction
+/// and before its loop filter by their cells; an intra block at the top of the next row
+/// completes the copies of the columns it reads (`sync`). Declined (the decoder copies, after
+/// a flush) on the CPU path, without the frame's planes, or for an unexpected layout.
+unsafe extern "C" fn backup_row(
+    _ctx: *mut c_void,
+    dst: *const *mut u8,
+    src: *const *const u8,
+    len: *const usize,
+) -> c_int {
+    crate::ffi::guard("backup_row", 0, || {
+        let decline = || {
+            batch::flush_for(Reason::RowDone);
+            0
+        };
+        let planes = PLANES.with(|p| p.get());
+        let (Some(planes), false) = (planes, dst.is_null() || src.is_null() || len.is_null())
+        else {
+            return decline();
+        };
+        let dst = *(dst as *const [*mut u8; 3]);
+        let src = *(src as *const [*const u8; 3]);
+        let len = *(len as *const [usize; 3]);
+        let stride = (dst[1] as usize).wrapping_sub(dst[0] as usize);
+        let layout = stride > 0
+            && stride < 1 << 30
+            && dst[2] as usize == dst[1] as usize + stride
+            && len.iter().all(|&l| l > 0 && l <= stride && l % 4 == 0);
+        if !layout || !batch::thread_uses_gpu() {
+            return decline();
+        }
+        let backup = Backup { dst, len, stride };
+        match BACKUP.with(|b| b.get()) {
+            Some(b) if b == backup => {}
+            Some(_) => return decline(),
+            None => {
+                let start = dst[0] as usize;
+                if let Err(e) = crate::regions::register(start, 2 * stride + len[2]) {
+                    crate::debug!("backup lines not registered: {e}");
+                    return decline();
+                }
+                REGISTERED.with(|r| r.borrow_mut().push(start));
+                BACKUP.with(|b| b.set(Some(backup)));
+            }
+        }
+        for p in 0..3 {
+            let mut at = 0;
+            while at < len[p] {
+                let width = [64, 32, 16, 8, 4]
+                    .into_iter()
+                    .find(|&w| w <= len[p] - at)
+                    .expect("lengths are multiples of 4");
+                let copy = McFunction {
+                    width,
+                    filter: McFilter::Regular,
+                    avg: false,
+                    h: false,
+                    v: false,
+                };
+                batch::record_mc(
+                    copy,
+                    dst[p].add(at),
+                    stride as isize,
+                    src[p].add(at),
+                    planes.linesize[p],
+                    1,
+                    0,
+                    0,
+                    Origin::Ffmpeg,
+                );
+                at += width;
+            }
+        }
+        1
+    })
+}
+
 unsafe extern "C" fn frame_end(_ctx: *mut c_void, _frame: *const DaedalusVp9Frame) {
     crate::ffi::guard("frame_end", (), || {
         PLANES.with(|p| p.set(None));
+        BACKUP.with(|b| b.set(None));
         batch::flush_for(Reason::FrameEnd);
         unregister_frame();
     })
@@ -427,7 +546,7 @@ pub fn stats_line() -> String {
     format!(
         "daedalus: device=\"{device}\" path={path} deferred={} itx_deferred={} mc_deferred={} \
          lf_deferred={} mc_source_in_place={} immediate={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
-         early_completions={} completed_early={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
+         itx_redo_possible={} early_completions={} completed_early={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
          flush_full={} flush_immediate={} flush_registry={} calls_per_submission_mean={mean:.1} \
          calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
@@ -441,6 +560,7 @@ pub fn stats_line() -> String {
         r(&c.gpu_calls),
         r(&c.cpu_calls),
         r(&c.ffmpeg_calls),
+        r(&c.itx_redo_possible),
         r(&c.early_completions),
         r(&c.completed_early),
         r(&c.dispatches),

@@ -65,18 +65,81 @@ fn r14(x: W) -> W {
 /// in 16 bits, which valid streams guarantee; a damaged stream can push them out, and then the
 /// decoder's result is that of its SIMD, which the FFmpeg provider runs for such blocks.
 #[derive(Default)]
-pub struct Lanes(std::cell::Cell<i32>);
+pub struct Lanes {
+    bits: std::cell::Cell<i32>,
+    /// The largest magnitude watched (tests measure the transforms' gains with it).
+    #[cfg(test)]
+    max: std::cell::Cell<i64>,
+}
 
 impl Lanes {
     /// Records a value of a 16-bit lane and returns it.
     fn v(&self, x: W) -> W {
-        self.0.set(self.0.get() | (x.0 ^ (x.0 >> 31)));
+        self.bits.set(self.bits.get() | (x.0 ^ (x.0 >> 31)));
+        #[cfg(test)]
+        self.max.set(self.max.get().max((x.0 as i64).abs()));
         x
     }
     /// Whether a watched value fell outside [-32768, 32767].
     pub fn overflowed(&self) -> bool {
-        self.0.get() > 0x7fff
+        self.bits.get() > 0x7fff
     }
+}
+
+/// Per transform (by [`Transform::index`]): the most a watched 16-bit lane value can grow per
+/// unit of the block's coefficient magnitude sum, in 1/256, rounded up (`u32::MAX`: not
+/// bounded here). Measured by `lane_gains_bound_every_position` in the tests, which also
+/// checks that these are not loose.
+const LANE_GAIN_Q8: [u32; 14] = [
+    264,
+    264,
+    264,
+    264,
+    u32::MAX, // lossless Walsh-Hadamard: rare, left to the GPU's check
+    364,
+    369,
+    364,
+    369,
+    369,
+    370,
+    369,
+    370,
+    370,
+];
+
+/// Margin for rounding, which is not linear: each rounding errs by at most 1, and the errors
+/// of a 32-point first pass, summed by the second, stay far below this.
+const LANE_MARGIN: u64 = 4096;
+
+/// Whether no 16-bit lane value of FFmpeg's SIMD can overflow for this block (then FFmpeg's
+/// C and SIMD agree on it), proven from the sum of its coefficient magnitudes: each watched
+/// value is a linear function of the coefficients (plus rounding), so it is at most that sum
+/// times the transform's gain. Valid streams nearly always pass; `false` says only that the
+/// bound does not prove it.
+pub fn lanes_cannot_overflow(tx: Transform, coefs: &[i16]) -> bool {
+    let sum: u64 = coefs
+        .iter()
+        .map(|&c| (c as i32).unsigned_abs() as u64)
+        .sum();
+    within_gain(tx, sum)
+}
+
+/// [`lanes_cannot_overflow`] for a caller's block of `n * n` coefficients at any alignment.
+///
+/// # Safety
+/// `block` must be valid for reading `n * n` coefficients.
+pub unsafe fn block_lanes_cannot_overflow(tx: Transform, block: *const i16) -> bool {
+    let count = tx.coefs();
+    let mut sum = 0u64;
+    for i in 0..count {
+        sum += (std::ptr::read_unaligned(block.add(i)) as i32).unsigned_abs() as u64;
+    }
+    within_gain(tx, sum)
+}
+
+fn within_gain(tx: Transform, magnitude_sum: u64) -> bool {
+    let gain = LANE_GAIN_Q8[tx.index()];
+    gain != u32::MAX && magnitude_sum * gain as u64 <= (32767 - LANE_MARGIN) << 8
 }
 
 /// Butterfly rotation `(a*c - b*s, a*s + b*c)`, each rounded.
@@ -567,9 +630,15 @@ fn tx_1d(kind: Tx1d, n: usize, input: &[W], first_pass: bool, out: &mut [i32], l
 /// `coefs` holds the block as the caller passed it (row-major, `n * n` values); for a DC-only
 /// call only `coefs[0]` is read.
 pub fn residual(tx: Transform, coefs: &[i16], dc_only: bool, res: &mut [i32]) -> bool {
+    let lanes = Lanes::default();
+    residual_watched(tx, coefs, dc_only, res, &lanes);
+    lanes.overflowed()
+}
+
+/// [`residual`], watching the 16-bit lane values with `l`.
+fn residual_watched(tx: Transform, coefs: &[i16], dc_only: bool, res: &mut [i32], l: &Lanes) {
     let n = tx.size.n();
     let shift = tx.size.final_shift(tx);
-    let l = Lanes::default();
     let round = |x: i32| -> i32 {
         if shift == 0 {
             x
@@ -581,12 +650,11 @@ pub fn residual(tx: Transform, coefs: &[i16], dc_only: bool, res: &mut [i32]) ->
         let dc = W(coefs[0] as i32);
         let t = r14(r14(dc * 11585) * 11585);
         res[..n * n].fill(round(t.0));
-        return l.overflowed();
+        return;
     }
     // First pass: column c of the block becomes row c of `mid`.
     let mut mid = [0i32; 32 * 32];
     let mut col = [W(0); 32];
-    let lanes = Lanes::default();
     for c in 0..n {
         for (k, v) in col[..n].iter_mut().enumerate() {
             *v = W(coefs[k * n + c] as i32);
@@ -597,7 +665,7 @@ pub fn residual(tx: Transform, coefs: &[i16], dc_only: bool, res: &mut [i32]) ->
             &col[..n],
             true,
             &mut mid[c * n..c * n + n],
-            &lanes,
+            l,
         );
     }
     // Second pass: column c of `mid` gives column c of the residual.
@@ -606,12 +674,11 @@ pub fn residual(tx: Transform, coefs: &[i16], dc_only: bool, res: &mut [i32]) ->
         for (k, v) in col[..n].iter_mut().enumerate() {
             *v = W(mid[k * n + c]);
         }
-        tx_1d(tx.second, n, &col[..n], false, &mut out[..n], &lanes);
+        tx_1d(tx.second, n, &col[..n], false, &mut out[..n], l);
         for (r, &o) in out[..n].iter().enumerate() {
             res[r * n + c] = round(o);
         }
     }
-    lanes.overflowed() || l.overflowed()
 }
 
 /// Adds a residual to `dst` with clipping, in FFmpeg's order (column by column, top to
@@ -734,4 +801,89 @@ pub struct GpuJob {
     pub stride: i32,
     pub coef: u32,
     pub reserved: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Rng;
+
+    /// The largest watched magnitude per unit coefficient, over every position and sign of a
+    /// single coefficient of magnitude `AMPLITUDE`, in 1/256, rounded up, with the rounding
+    /// allowance of 64 that the bound's argument takes.
+    fn measured_gain_q8(tx: Transform) -> u32 {
+        const AMPLITUDE: i64 = 2048;
+        let n = tx.size.n();
+        let mut res = [0i32; 32 * 32];
+        let mut worst = 0i64;
+        for at in 0..n * n {
+            for sign in [1i16, -1] {
+                let mut coefs = vec![0i16; n * n];
+                coefs[at] = sign * AMPLITUDE as i16;
+                let lanes = Lanes::default();
+                residual_watched(tx, &coefs, false, &mut res, &lanes);
+                worst = worst.max(lanes.max.get());
+            }
+        }
+        (((worst + 64) * 256 + AMPLITUDE - 1) / AMPLITUDE) as u32
+    }
+
+    /// `LANE_GAIN_Q8` bounds every transform's gain, and is no more than 1/16 above it.
+    #[test]
+    fn lane_gains_bound_every_position() {
+        let mut table = Vec::new();
+        for tx in Transform::ALL {
+            if tx.first == Tx1d::Wht {
+                assert_eq!(LANE_GAIN_Q8[tx.index()], u32::MAX, "{tx:?} is not bounded");
+                table.push(u32::MAX);
+                continue;
+            }
+            let gain = measured_gain_q8(tx);
+            table.push(gain);
+        }
+        for (tx, (&have, &want)) in Transform::ALL.iter().zip(LANE_GAIN_Q8.iter().zip(&table)) {
+            assert!(
+                have >= want && (have - want) <= want / 16,
+                "{tx:?}: LANE_GAIN_Q8 {have}, measured {want} (table: {table:?})"
+            );
+        }
+    }
+
+    /// Blocks whose magnitude sum the bound accepts never overflow, however the sum is spread
+    /// (one coefficient, a few, all of them).
+    #[test]
+    fn accepted_blocks_never_overflow() {
+        let mut rng = Rng(31);
+        let mut res = [0i32; 32 * 32];
+        for tx in Transform::ALL {
+            let n = tx.size.n();
+            let mut accepted = 0;
+            for round in 0..300 {
+                let mut coefs = vec![0i16; n * n];
+                let spread = [1, 3, n, n * n][round % 4];
+                for _ in 0..spread {
+                    let v = rng.below(1 << 15) as i16 - (1 << 14);
+                    coefs[rng.below(n * n)] = v;
+                }
+                // Scale down until the bound accepts it (or nothing is left).
+                while !lanes_cannot_overflow(tx, &coefs) && coefs.iter().any(|&c| c != 0) {
+                    for c in &mut coefs {
+                        *c = (*c as i32 * 7 / 8) as i16;
+                    }
+                }
+                if coefs.iter().all(|&c| c == 0) {
+                    continue;
+                }
+                accepted += 1;
+                assert!(
+                    !residual(tx, &coefs, false, &mut res),
+                    "{tx:?}: an accepted block overflowed: {coefs:?}"
+                );
+            }
+            assert!(
+                tx.first == Tx1d::Wht || accepted > 200,
+                "{tx:?}: only {accepted} blocks accepted"
+            );
+        }
+    }
 }
