@@ -311,6 +311,66 @@ unsafe fn run_job_on_cpu(
     }
 }
 
+/// Runs one recorded job on the CPU as fast as it can be run exactly: FFmpeg's own function
+/// where the provider attached (its SIMD: motion compensation and loop filters equal FFmpeg's
+/// C bit for bit, and a transform of its decoder is the decoder's own result), else the
+/// reference ([`run_job_on_cpu`]).
+///
+/// # Safety
+/// As [`run_job_on_cpu`].
+unsafe fn run_job_fast(
+    kernel: u8,
+    dst: *mut u8,
+    stride: isize,
+    job: &Job,
+    arena: *const i16,
+    source: *const u8,
+) {
+    let Some(dsp) = FFMPEG_DSP.get() else {
+        return run_job_on_cpu(kernel, dst, stride, job, arena, source);
+    };
+    match kernel as usize {
+        MC_KERNEL => {
+            let (f, mx, my) = McFunction::from_params(job[4]);
+            let rows = mc::tile_rows(job[4]) as i32;
+            // FFmpeg's SIMD steps over rows in pairs or fours, as the decoder's block heights
+            // allow; other heights (a row backup's single line) take the reference.
+            if let (Some(ffmpeg), 0) = (dsp.mc_fn(f), rows % 4) {
+                let src = source.wrapping_add(job[2] as usize);
+                return ffmpeg(dst, stride, src, job[3] as i32 as isize, rows, mx, my);
+            }
+        }
+        LF_KERNEL => {
+            let (half, dir) = LfHalf::from_params(job[2]);
+            let eight_lines = LfFunction::Lines8 { wd: half.wd, dir };
+            if let Some(ffmpeg) = dsp.lf_fn(eight_lines) {
+                return ffmpeg(dst, stride, half.e, half.i, half.h);
+            }
+        }
+        k => {
+            if let (true, Some(table)) = (job[3] & 1 != 0, FFMPEG_ITX.get()) {
+                // A transform of FFmpeg's decoder: its own function, on an aligned copy.
+                #[repr(C, align(64))]
+                struct Block([i16; 32 * 32]);
+                let mut block = Block([0; 32 * 32]);
+                let tx = match KERNELS[k] {
+                    ItxKernel::Full(tx) => {
+                        let coefs = arena.add(job[2] as usize);
+                        ptr::copy_nonoverlapping(coefs, block.0.as_mut_ptr(), tx.coefs());
+                        tx
+                    }
+                    ItxKernel::DcOnly(size) => {
+                        block.0[0] = job[2] as i32 as i16;
+                        Transform::new(size, Tx1d::Dct, Tx1d::Dct)
+                    }
+                };
+                return table[tx.index()](dst, stride, block.0.as_mut_ptr(), job_eob(job[3]));
+            }
+        }
+    }
+    run_job_on_cpu(kernel, dst, stride, job, arena, source)
+}
+
 /// Copies a coefficient block (any alignment) and zeroes it, sizes known at compile time so
 /// that both become a few vector moves. (Non-temporal stores into the upload buffer were
 /// measured: 4 to 7 times slower on both machines of docs/benchmarks.md.)
@@ -923,7 +983,7 @@ impl GpuBatch {
                 job[..size].copy_from_slice(&bucket[at..at + size]);
                 let dst = (base + job[0] as usize) as *mut u8;
                 unsafe {
-                    run_job_on_cpu(
+                    run_job_fast(
                         key.kernel as u8,
                         dst,
                         job[1] as i32 as isize,

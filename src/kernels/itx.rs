@@ -659,14 +659,7 @@ fn residual_watched(tx: Transform, coefs: &[i16], dc_only: bool, res: &mut [i32]
         for (k, v) in col[..n].iter_mut().enumerate() {
             *v = W(coefs[k * n + c] as i32);
         }
-        tx_1d(
-            tx.first,
-            n,
-            &col[..n],
-            true,
-            &mut mid[c * n..c * n + n],
-            l,
-        );
+        tx_1d(tx.first, n, &col[..n], true, &mut mid[c * n..c * n + n], l);
     }
     // Second pass: column c of `mid` gives column c of the residual.
     let mut out = [0i32; 32];
