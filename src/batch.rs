@@ -27,6 +27,7 @@
 //! on (see `levels`) run on the CPU at once, in recorded order, and their jobs stay in the
 //! batch marked [`SKIP_JOB`], so the GPU later runs only the rest.
 
+use crate::config::{Family, Place};
 use crate::gpu::stream::{Buf, Dispatch, Stream, MAX_SETS, MAX_SLOTS};
 use crate::gpu::{self, GpuResult};
 use crate::kernels::itx::{self, GpuJob, ItxKernel, Transform, Tx1d, TxSize};
@@ -171,6 +172,15 @@ impl Op {
         })
     }
 
+    /// The family `DAEDALUS_KERNELS` places it by.
+    fn family(&self) -> Family {
+        match self {
+            Op::Itx { .. } => Family::Itx,
+            Op::Mc { .. } => Family::Mc,
+            Op::Lf { .. } => Family::Lf,
+        }
+    }
+
     /// Arena room (in coefficients) that recording the call takes.
     fn room(&self) -> usize {
         match *self {
@@ -196,7 +206,11 @@ impl Op {
                 mx,
                 my,
             } => match (origin, FFMPEG_DSP.get().and_then(|t| t.mc_fn(f))) {
-                (Origin::Ffmpeg, Some(ffmpeg)) => ffmpeg(dst, stride, src, src_stride, h, mx, my),
+                // FFmpeg's SIMD steps over rows in fours (its decoder's heights); other
+                // heights (this library's one-line row backups) take the reference.
+                (Origin::Ffmpeg, Some(ffmpeg)) if h % 4 == 0 => {
+                    ffmpeg(dst, stride, src, src_stride, h, mx, my)
+                }
                 _ => mc::mc_now(f, dst, stride, src, src_stride, h, mx, my),
             },
             Op::Lf { f, e, i, h } => match (origin, FFMPEG_DSP.get().and_then(|t| t.lf_fn(f))) {
@@ -1520,6 +1534,9 @@ impl Recorder {
         if !self.backend_chosen {
             self.choose_backend();
         }
+        if origin == Origin::Ffmpeg && crate::config::get().kernels.of(op.family()) == Place::Cpu {
+            return self.run_in_order(op, dst, stride);
+        }
         let rect = op.rect(dst, stride);
         if stride.unsigned_abs() < rect.w {
             // Rows overlap: only FFmpeg's sequential order gives its result.
@@ -1664,6 +1681,32 @@ impl Recorder {
         count_deferred(&op);
     }
 
+    /// Runs a call of FFmpeg's decoder whose family is placed on the CPU: its own function at
+    /// once, after the pending calls on the pixels it reads and writes (and what they depend
+    /// on) complete.
+    unsafe fn run_in_order(&mut self, op: Op, dst: *mut u8, stride: isize) {
+        if self.pending() > 0 {
+            let rect = op.rect(dst, stride);
+            let mut areas = vec![Area {
+                at: rect.at,
+                stride: rect.stride,
+                w: rect.w,
+                h: rect.h,
+            }];
+            if let Some(src) = op.source() {
+                areas.push(Area {
+                    at: src.at,
+                    stride: src.stride,
+                    w: src.w,
+                    h: src.h,
+                });
+            }
+            self.complete(Reason::Immediate, &areas);
+        }
+        op.run_at_once(dst, stride, Origin::Ffmpeg);
+        stats::add(&COUNTERS.placed_on_cpu, 1);
+    }
+
     /// Completes the pending batch, then runs this call on the CPU at once: FFmpeg's own
     /// function for its decoder's transforms, else the reference.
     unsafe fn run_now(&mut self, op: Op, dst: *mut u8, stride: isize, origin: Origin) {
@@ -1675,6 +1718,9 @@ impl Recorder {
     /// Completes what a reader of `areas` needs: on the GPU path, the pending calls there
     /// and what they depend on, on the CPU when that is little work; else the whole batch.
     fn complete(&mut self, reason: Reason, areas: &[Area]) {
+        if self.pending() == 0 {
+            return;
+        }
         let arena = self.arena.ptr;
         match &mut self.gpu {
             Some(g) if g.pending > 0 => {

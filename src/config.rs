@@ -8,6 +8,7 @@
 //! | `DAEDALUS_VALIDATION` | `1` | enable the Khronos validation layer and count its messages |
 //! | `DAEDALUS_STATS` | `1` | print one line of counters on stderr at exit |
 //! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 200) |
+//! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoder's calls runs (`itx`, `mc`, `lf`; `all`): `gpu` deferred to the device (default), `cpu` FFmpeg's own function at once, after what it touches completes |
 
 use crate::log::Level;
 use once_cell::sync::Lazy;
@@ -20,6 +21,91 @@ pub enum Mode {
     Off,
 }
 
+/// A family of the decoder's DSP calls.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Family {
+    Itx,
+    Mc,
+    Lf,
+}
+
+impl Family {
+    pub const ALL: [Family; 3] = [Family::Itx, Family::Mc, Family::Lf];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Itx => "itx",
+            Family::Mc => "mc",
+            Family::Lf => "lf",
+        }
+    }
+}
+
+/// Where a family of the decoder's calls runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Place {
+    /// Recorded and deferred to the device (to the CPU reference on the CPU path).
+    Gpu,
+    /// FFmpeg's own function at once, after the pending calls on what it touches complete.
+    Cpu,
+}
+
+/// Each family's place, and whether `DAEDALUS_KERNELS` chose it.
+#[derive(Clone, Copy, Debug)]
+pub struct Placement {
+    places: [Place; 3],
+    pub forced: bool,
+}
+
+impl Placement {
+    pub fn of(&self, f: Family) -> Place {
+        self.places[f as usize]
+    }
+
+    /// `itx:gpu,mc:cpu,lf:gpu`, as the stats line shows it.
+    pub fn describe(&self) -> String {
+        Family::ALL
+            .iter()
+            .map(|&f| {
+                let place = match self.of(f) {
+                    Place::Gpu => "gpu",
+                    Place::Cpu => "cpu",
+                };
+                format!("{}:{place}", f.name())
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Reads `family=place` items separated by commas; a bad item is reported and skipped.
+    pub fn parse(text: &str) -> (Placement, Vec<String>) {
+        let mut placement = Placement {
+            places: [Place::Gpu; 3],
+            forced: true,
+        };
+        let mut bad = Vec::new();
+        for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (family, place) = item.split_once('=').unwrap_or((item, ""));
+            let place = match place.trim() {
+                "gpu" => Place::Gpu,
+                "cpu" => Place::Cpu,
+                _ => {
+                    bad.push(item.to_string());
+                    continue;
+                }
+            };
+            match family.trim() {
+                "all" => placement.places = [place; 3],
+                name => match Family::ALL.iter().find(|f| f.name() == name) {
+                    Some(&f) => placement.places[f as usize] = place,
+                    None => bad.push(item.to_string()),
+                },
+            }
+        }
+        (placement, bad)
+    }
+}
+
 #[derive(Debug)]
 pub struct Config {
     pub mode: Mode,
@@ -28,6 +114,7 @@ pub struct Config {
     pub validation: bool,
     pub spin_us: u64,
     pub stats_at_exit: bool,
+    pub kernels: Placement,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -60,7 +147,23 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
             200
         }),
     };
+    let kernels = match var("DAEDALUS_KERNELS") {
+        None => Placement {
+            places: [Place::Gpu; 3],
+            forced: false,
+        },
+        Some(v) => {
+            let (placement, bad) = Placement::parse(&v);
+            if !bad.is_empty() {
+                eprintln!(
+                    "daedalus: warning: DAEDALUS_KERNELS: ignoring {bad:?} (items are itx, mc, lf or all = gpu or cpu)"
+                );
+            }
+            placement
+        }
+    };
     Config {
+        kernels,
         mode,
         device: var("DAEDALUS_DEVICE"),
         log_level,
@@ -72,4 +175,19 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
 
 pub fn get() -> &'static Config {
     &CONFIG
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernels_setting_parses_items_and_reports_bad_ones() {
+        let (p, bad) = Placement::parse("mc=cpu, lf=gpu");
+        assert_eq!(p.describe(), "itx:gpu,mc:cpu,lf:gpu");
+        assert!(bad.is_empty());
+        let (p, bad) = Placement::parse("all=cpu,itx=gpu,mc=fast,dct=cpu,lf");
+        assert_eq!(p.describe(), "itx:gpu,mc:cpu,lf:cpu");
+        assert_eq!(bad, ["mc=fast", "dct=cpu", "lf"]);
+    }
 }

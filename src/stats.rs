@@ -19,6 +19,9 @@ pub struct Counters {
     pub barriers: AtomicU64,
     /// Calls executed at once on the CPU (stride smaller than the block, or no recorder).
     pub immediate: AtomicU64,
+    /// Calls of the decoder run at once with FFmpeg's function because `DAEDALUS_KERNELS`
+    /// places their family on the CPU.
+    pub placed_on_cpu: AtomicU64,
     /// Calls ignored because a pointer was null.
     pub rejected: AtomicU64,
     /// Deferred calls that the GPU executed.
@@ -77,6 +80,7 @@ pub static COUNTERS: Counters = Counters {
     max_levels: AtomicU64::new(0),
     barriers: AtomicU64::new(0),
     immediate: AtomicU64::new(0),
+    placed_on_cpu: AtomicU64::new(0),
     rejected: AtomicU64::new(0),
     gpu_calls: AtomicU64::new(0),
     cpu_calls: AtomicU64::new(0),

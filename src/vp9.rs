@@ -537,6 +537,16 @@ pub fn stats_line() -> String {
             crate::gpu::State::NotSetUp => ("none".to_string(), "unused"),
         },
     };
+    let placement = crate::config::get().kernels;
+    let kernels = format!(
+        "{}({})",
+        placement.describe(),
+        if placement.forced {
+            "DAEDALUS_KERNELS"
+        } else {
+            "default"
+        }
+    );
     let submissions = r(&c.submissions);
     let mean = if submissions > 0 {
         r(&c.gpu_calls) as f64 / submissions as f64
@@ -544,8 +554,8 @@ pub fn stats_line() -> String {
         0.0
     };
     format!(
-        "daedalus: device=\"{device}\" path={path} deferred={} itx_deferred={} mc_deferred={} \
-         lf_deferred={} mc_source_in_place={} immediate={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
+        "daedalus: device=\"{device}\" path={path} kernels={kernels} deferred={} itx_deferred={} mc_deferred={} \
+         lf_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
          itx_redo_possible={} early_completions={} completed_early={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
          flush_full={} flush_immediate={} flush_registry={} calls_per_submission_mean={mean:.1} \
@@ -557,6 +567,7 @@ pub fn stats_line() -> String {
         r(&c.deferred_lf),
         r(&c.mc_source_in_place),
         r(&c.immediate),
+        r(&c.placed_on_cpu),
         r(&c.gpu_calls),
         r(&c.cpu_calls),
         r(&c.ffmpeg_calls),
