@@ -400,7 +400,7 @@ impl Levels {
 mod tests {
     use super::*;
     use crate::testing::{bytes_of, Rng};
-    use std::collections::HashMap;
+    use std::collections::{HashMap, HashSet};
 
     fn blk(
         region: u64,
@@ -586,7 +586,7 @@ mod tests {
             for _batch in 0..2 {
                 levels.clear();
                 // per call: serial, bytes, access, dependencies; done
-                let mut calls: Vec<(u32, Vec<usize>, Access, Vec<u32>)> = Vec::new();
+                let mut calls: Vec<(u32, HashSet<usize>, Access, Vec<u32>)> = Vec::new();
                 let mut done: Vec<bool> = Vec::new();
                 for _ in 0..120 {
                     let (w, h) = SHAPES[rng.below(SHAPES.len())];
@@ -613,7 +613,8 @@ mod tests {
                     };
                     let serial = levels.new_serial();
                     levels.mark(&b, access, need.level, false, serial);
-                    calls.push((serial, bytes_of(offset, stride, w, h), access, d.all));
+                    let bytes = bytes_of(offset, stride, w, h).into_iter().collect();
+                    calls.push((serial, bytes, access, d.all));
                     done.push(false);
                     if rng.below(8) != 0 {
                         continue;
@@ -621,12 +622,13 @@ mod tests {
                     // A reader's block: close over the dependencies.
                     let (w, h) = SHAPES[rng.below(SHAPES.len())];
                     let offset = rng.below(len - (h - 1) * stride as usize - w);
-                    let query = bytes_of(offset, stride, w, h);
+                    let query: HashSet<usize> =
+                        bytes_of(offset, stride, w, h).into_iter().collect();
                     let mut roots = Vec::new();
                     if !levels.pending_on(&blk(5, len, offset, stride, w, h), &mut roots) {
                         continue; // several readers there: the batch completes as a whole
                     }
-                    let mut closed = std::collections::HashSet::new();
+                    let mut closed = HashSet::new();
                     while let Some(s) = roots.pop() {
                         let Some(i) = levels.pending_index(s) else {
                             continue;
@@ -639,13 +641,13 @@ mod tests {
                         if done[i] {
                             continue;
                         }
-                        let touches = c.1.iter().any(|b| query.contains(b));
+                        let touches = !c.1.is_disjoint(&query);
                         assert!(!touches || closed.contains(&i), "round {round}: reader");
                     }
                     for &i in &closed {
                         for (j, c) in calls[..i].iter().enumerate() {
                             let both_read = c.2 == Access::Read && calls[i].2 == Access::Read;
-                            let common = c.1.iter().any(|b| calls[i].1.contains(b));
+                            let common = !c.1.is_disjoint(&calls[i].1);
                             assert!(
                                 done[j] || both_read || !common || closed.contains(&j),
                                 "round {round}: call {i} after {j}"
