@@ -348,8 +348,11 @@ unsafe fn run_job_fast(
             let (f, mx, my) = McFunction::from_params(job[4]);
             let rows = mc::tile_rows(job[4]) as i32;
             // FFmpeg's SIMD steps over rows in pairs or fours, as the decoder's block heights
-            // allow; other heights (a row backup's single line) take the reference.
-            if let (Some(ffmpeg), 0) = (dsp.mc_fn(f), rows % 4) {
+            // allow (other heights, a row backup's single line, take the reference), and may
+            // read a row beyond the window (some of its filters do on arm): a window copied
+            // into the arena has no such row, so those take the reference too.
+            let in_place = source != arena as *const u8;
+            if let (Some(ffmpeg), 0, true) = (dsp.mc_fn(f), rows % 4, in_place) {
                 let src = source.wrapping_add(job[2] as usize);
                 return ffmpeg(dst, stride, src, job[3] as i32 as isize, rows, mx, my);
             }
@@ -357,7 +360,12 @@ unsafe fn run_job_fast(
         LF_KERNEL => {
             let (half, dir) = LfHalf::from_params(job[2]);
             let eight_lines = LfFunction::Lines8 { wd: half.wd, dir };
-            if let Some(ffmpeg) = dsp.lf_fn(eight_lines) {
+            // FFmpeg's SIMD keeps the thresholds in bytes: exact as its C for the decoder's
+            // values, not for every value the public API accepts.
+            let bytes = [half.e, half.i, half.h]
+                .iter()
+                .all(|t| (0..=254).contains(t));
+            if let (Some(ffmpeg), true) = (dsp.lf_fn(eight_lines), bytes) {
                 return ffmpeg(dst, stride, half.e, half.i, half.h);
             }
         }
@@ -487,6 +495,8 @@ struct Placed {
     source: Source,
     level: u32,
     serial: u32,
+    /// A transform that FFmpeg's function may redo after the submission.
+    may_redo: bool,
 }
 
 /// Pixels a reader needs: `w` x `h` bytes from `at`, rows `stride` apart.
@@ -577,6 +587,11 @@ fn job_flags(origin: Origin, eob: i32) -> u32 {
     }
 }
 
+/// A transform job's flag (beside FROM_FFMPEG, which the shaders read): its coefficients did
+/// not prove that no 16-bit lane overflows, so FFmpeg's function may redo it after the
+/// submission and nothing of the batch comes after it on its pixels.
+const MAY_REDO: u32 = 2;
+
 fn job_eob(flags: u32) -> i32 {
     (flags >> 16) as i32
 }
@@ -648,6 +663,8 @@ struct GpuBatch {
     /// Per call: the last early completion that visited it.
     visited: Vec<u32>,
     visit: u32,
+    /// `calls[i]` is the call of serial index `i` in `levels` (cleared with the batch).
+    calls_in_step: bool,
 }
 
 impl GpuBatch {
@@ -679,6 +696,7 @@ impl GpuBatch {
             completed_early: 0,
             visited: Vec::new(),
             visit: 0,
+            calls_in_step: true,
         }
     }
 
@@ -871,6 +889,7 @@ impl GpuBatch {
             source,
             level: need.level,
             serial,
+            may_redo: cpu_redo,
         })
     }
 
@@ -929,7 +948,12 @@ impl GpuBatch {
         cost: u32,
         copied: bool,
     ) {
-        debug_assert_eq!(self.levels.pending_index(serial), Some(self.calls.len()));
+        // Serials and calls are made together in `place` and `record`; were they ever out of
+        // step, early completion must not trust the table (it completes the batch instead).
+        if self.levels.pending_index(serial) != Some(self.calls.len()) {
+            debug_assert!(false, "call table out of step with the levels");
+            self.calls_in_step = false;
+        }
         let all = &mut self.found.all;
         all.sort_unstable();
         all.dedup();
@@ -955,6 +979,9 @@ impl GpuBatch {
     /// depend on, in recorded order, and takes their jobs out of the batch. Returns `false`
     /// (doing nothing) when that is more than `limit` work or includes a copied block.
     fn complete_early(&mut self, roots: &mut Vec<u32>, limit: usize, arena: *const i16) -> bool {
+        if !self.calls_in_step {
+            return false;
+        }
         self.visit = self.visit.wrapping_add(1);
         if self.visit == 0 {
             self.visited.fill(0);
@@ -1197,6 +1224,14 @@ impl GpuBatch {
                     job.stride as isize,
                 )
             };
+            if d.slot != 0 && job.reserved & MAY_REDO == 0 {
+                // Calls after it on its pixels already ran: the bound of `itx` failed.
+                crate::log::once(
+                    crate::log::Level::Error,
+                    "unproven-overflow",
+                    format_args!("a transform whose coefficients proved no 16-bit overflow overflowed; the frame may differ from FFmpeg's (please report)"),
+                );
+            }
             let coefs =
                 unsafe { std::slice::from_raw_parts(arena.add(job.coef as usize), tx.coefs()) };
             unsafe { run_ffmpeg(tx, dst, stride, coefs, job_eob(job.reserved)) };
@@ -1283,6 +1318,7 @@ impl GpuBatch {
         self.calls.clear();
         self.deps.clear();
         self.completed_early = 0;
+        self.calls_in_step = true;
     }
 }
 
@@ -1610,6 +1646,7 @@ impl Recorder {
             source,
             level,
             serial,
+            may_redo,
         }) = placed
         else {
             if self.gpu.is_none() {
@@ -1647,6 +1684,9 @@ impl Recorder {
                 let offset = row as i64 * stride as i64 + col as i64;
                 job[0] = pixel.wrapping_add(offset as u32);
                 job[1] = stride as u32;
+                if may_redo && matches!(op, Op::Itx { .. }) {
+                    job[3] |= MAY_REDO;
+                }
                 let at = g.push(level, kernel, slot, source_slot, &job);
                 first.get_or_insert(at);
                 jobs += 1;

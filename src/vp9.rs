@@ -433,7 +433,7 @@ unsafe extern "C" fn backup_row(
     src: *const *const u8,
     len: *const usize,
 ) -> c_int {
-    crate::ffi::guard("backup_row", 0, || {
+    let taken = crate::ffi::guard("backup_row", -1, || {
         let decline = || {
             batch::flush_for(Reason::RowDone);
             0
@@ -497,7 +497,13 @@ unsafe extern "C" fn backup_row(
             }
         }
         1
-    })
+    });
+    if taken < 0 {
+        // A panic inside: the decoder copies, after everything it reads completes.
+        crate::ffi::guard("backup_row", (), || batch::flush_for(Reason::RowDone));
+        return 0;
+    }
+    taken
 }
 
 unsafe extern "C" fn frame_end(_ctx: *mut c_void, _frame: *const DaedalusVp9Frame) {
