@@ -88,16 +88,17 @@ pub enum Op {
     },
 }
 
-/// The pixels a call reads and writes: `w` x `h` bytes from `at`, rows `stride` apart.
-#[derive(Clone, Copy)]
-struct Rect {
-    at: *mut u8,
-    stride: isize,
-    w: usize,
-    h: usize,
+/// Pixels a call (or a reader of the decoder) reads and writes: `w` x `h` bytes from `at`,
+/// rows `stride` apart.
+#[derive(Clone, Copy, Debug)]
+pub struct Area {
+    pub at: *mut u8,
+    pub stride: isize,
+    pub w: usize,
+    pub h: usize,
 }
 
-impl Rect {
+impl Area {
     /// First and one-past-last byte; `first > end` when the block wraps the address space.
     fn span(&self) -> (usize, usize) {
         let last_row = (self.h as isize - 1).wrapping_mul(self.stride);
@@ -114,26 +115,38 @@ impl Rect {
     }
 }
 
+/// An area inside registered region `id` (`start..end`) as the levels see it.
+fn block_in(id: u64, start: usize, end: usize, a: &Area) -> Block {
+    Block {
+        region: id,
+        region_len: end - start,
+        offset: a.at as usize - start,
+        stride: a.stride,
+        w: a.w,
+        h: a.h,
+    }
+}
+
 fn spans_meet(a: (usize, usize), b: (usize, usize)) -> bool {
     a.0 < b.1 && b.0 < a.1
 }
 
 impl Op {
     /// The pixels the call reads and writes when its destination is `dst`.
-    fn rect(&self, dst: *mut u8, stride: isize) -> Rect {
+    fn rect(&self, dst: *mut u8, stride: isize) -> Area {
         let (w, h) = match *self {
             Op::Itx { tx, .. } => (tx.size.n(), tx.size.n()),
             Op::Mc { f, h, .. } => (f.width, h.max(1) as usize),
             Op::Lf { f, .. } => {
                 let reach = f.reach();
                 return match f.dir() {
-                    LfDir::H => Rect {
+                    LfDir::H => Area {
                         at: dst.wrapping_sub(reach),
                         stride,
                         w: 2 * reach,
                         h: f.lines(),
                     },
-                    LfDir::V => Rect {
+                    LfDir::V => Area {
                         at: dst.wrapping_offset(-(reach as isize) * stride),
                         stride,
                         w: f.lines(),
@@ -142,7 +155,7 @@ impl Op {
                 };
             }
         };
-        Rect {
+        Area {
             at: dst,
             stride,
             w,
@@ -151,7 +164,7 @@ impl Op {
     }
 
     /// The source pixels a motion compensation reads.
-    fn source(&self) -> Option<Rect> {
+    fn source(&self) -> Option<Area> {
         let Op::Mc {
             f,
             src,
@@ -163,7 +176,7 @@ impl Op {
             return None;
         };
         let win = f.window();
-        Some(Rect {
+        Some(Area {
             at: src.wrapping_offset(-(win.above as isize) * src_stride - win.left as isize)
                 as *mut u8,
             stride: src_stride,
@@ -426,7 +439,7 @@ struct Call {
 
 /// A block of the GPU path whose pixels travel through the staging buffer.
 struct Copied {
-    rect: Rect,
+    rect: Area,
     staging: usize,
 }
 
@@ -497,15 +510,6 @@ struct Placed {
     serial: u32,
     /// A transform that FFmpeg's function may redo after the submission.
     may_redo: bool,
-}
-
-/// Pixels a reader needs: `w` x `h` bytes from `at`, rows `stride` apart.
-#[derive(Clone, Copy, Debug)]
-pub struct Area {
-    pub at: *const u8,
-    pub stride: isize,
-    pub w: usize,
-    pub h: usize,
 }
 
 /// A job word 0 (its pixel) that tells the shaders to skip the job: the call completed early,
@@ -714,7 +718,7 @@ impl GpuBatch {
 
     /// Decides where a call's pixels (and a motion compensation's source) go, and at which
     /// level; records what it touches.
-    fn place(&mut self, op: &Op, rect: &Rect, origin: Origin) -> Result<Placed, Busy> {
+    fn place(&mut self, op: &Op, rect: &Area, origin: Origin) -> Result<Placed, Busy> {
         let (lo, hi) = rect.span();
         if hi < lo {
             return Err(Busy::Straddles);
@@ -777,14 +781,7 @@ impl GpuBatch {
                 Placement::Inside(index) if src_stride.unsigned_abs() <= i32::MAX as usize => {
                     let r = self.regions[index].clone();
                     if let Some(imported) = &r.imported {
-                        let block = Block {
-                            region: r.id,
-                            region_len: r.end - r.start,
-                            offset: win.at as usize - r.start,
-                            stride: win.stride,
-                            w: win.w,
-                            h: win.h,
-                        };
+                        let block = block_in(r.id, r.start, r.end, &win);
                         let n = self
                             .levels
                             .need(&block, Access::Read, &mut self.found)
@@ -807,14 +804,7 @@ impl GpuBatch {
         }
         let (target_slot, dst_mark) = match &self.current {
             Some(r) => {
-                let block = Block {
-                    region: r.id,
-                    region_len: r.end - r.start,
-                    offset: at - r.start,
-                    stride,
-                    w,
-                    h,
-                };
+                let block = block_in(r.id, r.start, r.end, rect);
                 let n = self
                     .levels
                     .need(&block, Access::Write, &mut self.found)
@@ -1011,11 +1001,7 @@ impl GpuBatch {
             let c = &self.calls[i];
             let key = split_key(self.keys[c.bucket as usize]);
             let size = job_words(key.kernel);
-            let base = self.slots[key.slot - 1]
-                .imported
-                .as_ref()
-                .expect("slots hold imports")
-                .base;
+            let base = self.slot_base(key.slot);
             let source = self.source_base(key.source, arena);
             let bucket = &mut self.buckets[c.bucket as usize];
             for k in 0..c.jobs as usize {
@@ -1053,13 +1039,7 @@ impl GpuBatch {
         }
         let mut roots = Vec::new();
         for a in areas {
-            let rect = Rect {
-                at: a.at as *mut u8,
-                stride: a.stride,
-                w: a.w,
-                h: a.h,
-            };
-            let (lo, hi) = rect.span();
+            let (lo, hi) = a.span();
             if hi < lo {
                 return false;
             }
@@ -1072,14 +1052,7 @@ impl GpuBatch {
                     if r.imported.is_none() {
                         continue;
                     }
-                    let block = Block {
-                        region: r.id,
-                        region_len: r.end - r.start,
-                        offset: a.at as usize - r.start,
-                        stride: a.stride,
-                        w: a.w,
-                        h: a.h,
-                    };
+                    let block = block_in(r.id, r.start, r.end, a);
                     if !self.levels.pending_on(&block, &mut roots) {
                         return false;
                     }
@@ -1100,14 +1073,17 @@ impl GpuBatch {
     fn source_base(&self, source: usize, arena: *const i16) -> *const u8 {
         match source {
             0 => arena as *const u8,
-            k => {
-                self.slots[k - 1]
-                    .imported
-                    .as_ref()
-                    .expect("slots hold imports")
-                    .base as *const u8
-            }
+            k => self.slot_base(k) as *const u8,
         }
+    }
+
+    /// The host address of byte 0 of pixel slot `slot` (1..: an imported region).
+    fn slot_base(&self, slot: usize) -> usize {
+        self.slots[slot - 1]
+            .imported
+            .as_ref()
+            .expect("slots hold imports")
+            .base
     }
 
     /// Submits the pending batch and waits for it. `arena_len`: coefficients in the arena.
@@ -1214,11 +1190,7 @@ impl GpuBatch {
                 let c = c.ok_or("an overflowed copied job without its block")?;
                 (c.dst, c.stride)
             } else {
-                let base = self.slots[d.slot - 1]
-                    .imported
-                    .as_ref()
-                    .expect("slots hold imports")
-                    .base;
+                let base = self.slot_base(d.slot);
                 (
                     (base + job.pixel_offset as usize) as *mut u8,
                     job.stride as isize,
@@ -1258,11 +1230,7 @@ impl GpuBatch {
             if key.slot == 0 {
                 continue; // copied blocks: below, from their own record
             }
-            let base = self.slots[key.slot - 1]
-                .imported
-                .as_ref()
-                .expect("slots hold imports")
-                .base;
+            let base = self.slot_base(key.slot);
             let source = self.source_base(key.source, arena);
             for words in self.buckets[b].chunks_exact(job_words(key.kernel)) {
                 if words[0] == SKIP_JOB {
@@ -1489,11 +1457,11 @@ impl Recorder {
     }
 
     /// Calls `job(row, col, kernel, words)` for each job of a call, at its position in the
-    /// call's [`Rect`]; words 0 and 1 (pixel and stride) are left to the caller.
+    /// call's [`Area`]; words 0 and 1 (pixel and stride) are left to the caller.
     fn for_each_job(
         op: &Op,
         captured: Captured,
-        rect: &Rect,
+        rect: &Area,
         origin: Origin,
         mut job: impl FnMut(usize, usize, u8, Job),
     ) {
@@ -1561,7 +1529,7 @@ impl Recorder {
         }
     }
 
-    fn note_written(&mut self, rect: &Rect) {
+    fn note_written(&mut self, rect: &Area) {
         let (lo, hi) = rect.span();
         self.written = (self.written.0.min(lo), self.written.1.max(hi));
     }
@@ -1727,21 +1695,10 @@ impl Recorder {
     unsafe fn run_in_order(&mut self, op: Op, dst: *mut u8, stride: isize) {
         if self.pending() > 0 {
             let rect = op.rect(dst, stride);
-            let mut areas = vec![Area {
-                at: rect.at,
-                stride: rect.stride,
-                w: rect.w,
-                h: rect.h,
-            }];
-            if let Some(src) = op.source() {
-                areas.push(Area {
-                    at: src.at,
-                    stride: src.stride,
-                    w: src.w,
-                    h: src.h,
-                });
+            match op.source() {
+                Some(src) => self.complete(Reason::Immediate, &[rect, src]),
+                None => self.complete(Reason::Immediate, &[rect]),
             }
-            self.complete(Reason::Immediate, &areas);
         }
         op.run_at_once(dst, stride, Origin::Ffmpeg);
         stats::add(&COUNTERS.placed_on_cpu, 1);

@@ -102,25 +102,43 @@ impl Vp9DspContext {
 
     /// The table entry of a loop-filter function.
     pub fn lf_entry(&mut self, f: crate::kernels::lf::LfFunction) -> &mut Option<LoopFilterFn> {
-        use crate::kernels::lf::LfFunction;
-        match f {
-            LfFunction::Lines8 { wd, dir } => {
-                let size = [4, 8, 16]
-                    .iter()
-                    .position(|&w| w == wd)
-                    .expect("wd 4, 8 or 16");
-                &mut self.loop_filter_8[size][dir as usize]
-            }
-            LfFunction::Lines16 { dir } => &mut self.loop_filter_16[dir as usize],
-            LfFunction::Mix2 { wd1, wd2, dir } => {
-                &mut self.loop_filter_mix2[(wd1 == 8) as usize][(wd2 == 8) as usize][dir as usize]
-            }
+        match lf_position(f) {
+            LfPosition::Lines8(size, dir) => &mut self.loop_filter_8[size][dir],
+            LfPosition::Lines16(dir) => &mut self.loop_filter_16[dir],
+            LfPosition::Mix2(a, b, dir) => &mut self.loop_filter_mix2[a][b][dir],
         }
     }
 
     pub fn lf_fn(&self, f: crate::kernels::lf::LfFunction) -> Option<LoopFilterFn> {
-        let mut table = *self;
-        *table.lf_entry(f)
+        match lf_position(f) {
+            LfPosition::Lines8(size, dir) => self.loop_filter_8[size][dir],
+            LfPosition::Lines16(dir) => self.loop_filter_16[dir],
+            LfPosition::Mix2(a, b, dir) => self.loop_filter_mix2[a][b][dir],
+        }
+    }
+}
+
+/// Where a loop-filter function sits in FFmpeg's three tables.
+enum LfPosition {
+    Lines8(usize, usize),
+    Lines16(usize),
+    Mix2(usize, usize, usize),
+}
+
+fn lf_position(f: crate::kernels::lf::LfFunction) -> LfPosition {
+    use crate::kernels::lf::LfFunction;
+    match f {
+        LfFunction::Lines8 { wd, dir } => {
+            let size = [4, 8, 16]
+                .iter()
+                .position(|&w| w == wd)
+                .expect("wd 4, 8 or 16");
+            LfPosition::Lines8(size, dir as usize)
+        }
+        LfFunction::Lines16 { dir } => LfPosition::Lines16(dir as usize),
+        LfFunction::Mix2 { wd1, wd2, dir } => {
+            LfPosition::Mix2((wd1 == 8) as usize, (wd2 == 8) as usize, dir as usize)
+        }
     }
 }
 

@@ -706,7 +706,7 @@ fn early_completion_gives_each_reader_ffmpegs_pixels() {
             let (x, y) = (rng.below(stride - w), rng.below(height - h));
             let at = y * stride + x;
             let area = batch::Area {
-                at: unsafe { gpu[0].pixels.as_ptr().add(at) },
+                at: unsafe { gpu[0].pixels.as_mut_ptr().add(at) },
                 stride: stride as isize,
                 w,
                 h,
