@@ -18,9 +18,9 @@
 //! a call partly inside a registered region, or with a stride smaller than its block, runs at
 //! once on the CPU after the pending batch.
 //!
-//! How pixels reach the GPU: blocks inside a registered region of imported memory are read and
-//! written in place; all other blocks are copied into the stream's staging buffer before the
-//! submission and copied back after it.
+//! How pixels reach the GPU: blocks inside a registered region in place (imported, or a frame
+//! of the pool) are read and written in place; all other blocks are copied into the stream's
+//! staging buffer before the submission and copied back after it.
 //!
 //! A reader that needs only some pixels (a decoder's intra prediction: [`complete_for`]) does
 //! not wait for the whole batch: the pending calls on those pixels and the calls they depend
@@ -746,12 +746,12 @@ impl GpuBatch {
                 Placement::Outside => None,
                 Placement::Inside(index) => {
                     let r = self.regions[index].clone();
-                    match &r.imported {
-                        Some(imported) => Some(Current {
+                    match &r.in_place {
+                        Some(in_place) => Some(Current {
                             id: r.id,
                             start: r.start,
                             end: r.end,
-                            base: imported.base,
+                            base: in_place.base(),
                             slot: self.slot_for(&r)?,
                         }),
                         // Registered but not importable: copied like other memory.
@@ -780,7 +780,7 @@ impl GpuBatch {
             match regions::place(&self.regions, lo, hi) {
                 Placement::Inside(index) if src_stride.unsigned_abs() <= i32::MAX as usize => {
                     let r = self.regions[index].clone();
-                    if let Some(imported) = &r.imported {
+                    if let Some(in_place) = &r.in_place {
                         let block = block_in(r.id, r.start, r.end, &win);
                         let n = self
                             .levels
@@ -789,7 +789,7 @@ impl GpuBatch {
                         need = n;
                         source = Source::InPlace {
                             slot: self.slot_for(&r)?,
-                            offset: (*src as usize - imported.base) as u32,
+                            offset: (*src as usize - in_place.base()) as u32,
                             stride: *src_stride,
                         };
                         source_mark = Some(block);
@@ -1049,7 +1049,7 @@ impl GpuBatch {
                 Placement::Straddles => return false,
                 Placement::Inside(index) => {
                     let r = &self.regions[index];
-                    if r.imported.is_none() {
+                    if r.in_place.is_none() {
                         continue;
                     }
                     let block = block_in(r.id, r.start, r.end, a);
@@ -1080,10 +1080,10 @@ impl GpuBatch {
     /// The host address of byte 0 of pixel slot `slot` (1..: an imported region).
     fn slot_base(&self, slot: usize) -> usize {
         self.slots[slot - 1]
-            .imported
+            .in_place
             .as_ref()
-            .expect("slots hold imports")
-            .base
+            .expect("slots are in place")
+            .base()
     }
 
     /// Submits the pending batch and waits for it. `arena_len`: coefficients in the arena.
@@ -1140,7 +1140,7 @@ impl GpuBatch {
         pixels.extend(
             self.slots
                 .iter()
-                .map(|r| r.imported.as_ref().expect("slots hold imports").as_ref()),
+                .map(|r| r.in_place.as_ref().expect("slots are in place").as_ref()),
         );
         stats::add_time(&COUNTERS.pack_ns, packing);
 

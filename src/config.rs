@@ -9,6 +9,7 @@
 //! | `DAEDALUS_STATS` | `1` | print one line of counters on stderr at exit |
 //! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 200) |
 //! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoder's calls runs (`itx`, `mc`, `lf`; `all`): `gpu` deferred to the device (default), `cpu` FFmpeg's own function at once, after what it touches completes |
+//! | `DAEDALUS_FRAME_MEMORY` | `pool`, `import` | where the decoder's frames live: `pool` device memory daedalus allocates (the portable path), `import` the decoder's own memory imported with VK_EXT_external_memory_host; default: import where the device can, else pool |
 
 use crate::log::Level;
 use once_cell::sync::Lazy;
@@ -106,6 +107,18 @@ impl Placement {
     }
 }
 
+/// Where the decoder's frames live, so that the GPU works on them in place.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FrameMemory {
+    /// Import where the device can import host memory, else the pool.
+    Auto,
+    /// Device memory daedalus allocates and the decoder uses for its frames (the portable
+    /// path: needs no extension, only host-visible coherent memory).
+    Pool,
+    /// The decoder's own memory, imported (VK_EXT_external_memory_host; copied without it).
+    Import,
+}
+
 #[derive(Debug)]
 pub struct Config {
     pub mode: Mode,
@@ -115,6 +128,7 @@ pub struct Config {
     pub spin_us: u64,
     pub stats_at_exit: bool,
     pub kernels: Placement,
+    pub frame_memory: FrameMemory,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -162,8 +176,20 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
             placement
         }
     };
+    let frame_memory = match var("DAEDALUS_FRAME_MEMORY").as_deref().map(str::trim) {
+        None => FrameMemory::Auto,
+        Some("pool") => FrameMemory::Pool,
+        Some("import") => FrameMemory::Import,
+        Some(other) => {
+            eprintln!(
+                "daedalus: warning: DAEDALUS_FRAME_MEMORY={other:?} is not pool/import; choosing by device"
+            );
+            FrameMemory::Auto
+        }
+    };
     Config {
         kernels,
+        frame_memory,
         mode,
         device: var("DAEDALUS_DEVICE"),
         log_level,

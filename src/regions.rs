@@ -1,12 +1,14 @@
 //! Memory the caller declares long-lived (`daedalus_register_memory`), typically a decoder's
 //! frame planes. Where the device can import host pointers, a registered range is imported
-//! once and the GPU reads and writes its pixels in place; blocks elsewhere are copied.
+//! once and the GPU reads and writes its pixels in place; blocks elsewhere are copied. Frames
+//! of the pool (device memory the decoder uses as its frame buffers, `vp9.rs`) are registered
+//! for as long as they exist, with their own buffer.
 //!
 //! The registry is shared by all threads. Each entry is reference counted, so a thread that
 //! still holds pending work on a range keeps its Vulkan objects alive even if another thread
 //! unregisters it meanwhile.
 
-use crate::gpu::{self, memory::Imported};
+use crate::gpu::{self, memory::HostBuffer, memory::Imported, memory::InPlace};
 use once_cell::sync::Lazy;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -15,8 +17,9 @@ pub struct Region {
     pub id: u64,
     pub start: usize,
     pub end: usize,
-    /// The pages of the range, imported; `None` where import is impossible.
-    pub imported: Option<Imported>,
+    /// The buffer the GPU accesses the range through: an import of its pages, or the pool
+    /// frame it is; `None` where import is impossible (its blocks are then copied).
+    pub in_place: Option<InPlace>,
 }
 
 struct Registry {
@@ -48,6 +51,29 @@ pub fn snapshot() -> Vec<Arc<Region>> {
         .clone()
 }
 
+/// Whether the decoder's frames (and its row backup) come from the pool: device memory of
+/// ours that the GPU works on in place on any device (the portable path), where import is
+/// impossible or `DAEDALUS_FRAME_MEMORY=pool` asks for it. Nothing is imported then, so that
+/// the forced path is the one a device without import runs.
+pub fn frames_from_pool() -> bool {
+    use crate::config::{FrameMemory, Mode};
+    let config = crate::config::get();
+    if config.mode != Mode::Gpu {
+        return false;
+    }
+    match (config.frame_memory, crate::gpu::get()) {
+        (_, None) | (FrameMemory::Import, _) => false,
+        (FrameMemory::Pool, Some(_)) => true,
+        (FrameMemory::Auto, Some(g)) => g.info.host_import_alignment.is_none(),
+    }
+}
+
+/// Whether `lo .. hi` lies inside one registered range.
+pub fn inside_one(lo: usize, hi: usize) -> bool {
+    let reg = REGISTRY.read().unwrap_or_else(|p| p.into_inner());
+    matches!(place(&reg.regions, lo, hi), Placement::Inside(_))
+}
+
 /// Registers `ptr .. ptr + len`. Registering the same range again counts once more; a range
 /// that overlaps another registered range is refused.
 pub fn register(ptr: usize, len: usize) -> Result<(), String> {
@@ -75,8 +101,12 @@ pub fn register(ptr: usize, len: usize) -> Result<(), String> {
             ));
         }
     }
-    let imported = gpu::get().and_then(|g| match Imported::new(g, ptr, len) {
-        Ok(i) => Some(i),
+    let gpu = gpu::get().filter(|_| !frames_from_pool());
+    let imported = gpu.and_then(|g| match Imported::new(g, ptr, len) {
+        Ok(i) => {
+            crate::stats::add(&crate::stats::COUNTERS.imports, 1);
+            Some(InPlace::Imported(i))
+        }
         Err(e) => {
             crate::log::once(
                 crate::log::Level::Info,
@@ -90,7 +120,7 @@ pub fn register(ptr: usize, len: usize) -> Result<(), String> {
         id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         start: ptr,
         end,
-        imported,
+        in_place: imported,
     });
     let mut reg = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
     // Another thread may have registered meanwhile (the import ran unlocked).
@@ -106,6 +136,28 @@ pub fn register(ptr: usize, len: usize) -> Result<(), String> {
         return Err("a concurrent registration overlaps this range".into());
     }
     let at = reg.regions.partition_point(|r| r.start < ptr);
+    reg.regions.insert(at, region);
+    reg.counts.insert(at, 1);
+    VERSION.fetch_add(1, Ordering::Release);
+    Ok(())
+}
+
+/// Registers a frame of the pool: the whole buffer, accessed through itself.
+pub fn register_pool_frame(buffer: HostBuffer) -> Result<(), String> {
+    let start = buffer.ptr as usize;
+    let end = start + buffer.size as usize;
+    let mut reg = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
+    if reg.regions.iter().any(|r| r.start < end && start < r.end) {
+        // A mapping of new memory cannot overlap memory registered before; never happens.
+        return Err("a pool frame overlaps a registered range".into());
+    }
+    let at = reg.regions.partition_point(|r| r.start < start);
+    let region = Arc::new(Region {
+        id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        start,
+        end,
+        in_place: Some(InPlace::Pool(buffer)),
+    });
     reg.regions.insert(at, region);
     reg.counts.insert(at, 1);
     VERSION.fetch_add(1, Ordering::Release);

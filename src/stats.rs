@@ -55,6 +55,11 @@ pub struct Counters {
     pub flushes_frame_end: AtomicU64,
     /// The most calls one submission carried.
     pub max_calls_per_submission: AtomicU64,
+    /// Frames the provider saw begin; buffers of the frame pool allocated; host ranges
+    /// imported (a frame's buffer, imported for its decoding or as a reference).
+    pub frames: AtomicU64,
+    pub pool_buffers: AtomicU64,
+    pub imports: AtomicU64,
     /// Pixel bytes copied between the caller's memory and the staging buffer (both ways).
     pub pixel_bytes_copied: AtomicU64,
     pub submissions: AtomicU64,
@@ -98,6 +103,9 @@ pub static COUNTERS: Counters = Counters {
     flushes_published: AtomicU64::new(0),
     flushes_frame_end: AtomicU64::new(0),
     max_calls_per_submission: AtomicU64::new(0),
+    frames: AtomicU64::new(0),
+    pool_buffers: AtomicU64::new(0),
+    imports: AtomicU64::new(0),
     pixel_bytes_copied: AtomicU64::new(0),
     submissions: AtomicU64::new(0),
     dispatches: AtomicU64::new(0),

@@ -26,7 +26,7 @@ use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
-pub const ABI_VERSION: c_int = 4;
+pub const ABI_VERSION: c_int = 5;
 
 /// The frame the decoder writes (the patch's `FFVP9ProviderFrame`).
 #[repr(C)]
@@ -70,6 +70,10 @@ pub struct DaedalusVp9Provider {
     ) -> c_int,
     pub frame_end: unsafe extern "C" fn(ctx: *mut c_void, frame: *const DaedalusVp9Frame),
     pub detach: unsafe extern "C" fn(ctx: *mut c_void),
+    /// Memory for the decoder's frame pool while the provider is attached: `size` zeroed
+    /// bytes, or null (the decoder allocates as usual); `*opaque` goes back to `frame_free`.
+    pub frame_alloc: unsafe extern "C" fn(size: usize, opaque: *mut *mut c_void) -> *mut u8,
+    pub frame_free: unsafe extern "C" fn(opaque: *mut c_void, data: *mut u8),
 }
 
 pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
@@ -81,6 +85,8 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
     backup_row,
     frame_end,
     detach,
+    frame_alloc,
+    frame_free,
 };
 
 /// The patch's sync reasons.
@@ -368,6 +374,7 @@ fn unregister_frame() {
 
 unsafe extern "C" fn frame_begin(_ctx: *mut c_void, frame: *const DaedalusVp9Frame) {
     crate::ffi::guard("frame_begin", (), || {
+        stats::add(&COUNTERS.frames, 1);
         // A frame whose end never came (it cannot happen with the patch): forget it first.
         batch::flush_for(Reason::FrameEnd);
         unregister_frame();
@@ -460,11 +467,15 @@ unsafe extern "C" fn backup_row(
             Some(_) => return decline(),
             None => {
                 let start = dst[0] as usize;
-                if let Err(e) = crate::regions::register(start, 2 * stride + len[2]) {
-                    crate::debug!("backup lines not registered: {e}");
-                    return decline();
+                let end = start + 2 * stride + len[2];
+                // The patch gives the lines pool memory where the provider makes the pool.
+                if !crate::regions::inside_one(start, end) {
+                    if let Err(e) = crate::regions::register(start, end - start) {
+                        crate::debug!("backup lines not registered: {e}");
+                        return decline();
+                    }
+                    REGISTERED.with(|r| r.borrow_mut().push(start));
                 }
-                REGISTERED.with(|r| r.borrow_mut().push(start));
                 BACKUP.with(|b| b.set(Some(backup)));
             }
         }
@@ -519,6 +530,52 @@ unsafe extern "C" fn detach(_ctx: *mut c_void) {
     crate::ffi::guard("detach", (), || batch::flush_for(Reason::Caller))
 }
 
+/// A buffer of the decoder's frame pool (see [`crate::regions::frames_from_pool`]), registered until
+/// `frame_free`; null where the pool is not used or its allocation fails.
+unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_void) -> *mut u8 {
+    crate::ffi::guard("frame_alloc", std::ptr::null_mut(), || {
+        let Some(gpu) = crate::gpu::get().filter(|_| crate::regions::frames_from_pool()) else {
+            return std::ptr::null_mut();
+        };
+        if opaque.is_null() || size == 0 {
+            return std::ptr::null_mut();
+        }
+        let registered =
+            crate::gpu::memory::HostBuffer::for_frame(gpu, size as u64).and_then(|buffer| {
+                let data = buffer.ptr;
+                crate::regions::register_pool_frame(buffer).map(|()| data)
+            });
+        match registered {
+            Ok(data) => {
+                stats::add(&COUNTERS.pool_buffers, 1);
+                *opaque = data as *mut c_void;
+                data
+            }
+            Err(e) => {
+                crate::log::once(
+                    crate::log::Level::Warn,
+                    "pool-failed",
+                    format_args!(
+                        "frame pool: {e}; the decoder allocates such frames itself (imported where \
+                         the device can, else copied)"
+                    ),
+                );
+                std::ptr::null_mut()
+            }
+        }
+    })
+}
+
+/// The decoder freed a buffer of the pool. Its memory lives on while a batch of another
+/// thread still holds its region (the regions are reference counted).
+unsafe extern "C" fn frame_free(opaque: *mut c_void, _data: *mut u8) {
+    crate::ffi::guard("frame_free", (), || {
+        if !crate::regions::unregister(opaque as usize) {
+            crate::debug!("frame_free of an unknown pool buffer {opaque:?}");
+        }
+    })
+}
+
 fn register_stats_at_exit() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     if crate::config::get().stats_at_exit {
@@ -553,6 +610,13 @@ pub fn stats_line() -> String {
             "default"
         }
     );
+    let frame_memory = if path != "gpu" {
+        "none"
+    } else if crate::regions::frames_from_pool() {
+        "pool"
+    } else {
+        "import"
+    };
     let submissions = r(&c.submissions);
     let mean = if submissions > 0 {
         r(&c.gpu_calls) as f64 / submissions as f64
@@ -566,7 +630,8 @@ pub fn stats_line() -> String {
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
          flush_full={} flush_immediate={} flush_registry={} calls_per_submission_mean={mean:.1} \
          calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
-         host_bytes_from_device={} pixel_bytes_copied={}",
+         host_bytes_from_device={} frame_memory={frame_memory} frames={} pool_buffers={} imports={} \
+         pixel_bytes_copied={}",
         r(&c.deferred),
         r(&c.deferred_itx),
         r(&c.deferred_mc),
@@ -596,6 +661,9 @@ pub fn stats_line() -> String {
         r(&c.gpu_busy_ns) as f64 / 1e6,
         r(&c.bytes_to_device),
         r(&c.bytes_from_device),
+        r(&c.frames),
+        r(&c.pool_buffers),
+        r(&c.imports),
         r(&c.pixel_bytes_copied),
     )
 }

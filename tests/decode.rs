@@ -3,7 +3,7 @@
 //! `/usr/bin/ffmpeg -c:v vp9` gives, and the corpus agrees with `vpxdec --md5`.
 //!
 //! Matrix: every stream x {1 thread, 4 frame threads, 4 slice threads} x {LD_PRELOAD, linked}
-//! x {gpu, cpu}. Every run with daedalus prints its stats line (`DAEDALUS_STATS=1`), which must
+//! x {gpu with the device's frame memory, gpu on the frame pool, cpu}. Every run with daedalus prints its stats line (`DAEDALUS_STATS=1`), which must
 //! name the expected path and show the transforms deferred for 8-bit streams: a run where the
 //! library was not found cannot pass.
 //!
@@ -227,6 +227,8 @@ fn ours(
         .env("DAEDALUS", mode)
         .env("DAEDALUS_STATS", "1");
     cmd.env_remove("DAEDALUS_VALIDATION"); // the kernel tests cover validation; decoding is long
+    cmd.env_remove("DAEDALUS_KERNELS")
+        .env_remove("DAEDALUS_FRAME_MEMORY");
     if let Way::Preload = way {
         cmd.env("LD_PRELOAD", &s.lib);
     }
@@ -249,17 +251,8 @@ fn stat<'a>(stderr: &'a str, key: &str) -> Option<&'a str> {
 /// compensations that read their reference in place.
 type Deferred = [u64; 4];
 
-/// Checks one decode against the reference and its stats line against the expected path.
-fn check(
-    stream: &Stream,
-    way: Way,
-    mode: &str,
-    threading: (&str, &[&str]),
-) -> Result<Deferred, String> {
-    check_with(stream, way, mode, threading, &[]).map(|(deferred, _)| deferred)
-}
-
-/// [`check`] with more environment; also returns the stats line's `placed_on_cpu`.
+/// Checks one decode, with `env` added to its environment, against the reference and its
+/// stats line against the expected path; returns what was deferred and `placed_on_cpu`.
 fn check_with(
     stream: &Stream,
     way: Way,
@@ -324,6 +317,34 @@ fn check_with(
     if mode == "gpu" && !stream.high_bit_depth && !placed && count("gpu_calls") == 0 {
         return Err(format!("{what}: no call ran on the GPU"));
     }
+    if path == "gpu" && !stream.high_bit_depth {
+        // The frames the GPU works on are in place, from the pool or imported, and no pixel
+        // is copied between them and a staging buffer.
+        let memory = stat(&out.stderr, "frame_memory").unwrap_or("missing");
+        let wanted = env
+            .iter()
+            .find(|(k, _)| *k == "DAEDALUS_FRAME_MEMORY")
+            .map(|&(_, v)| v);
+        let in_place = match memory {
+            "pool" => count("pool_buffers") > 0 && count("imports") == 0,
+            "import" => count("imports") > 0 && count("pool_buffers") == 0,
+            _ => false,
+        };
+        if !in_place || wanted.is_some_and(|w| w != memory) {
+            return Err(format!(
+                "{what}: frame_memory={memory} (wanted {wanted:?}) with {} pool buffers and {} \
+                 imports",
+                count("pool_buffers"),
+                count("imports")
+            ));
+        }
+        if count("pixel_bytes_copied") != 0 {
+            return Err(format!(
+                "{what}: {} pixel bytes copied",
+                count("pixel_bytes_copied")
+            ));
+        }
+    }
     let unexpected: Vec<&str> = out
         .stderr
         .lines()
@@ -366,7 +387,7 @@ fn in_parallel<J: Send>(
     failures.into_inner().unwrap()
 }
 
-fn matrix(mode: &str) {
+fn matrix(mode: &str, env: &[(&str, &str)]) {
     let s = setup();
     let mut jobs = Vec::new();
     for stream in &s.streams {
@@ -379,7 +400,7 @@ fn matrix(mode: &str) {
     let count = jobs.len();
     let totals = Mutex::new([0u64; 4]);
     let failures = in_parallel(jobs, |(stream, way, threading)| {
-        let deferred = check(&stream, way, mode, threading)?;
+        let (deferred, _) = check_with(&stream, way, mode, threading, env)?;
         let mut t = totals.lock().unwrap();
         for (t, d) in t.iter_mut().zip(deferred) {
             *t += d;
@@ -394,7 +415,7 @@ fn matrix(mode: &str) {
     );
     let [itx, mc, lf, in_place] = totals.into_inner().unwrap();
     println!(
-        "{count} decodes on the {mode} path equal Debian's ffmpeg; deferred: {itx} transforms, \
+        "{count} decodes on the {mode} path ({env:?}) equal Debian's ffmpeg; deferred: {itx} transforms, \
          {mc} motion compensations ({in_place} reading the reference in place), {lf} loop filters"
     );
     // Every family took part, and on the GPU motion compensation read references in place.
@@ -405,14 +426,22 @@ fn matrix(mode: &str) {
     );
 }
 
+/// The device's own choice of frame memory (lavapipe imports the decoder's frames).
 #[test]
 fn gpu_path_equals_debian_ffmpeg() {
-    matrix("gpu");
+    matrix("gpu", &[]);
+}
+
+/// The portable path, as on a device without host-pointer import: the decoder's frames and
+/// row backup in device memory of daedalus, nothing imported.
+#[test]
+fn gpu_path_on_the_frame_pool_equals_debian_ffmpeg() {
+    matrix("gpu", &[("DAEDALUS_FRAME_MEMORY", "pool")]);
 }
 
 #[test]
 fn cpu_path_equals_debian_ffmpeg() {
-    matrix("cpu");
+    matrix("cpu", &[]);
 }
 
 /// `DAEDALUS_KERNELS` placing families on the CPU (FFmpeg's functions at once, after what they

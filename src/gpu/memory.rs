@@ -7,6 +7,9 @@
 //!
 //! [`Imported`]: the caller's own memory made visible to the GPU with
 //! VK_EXT_external_memory_host, so the GPU reads and writes pixels in place.
+//!
+//! [`InPlace`]: memory the GPU and the host both address, either of those: a frame imported,
+//! or a frame of the pool (a [`HostBuffer`] in coherent memory that the decoder writes into).
 
 use super::{vkerr, Gpu, GpuResult};
 use ash::vk;
@@ -57,6 +60,15 @@ pub fn find_memory_type(
     })
 }
 
+/// Coherent host-visible types, cached first: for frames that the host reads and writes
+/// through its own pointer, with no flush or invalidate between it and the GPU.
+const FRAME_PREFERENCES: [Flags; 2] = [
+    Flags::from_raw(
+        Flags::HOST_VISIBLE.as_raw() | Flags::HOST_COHERENT.as_raw() | Flags::HOST_CACHED.as_raw(),
+    ),
+    Flags::from_raw(Flags::HOST_VISIBLE.as_raw() | Flags::HOST_COHERENT.as_raw()),
+];
+
 pub struct HostBuffer {
     gpu: &'static Gpu,
     pub buffer: vk::Buffer,
@@ -67,8 +79,32 @@ pub struct HostBuffer {
     coherent: bool,
 }
 
+// The mapping stays valid for the buffer's life and the handles are plain values; who writes
+// which bytes when is ordered by the batches (a pool frame is shared by the decoder's threads).
+unsafe impl Send for HostBuffer {}
+unsafe impl Sync for HostBuffer {}
+
 impl HostBuffer {
     pub fn new(gpu: &'static Gpu, size: u64) -> GpuResult<HostBuffer> {
+        Self::with_preferences(gpu, size, &HOST_PREFERENCES)
+    }
+
+    /// A zeroed buffer in coherent memory for a decoder's frame (the pool).
+    pub fn for_frame(gpu: &'static Gpu, size: u64) -> GpuResult<HostBuffer> {
+        if size > gpu.info.max_storage_buffer_range {
+            return Err(format!("{size} bytes exceed maxStorageBufferRange"));
+        }
+        let b = Self::with_preferences(gpu, size, &FRAME_PREFERENCES)?;
+        // FFmpeg's own frame pool hands out zeroed memory; so does this one.
+        unsafe { std::ptr::write_bytes(b.ptr, 0, size as usize) };
+        Ok(b)
+    }
+
+    fn with_preferences(
+        gpu: &'static Gpu,
+        size: u64,
+        preferences: &[Flags],
+    ) -> GpuResult<HostBuffer> {
         let d = &gpu.device;
         unsafe {
             let buffer = d
@@ -81,15 +117,12 @@ impl HostBuffer {
                 )
                 .map_err(vkerr("vkCreateBuffer"))?;
             let req = d.get_buffer_memory_requirements(buffer);
-            let Some(type_index) = find_memory_type(
-                &gpu.memory,
-                req.memory_type_bits,
-                &HOST_PREFERENCES,
-                req.size,
-            ) else {
+            let Some(type_index) =
+                find_memory_type(&gpu.memory, req.memory_type_bits, preferences, req.size)
+            else {
                 d.destroy_buffer(buffer, None);
                 return Err(format!(
-                    "no host-visible memory type for a {size}-byte buffer"
+                    "no suitable host-visible memory type for a {size}-byte buffer"
                 ));
             };
             let flags = gpu.memory.memory_types[type_index as usize].property_flags;
@@ -285,6 +318,30 @@ impl Drop for Imported {
         unsafe {
             self.gpu.device.destroy_buffer(self.buffer, None);
             self.gpu.device.free_memory(self.memory, None);
+        }
+    }
+}
+
+/// Memory that the GPU reads and writes in place and the host addresses directly.
+pub enum InPlace {
+    Imported(Imported),
+    /// A frame of the pool: our allocation, which the decoder uses as its frame buffer.
+    Pool(HostBuffer),
+}
+
+impl InPlace {
+    /// The host address of byte 0 of the buffer.
+    pub fn base(&self) -> usize {
+        match self {
+            InPlace::Imported(i) => i.base,
+            InPlace::Pool(b) => b.ptr as usize,
+        }
+    }
+
+    pub fn as_ref(&self) -> BufferRef {
+        match self {
+            InPlace::Imported(i) => i.as_ref(),
+            InPlace::Pool(b) => b.as_ref(),
         }
     }
 }
