@@ -1538,7 +1538,7 @@ impl Recorder {
         if !self.backend_chosen {
             self.choose_backend();
         }
-        if origin == Origin::Ffmpeg && crate::config::get().kernels.of(op.family()) == Place::Cpu {
+        if origin == Origin::Ffmpeg && crate::calibrate::placement().of(op.family()) == Place::Cpu {
             return self.run_in_order(op, dst, stride);
         }
         let rect = op.rect(dst, stride);

@@ -59,6 +59,16 @@ pub struct Placement {
 }
 
 impl Placement {
+    pub const ALL_GPU: Placement = Placement {
+        places: [Place::Gpu; 3],
+        forced: false,
+    };
+
+    /// Places in `Family::ALL` order.
+    pub fn new(places: [Place; 3], forced: bool) -> Placement {
+        Placement { places, forced }
+    }
+
     pub fn of(&self, f: Family) -> Place {
         self.places[f as usize]
     }

@@ -10,6 +10,7 @@
 #[macro_use]
 pub mod log;
 pub mod batch;
+pub mod calibrate;
 pub mod config;
 pub mod ffi;
 pub mod gpu;

@@ -116,17 +116,38 @@ pub static COUNTERS: Counters = Counters {
     wait_ns: AtomicU64::new(0),
 };
 
+thread_local! {
+    /// Set while this thread runs the calibration, whose calls are not the program's.
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` without counting what it does on this thread.
+pub fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    QUIET.with(|q| q.set(true));
+    let result = f();
+    QUIET.with(|q| q.set(false));
+    result
+}
+
+fn counting() -> bool {
+    !QUIET.with(|q| q.get())
+}
+
 /// Adds the time since `start` to `counter`.
 pub fn add_time(counter: &AtomicU64, start: std::time::Instant) {
     add(counter, start.elapsed().as_nanos() as u64);
 }
 
 pub fn add(counter: &AtomicU64, n: u64) {
-    counter.fetch_add(n, Relaxed);
+    if counting() {
+        counter.fetch_add(n, Relaxed);
+    }
 }
 
 pub fn max(counter: &AtomicU64, n: u64) {
-    counter.fetch_max(n, Relaxed);
+    if counting() {
+        counter.fetch_max(n, Relaxed);
+    }
 }
 
 pub fn read(counter: &AtomicU64) -> u64 {

@@ -18,6 +18,7 @@
 //! call time.
 
 use crate::batch::{self, Origin, FFMPEG_DSP, FFMPEG_ITX};
+use crate::config::{Family, Place};
 use crate::kernels::itx::{self, Transform, Tx1d, TxSize};
 use crate::kernels::mc::{McFilter, McFunction};
 use crate::stats::{self, Reason, COUNTERS};
@@ -295,6 +296,22 @@ unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void 
         });
         // The table as FFmpeg filled it is what runs at once.
         FFMPEG_DSP.get_or_init(|| *dsp);
+        let decision = crate::calibrate::decide();
+        let all_on_cpu = Family::ALL
+            .iter()
+            .all(|&f| decision.placement.of(f) == Place::Cpu);
+        if all_on_cpu && !decision.placement.forced {
+            // Nothing would be deferred: FFmpeg's table as it is costs nothing per call.
+            crate::log::once(
+                crate::log::Level::Info,
+                "all-on-cpu",
+                format_args!(
+                    "every family is faster on the CPU here ({}: {}): FFmpeg's own functions run",
+                    decision.by, decision.measured
+                ),
+            );
+            return std::ptr::null_mut();
+        }
         for row in 0..5 {
             for column in 0..4 {
                 let tx = match row {
@@ -590,8 +607,16 @@ pub fn stats_line() -> String {
     let c = &COUNTERS;
     let r = |x: &std::sync::atomic::AtomicU64| stats::read(x);
     // gpu: the device ran the work; cpu: the CPU reference did (DAEDALUS=cpu, or no usable
-    // device); unused: nothing was deferred, so no device was set up; off: DAEDALUS=off.
+    // device); unused: nothing was deferred, so no device was set up; off: DAEDALUS=off;
+    // ffmpeg: the calibration kept every family on the CPU, so the provider took no part.
+    let declined = crate::calibrate::decision().is_some_and(|d| {
+        !d.placement.forced && Family::ALL.iter().all(|&f| d.placement.of(f) == Place::Cpu)
+    });
     let (device, path) = match crate::config::get().mode {
+        crate::config::Mode::Gpu if declined => (
+            crate::gpu::identify().map_or("none".to_string(), |i| i.name),
+            "ffmpeg",
+        ),
         crate::config::Mode::Off => ("none".to_string(), "off"),
         crate::config::Mode::Cpu => ("cpu".to_string(), "cpu"),
         crate::config::Mode::Gpu => match crate::gpu::state() {
@@ -600,16 +625,17 @@ pub fn stats_line() -> String {
             crate::gpu::State::NotSetUp => ("none".to_string(), "unused"),
         },
     };
-    let placement = crate::config::get().kernels;
-    let kernels = format!(
-        "{}({})",
-        placement.describe(),
-        if placement.forced {
-            "DAEDALUS_KERNELS"
-        } else {
-            "default"
-        }
-    );
+    // The placement and how it was chosen (see `calibrate`); undecided where the provider
+    // never attached (DAEDALUS=off, other bit depths).
+    let (kernels, kernels_by, calibration) = match crate::calibrate::decision() {
+        Some(d) => (d.placement.describe(), d.by, d.measured.as_str()),
+        None => (crate::config::get().kernels.describe(), "undecided", ""),
+    };
+    let calibration = if calibration.is_empty() {
+        "-"
+    } else {
+        calibration
+    };
     let frame_memory = if path != "gpu" {
         "none"
     } else if crate::regions::frames_from_pool() {
@@ -624,7 +650,7 @@ pub fn stats_line() -> String {
         0.0
     };
     format!(
-        "daedalus: device=\"{device}\" path={path} kernels={kernels} deferred={} itx_deferred={} mc_deferred={} \
+        "daedalus: device=\"{device}\" path={path} kernels={kernels} kernels_by={kernels_by} calibration={calibration} deferred={} itx_deferred={} mc_deferred={} \
          lf_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
          itx_redo_possible={} early_completions={} completed_early={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \

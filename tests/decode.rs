@@ -227,8 +227,11 @@ fn ours(
         .env("DAEDALUS", mode)
         .env("DAEDALUS_STATS", "1");
     cmd.env_remove("DAEDALUS_VALIDATION"); // the kernel tests cover validation; decoding is long
-    cmd.env_remove("DAEDALUS_KERNELS")
-        .env_remove("DAEDALUS_FRAME_MEMORY");
+    cmd.env_remove("DAEDALUS_FRAME_MEMORY");
+    // Every family deferred unless a test asks otherwise (the calibrated default may keep
+    // FFmpeg's functions, on lavapipe it does); calibration results kept out of the user's cache.
+    cmd.env("DAEDALUS_KERNELS", "all=gpu")
+        .env("XDG_CACHE_HOME", test_cache());
     if let Way::Preload = way {
         cmd.env("LD_PRELOAD", &s.lib);
     }
@@ -236,6 +239,11 @@ fn ours(
         cmd.env(k, v);
     }
     run(cmd)
+}
+
+/// A cache directory of this test process for the calibration.
+fn test_cache() -> PathBuf {
+    std::env::temp_dir().join(format!("daedalus-cache-{}", std::process::id()))
 }
 
 /// The value of `key=` in the stats line.
@@ -313,7 +321,9 @@ fn check_with(
         ));
     }
     // (With families placed on the CPU, the rest may all complete early on the CPU too.)
-    let placed = env.iter().any(|(k, _)| *k == "DAEDALUS_KERNELS");
+    let placed = env
+        .iter()
+        .any(|(k, v)| *k == "DAEDALUS_KERNELS" && v.contains("cpu"));
     if mode == "gpu" && !stream.high_bit_depth && !placed && count("gpu_calls") == 0 {
         return Err(format!("{what}: no call ran on the GPU"));
     }
@@ -495,6 +505,77 @@ fn kernel_placement_keeps_decodes_exact() {
 "
         )
     );
+}
+
+/// Without `DAEDALUS_KERNELS` the placement comes from a calibration on the device, measured
+/// by the first run and cached under `XDG_CACHE_HOME`; the stats line says which and what it
+/// measured, decodes stay exact, a family placed on the GPU is deferred and, where every family
+/// stays on the CPU, nothing is. A damaged cache line is measured again.
+#[test]
+fn default_placement_is_calibrated_once_and_cached() {
+    let s = setup();
+    let stream = s
+        .streams
+        .iter()
+        .find(|st| st.name == "natural-bikes")
+        .expect("the natural-bikes stream");
+    let cache = std::env::temp_dir().join(format!("daedalus-calibration-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let cache_str = cache.to_str().unwrap();
+    let file = cache.join("daedalus").join("placement.tsv");
+    let env = [("DAEDALUS_KERNELS", ""), ("XDG_CACHE_HOME", cache_str)];
+    let decode = |expected_by: &str| -> String {
+        let out = ours(
+            Way::Preload,
+            "gpu",
+            &stream.path,
+            &["-threads", "1"],
+            "framemd5",
+            &env,
+        );
+        assert_eq!(out.status, Some(0), "{}", out.stderr);
+        assert_eq!(frames(&out.stdout), reference(stream), "frames differ");
+        assert_eq!(
+            stat(&out.stderr, "kernels_by"),
+            Some(expected_by),
+            "{}",
+            out.stderr
+        );
+        let kernels = stat(&out.stderr, "kernels").expect("kernels=").to_string();
+        let measured = stat(&out.stderr, "calibration").expect("calibration=");
+        for family in ["itx", "mc", "lf"] {
+            let (gpu_ns, cpu_ns) = measured
+                .split(',')
+                .find_map(|m| m.strip_prefix(&format!("{family}:")))
+                .and_then(|m| m.split_once('/'))
+                .unwrap_or_else(|| panic!("no {family} times in {measured}"));
+            let (gpu_ns, cpu_ns): (f64, f64) = (gpu_ns.parse().unwrap(), cpu_ns.parse().unwrap());
+            assert!(gpu_ns > 0.0 && cpu_ns > 0.0, "{measured}");
+            let place = if gpu_ns < cpu_ns { "gpu" } else { "cpu" };
+            assert!(
+                kernels.contains(&format!("{family}:{place}")),
+                "{kernels} vs {measured}"
+            );
+        }
+        let deferred: u64 = stat(&out.stderr, "deferred").unwrap().parse().unwrap();
+        assert_eq!(deferred > 0, kernels.contains("gpu"), "{}", out.stderr);
+        kernels
+    };
+    let first = decode("calibration");
+    let text = std::fs::read_to_string(&file).expect("the calibration was cached");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert_eq!(decode("cache"), first, "the cached placement differs");
+    // A line of the same key that does not parse is ignored: measured again, and replaced.
+    let key = text.split('\t').next().unwrap();
+    std::fs::write(&file, format!("{key}\titx=fast\tx\ngarbage\n")).unwrap();
+    decode("calibration");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with(key)).count(),
+        1,
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&cache);
 }
 
 /// The corpus itself: Debian's ffmpeg agrees with libvpx's vpxdec, and the patched program
@@ -816,6 +897,7 @@ fn several_decoders_in_one_process() {
             .arg(&out_b);
         cmd.env("LD_PRELOAD", &s.lib)
             .env("DAEDALUS", "gpu")
+            .env("DAEDALUS_KERNELS", "all=gpu")
             .env("DAEDALUS_STATS", "1");
         let out = run(cmd);
         assert_eq!(out.status, Some(0), "{}: {}", threading.0, out.stderr);

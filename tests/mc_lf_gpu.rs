@@ -320,6 +320,17 @@ fn exports_are_ffmpegs_functions_by_name() {
     }
 }
 
+/// Places every family on the GPU before the provider's first attach, which would otherwise
+/// calibrate (and might keep FFmpeg's table where the CPU is faster).
+fn every_family_deferred() {
+    use daedalus::config::{Place, Placement};
+    daedalus::calibrate::force(Placement::new([Place::Gpu; 3], true));
+    assert!(
+        daedalus::calibrate::placement().forced,
+        "the placement was decided otherwise"
+    );
+}
+
 /// The provider takes every entry of the decoder's table that it defers (FFmpeg repeats the
 /// full-pel copy and average under all four filters) and wraps scaled MC: no FFmpeg function
 /// is left that would write pixels past pending work. The intra predictors stay FFmpeg's.
@@ -327,6 +338,7 @@ fn exports_are_ffmpegs_functions_by_name() {
 fn provider_takes_every_entry() {
     let ffmpeg = common::ffmpeg_c();
     let mut dsp = ffmpeg;
+    every_family_deferred();
     let ctx = unsafe { (daedalus::vp9::PROVIDER.attach)(&mut dsp, 8) };
     assert!(!ctx.is_null(), "the provider declined an 8-bit decoder");
     let addr = |f: Option<usize>| f.expect("a filled entry");
@@ -673,6 +685,7 @@ fn early_completion_gives_each_reader_ffmpegs_pixels() {
     for round in 0..3 {
         if round == 1 {
             let mut table = dsp;
+            every_family_deferred();
             let ctx = unsafe { (daedalus::vp9::PROVIDER.attach)(&mut table, 8) };
             assert!(!ctx.is_null(), "the provider declined an 8-bit decoder");
         }
