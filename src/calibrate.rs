@@ -13,7 +13,7 @@
 
 use crate::batch::{self, Origin, FFMPEG_DSP, FFMPEG_ITX};
 use crate::config::{Family, Place, Placement};
-use crate::gpu::{self, memory::HostBuffer, DeviceInfo, Gpu};
+use crate::gpu::{self, memory::HostBuffer, Gpu};
 use crate::kernels::itx::{Transform, Tx1d, TxSize};
 use crate::kernels::lf::{LfDir, LfFunction};
 use crate::kernels::mc::{McFilter, McFunction};
@@ -34,6 +34,8 @@ pub struct Decision {
     pub by: &'static str,
     /// Per family `family:gpu_ns/cpu_ns` host nanoseconds per call (empty if not measured).
     pub measured: String,
+    /// The device measured (empty if none was).
+    pub device: String,
 }
 
 static DECISION: OnceCell<Decision> = OnceCell::new();
@@ -57,6 +59,7 @@ pub fn force(placement: Placement) -> bool {
             placement,
             by: "DAEDALUS_KERNELS",
             measured: String::new(),
+            device: String::new(),
         })
         .is_ok()
 }
@@ -70,6 +73,7 @@ pub fn decide() -> &'static Decision {
             placement: config.kernels,
             by,
             measured: String::new(),
+            device: String::new(),
         };
         if config.kernels.forced {
             return fixed("DAEDALUS_KERNELS");
@@ -77,12 +81,12 @@ pub fn decide() -> &'static Decision {
         if config.mode != crate::config::Mode::Gpu {
             return fixed("cpu-path");
         }
-        // A cached result needs only the device's identity, not the device set up.
-        let key = gpu::identify().map(|info| cache_key(&info));
-        if let Some(d) = key.as_deref().and_then(read_cache) {
+        // A cached result needs no Vulkan at all (an instance alone costs tens of ms).
+        let key = cache_key();
+        if let Some(d) = read_cache(&key) {
             return d;
         }
-        let (Some(key), Some(_)) = (key, gpu::get()) else {
+        let Some(gpu) = gpu::get() else {
             return fixed("no-device");
         };
         let started = Instant::now();
@@ -92,6 +96,7 @@ pub fn decide() -> &'static Decision {
                     placement: Placement::ALL_GPU,
                     by: "calibration",
                     measured: String::new(),
+                    device: gpu.info.name.clone(),
                 };
                 let mut places = [Place::Gpu; 3];
                 let mut parts = Vec::new();
@@ -120,13 +125,18 @@ pub fn decide() -> &'static Decision {
                     placement: Placement::new([Place::Cpu; 3], false),
                     by: "calibration-failed",
                     measured: String::new(),
+                    device: gpu.info.name.clone(),
                 }
             }
         }
     })
 }
 
-fn cache_key(i: &DeviceInfo) -> String {
+/// What decides the device, its driver and the CPU baseline, read without Vulkan: the
+/// library version, the CPU model, `DAEDALUS_DEVICE`, the loader's driver variables, the
+/// driver manifests (path, size, modification time) and the GPUs the kernel lists. A driver
+/// upgrade rewrites its manifest, so it is measured again.
+fn cache_key() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|t| {
@@ -136,15 +146,69 @@ fn cache_key(i: &DeviceInfo) -> String {
                 .map(|(_, v)| v.trim().to_string())
         })
         .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let mut facts = vec![format!("device={:?}", crate::config::get().device)];
+    let mut manifests: Vec<PathBuf> = Vec::new();
+    let vars = ["VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES"];
+    for var in vars {
+        let value = std::env::var(var).unwrap_or_default();
+        facts.push(format!("{var}={value}"));
+        manifests.extend(
+            value
+                .split(':')
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
+        );
+    }
+    let dirs = [
+        "/etc/vulkan/icd.d",
+        "/usr/share/vulkan/icd.d",
+        "/usr/local/share/vulkan/icd.d",
+    ];
+    manifests.extend(dirs.iter().map(PathBuf::from));
+    let mut files = Vec::new();
+    for path in manifests {
+        match std::fs::read_dir(&path) {
+            Ok(entries) => files.extend(entries.flatten().map(|e| e.path())),
+            Err(_) => files.push(path),
+        }
+    }
+    files.sort();
+    for file in files {
+        if let Ok(m) = std::fs::metadata(&file) {
+            let mtime = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+            facts.push(format!("{} {} {:?}", file.display(), m.len(), mtime));
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir("/sys/class/drm") {
+        let mut gpus: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("renderD"))
+            .map(|e| {
+                let id = |f| {
+                    std::fs::read_to_string(e.path().join("device").join(f)).unwrap_or_default()
+                };
+                format!("{}:{}", id("vendor").trim(), id("device").trim())
+            })
+            .collect();
+        gpus.sort();
+        facts.push(gpus.join(","));
+    }
     format!(
-        "v{CALIBRATION_VERSION} daedalus {} | {} {:04x}:{:04x} driver {:#x} | {cpu}",
+        "v{CALIBRATION_VERSION} daedalus {} | {cpu} | {:016x}",
         env!("CARGO_PKG_VERSION"),
-        i.name,
-        i.vendor_id,
-        i.device_id,
-        i.driver_version
+        fnv1a(facts.join("\n").as_bytes())
     )
     .replace('\t', " ")
+}
+
+/// A hash that stays the same across builds and Rust versions (64-bit FNV-1a).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// `$XDG_CACHE_HOME/daedalus/placement.tsv`, else `$HOME/.cache/daedalus/placement.tsv`.
@@ -160,12 +224,17 @@ fn cache_file() -> Option<PathBuf> {
     Some(base.join("daedalus").join("placement.tsv"))
 }
 
-/// Lines `key \t placement \t measured`; a line that does not parse is ignored.
+/// Lines `key \t placement \t measured \t device`; a line that does not parse is ignored.
 fn read_cache(key: &str) -> Option<Decision> {
     let text = std::fs::read_to_string(cache_file()?).ok()?;
     text.lines().find_map(|line| {
         let mut fields = line.split('\t');
-        let (k, p, m) = (fields.next()?, fields.next()?, fields.next()?);
+        let (k, p, m, device) = (
+            fields.next()?,
+            fields.next()?,
+            fields.next()?,
+            fields.next()?,
+        );
         if k != key {
             return None;
         }
@@ -175,6 +244,7 @@ fn read_cache(key: &str) -> Option<Decision> {
             placement: Placement::new(Family::ALL.map(|f| placement.of(f)), false),
             by: "cache",
             measured: m.to_string(),
+            device: device.to_string(),
         })
     })
 }
@@ -192,9 +262,10 @@ fn write_cache(key: &str, d: &Decision) {
             .map(|l| format!("{l}\n"))
             .collect();
         text.push_str(&format!(
-            "{key}\t{}\t{}\n",
+            "{key}\t{}\t{}\t{}\n",
             d.placement.describe(),
-            d.measured
+            d.measured,
+            d.device.replace(['\t', '\n'], " ")
         ));
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
         std::fs::write(&tmp, text)?;

@@ -609,17 +609,14 @@ pub fn stats_line() -> String {
     // gpu: the device ran the work; cpu: the CPU reference did (DAEDALUS=cpu, or no usable
     // device); unused: nothing was deferred, so no device was set up; off: DAEDALUS=off;
     // ffmpeg: the calibration kept every family on the CPU, so the provider took no part.
-    let declined = crate::calibrate::decision().is_some_and(|d| {
+    let declined = crate::calibrate::decision().filter(|d| {
         !d.placement.forced && Family::ALL.iter().all(|&f| d.placement.of(f) == Place::Cpu)
     });
-    let (device, path) = match crate::config::get().mode {
-        crate::config::Mode::Gpu if declined => (
-            crate::gpu::identify().map_or("none".to_string(), |i| i.name),
-            "ffmpeg",
-        ),
-        crate::config::Mode::Off => ("none".to_string(), "off"),
-        crate::config::Mode::Cpu => ("cpu".to_string(), "cpu"),
-        crate::config::Mode::Gpu => match crate::gpu::state() {
+    let (device, path) = match (crate::config::get().mode, declined) {
+        (crate::config::Mode::Gpu, Some(d)) => (d.device.clone(), "ffmpeg"),
+        (crate::config::Mode::Off, _) => ("none".to_string(), "off"),
+        (crate::config::Mode::Cpu, _) => ("cpu".to_string(), "cpu"),
+        (crate::config::Mode::Gpu, None) => match crate::gpu::state() {
             crate::gpu::State::Usable(g) => (g.info.name.clone(), "gpu"),
             crate::gpu::State::Unavailable => ("cpu".to_string(), "cpu"),
             crate::gpu::State::NotSetUp => ("none".to_string(), "unused"),

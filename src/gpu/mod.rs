@@ -93,35 +93,6 @@ pub fn get() -> Option<&'static Gpu> {
     }
 }
 
-/// The device that [`get`] chooses or chose, identified without setting it up (an instance is
-/// made and dropped when none exists yet): cheap enough to look a cached calibration up by.
-pub fn identify() -> Option<DeviceInfo> {
-    static IDENTITY: OnceCell<Option<DeviceInfo>> = OnceCell::new();
-    if let State::Usable(g) = state() {
-        return Some(g.info.clone());
-    }
-    if crate::config::get().mode != crate::config::Mode::Gpu {
-        return None;
-    }
-    IDENTITY
-        .get_or_init(|| unsafe {
-            let entry = ash::Entry::load().ok()?;
-            let app = vk::ApplicationInfo::default()
-                .application_name(c"daedalus")
-                .api_version(vk::API_VERSION_1_1);
-            let instance = entry
-                .create_instance(
-                    &vk::InstanceCreateInfo::default().application_info(&app),
-                    None,
-                )
-                .ok()?;
-            let chosen = select::choose(&instance, crate::config::get().device.as_deref());
-            instance.destroy_instance(None);
-            chosen.ok().map(|c| c.info)
-        })
-        .clone()
-}
-
 /// Where the device stands, without setting it up.
 pub enum State {
     NotSetUp,
