@@ -6,7 +6,8 @@
 //! two frames of the pool: recorded and executed on the GPU (recording, submission and wait:
 //! the host time a decoding thread spends per call on the GPU path), and FFmpeg's own functions
 //! (its SIMD where it has some). A family goes to the GPU where that costs the host less per
-//! call. Both runs start from the same pixels and must end with the same pixels: a device
+//! call. One measurement, on pool frames, on one thread: a result taken under load stays
+//! until the key changes (delete the cache file to measure again). Both runs start from the same pixels and must end with the same pixels: a device
 //! that computes something else is not used (loudly). Its calls are not counted in the stats
 //! line, which reports what it measured (`calibration=`). Interactions between families (a family
 //! on the CPU completing pending GPU work that it reads) are not measured.
@@ -32,7 +33,8 @@ pub struct Decision {
     /// `DAEDALUS_KERNELS`, `calibration`, `cache`, `no-device`, `cpu-path` or
     /// `calibration-failed`.
     pub by: &'static str,
-    /// Per family `family:gpu_ns/cpu_ns` host nanoseconds per call (empty if not measured).
+    /// Per family `family:gpu_ns/cpu_ns` host nanoseconds per call, rounded (empty if not
+    /// measured); a family goes to the GPU only where its time is lower, ties stay on the CPU.
     pub measured: String,
     /// The device measured (empty if none was).
     pub device: String,
@@ -101,6 +103,7 @@ pub fn decide() -> &'static Decision {
                 let mut places = [Place::Gpu; 3];
                 let mut parts = Vec::new();
                 for (f, (gpu_ns, cpu_ns)) in Family::ALL.iter().zip(times) {
+                    let (gpu_ns, cpu_ns) = (gpu_ns.round(), cpu_ns.round());
                     places[*f as usize] = if gpu_ns < cpu_ns {
                         Place::Gpu
                     } else {

@@ -121,12 +121,17 @@ thread_local! {
     static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Runs `f` without counting what it does on this thread.
+/// Runs `f` without counting what it does on this thread (counting again even if it panics).
 pub fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    struct Loud;
+    impl Drop for Loud {
+        fn drop(&mut self) {
+            QUIET.with(|q| q.set(false));
+        }
+    }
     QUIET.with(|q| q.set(true));
-    let result = f();
-    QUIET.with(|q| q.set(false));
-    result
+    let _loud = Loud;
+    f()
 }
 
 fn counting() -> bool {

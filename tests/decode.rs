@@ -567,7 +567,7 @@ fn default_placement_is_calibrated_once_and_cached() {
     assert_eq!(decode("cache"), first, "the cached placement differs");
     // A line of the same key that does not parse is ignored: measured again, and replaced.
     let key = text.split('\t').next().unwrap();
-    std::fs::write(&file, format!("{key}\titx=fast\tx\ngarbage\n")).unwrap();
+    std::fs::write(&file, format!("{key}\titx:fast\tx\tdevice\ngarbage\n")).unwrap();
     decode("calibration");
     let text = std::fs::read_to_string(&file).unwrap();
     assert_eq!(

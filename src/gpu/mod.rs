@@ -20,10 +20,6 @@ use std::sync::Mutex;
 #[derive(Clone, Debug)]
 pub struct DeviceInfo {
     pub name: String,
-    /// What identifies the device and its driver build (the calibration cache's key).
-    pub vendor_id: u32,
-    pub device_id: u32,
-    pub driver_version: u32,
     pub kind: vk::PhysicalDeviceType,
     pub api_version: u32,
     pub max_storage_buffer_range: u64,

@@ -101,9 +101,6 @@ unsafe fn examine(
         device_extensions,
         info: DeviceInfo {
             name,
-            vendor_id: props.vendor_id,
-            device_id: props.device_id,
-            driver_version: props.driver_version,
             kind: props.device_type,
             api_version: props.api_version,
             max_storage_buffer_range: l.max_storage_buffer_range as u64,
