@@ -40,6 +40,18 @@ pub struct Decision {
     pub device: String,
 }
 
+impl Decision {
+    /// Whether the provider should take no part: the device was measured (or its result
+    /// cached) and every family is faster on the CPU, where FFmpeg's table as it is costs
+    /// nothing per call. A placement set with `DAEDALUS_KERNELS` is always followed.
+    pub fn keeps_ffmpeg(&self) -> bool {
+        !self.placement.forced
+            && Family::ALL
+                .iter()
+                .all(|&f| self.placement.of(f) == Place::Cpu)
+    }
+}
+
 static DECISION: OnceCell<Decision> = OnceCell::new();
 
 /// The placement in force: decided at the provider's first `attach`, every family on the GPU

@@ -116,12 +116,6 @@ pub fn register(ptr: usize, len: usize) -> Result<(), String> {
             None
         }
     });
-    let region = Arc::new(Region {
-        id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-        start: ptr,
-        end,
-        in_place: imported,
-    });
     let mut reg = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
     // Another thread may have registered meanwhile (the import ran unlocked).
     if let Some(i) = reg
@@ -135,11 +129,22 @@ pub fn register(ptr: usize, len: usize) -> Result<(), String> {
         }
         return Err("a concurrent registration overlaps this range".into());
     }
-    let at = reg.regions.partition_point(|r| r.start < ptr);
+    insert(&mut reg, ptr, end, imported);
+    Ok(())
+}
+
+/// Adds a region, counted once, where no registered range overlaps `start .. end`.
+fn insert(reg: &mut Registry, start: usize, end: usize, in_place: Option<InPlace>) {
+    let region = Arc::new(Region {
+        id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        start,
+        end,
+        in_place,
+    });
+    let at = reg.regions.partition_point(|r| r.start < start);
     reg.regions.insert(at, region);
     reg.counts.insert(at, 1);
     VERSION.fetch_add(1, Ordering::Release);
-    Ok(())
 }
 
 /// Registers a frame of the pool: the whole buffer, accessed through itself.
@@ -151,16 +156,7 @@ pub fn register_pool_frame(buffer: HostBuffer) -> Result<(), String> {
         // A mapping of new memory cannot overlap memory registered before; never happens.
         return Err("a pool frame overlaps a registered range".into());
     }
-    let at = reg.regions.partition_point(|r| r.start < start);
-    let region = Arc::new(Region {
-        id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-        start,
-        end,
-        in_place: Some(InPlace::Pool(buffer)),
-    });
-    reg.regions.insert(at, region);
-    reg.counts.insert(at, 1);
-    VERSION.fetch_add(1, Ordering::Release);
+    insert(&mut reg, start, end, Some(InPlace::Pool(buffer)));
     Ok(())
 }
 

@@ -18,7 +18,6 @@
 //! call time.
 
 use crate::batch::{self, Origin, FFMPEG_DSP, FFMPEG_ITX};
-use crate::config::{Family, Place};
 use crate::kernels::itx::{self, Transform, Tx1d, TxSize};
 use crate::kernels::mc::{McFilter, McFunction};
 use crate::stats::{self, Reason, COUNTERS};
@@ -297,11 +296,7 @@ unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void 
         // The table as FFmpeg filled it is what runs at once.
         FFMPEG_DSP.get_or_init(|| *dsp);
         let decision = crate::calibrate::decide();
-        let all_on_cpu = Family::ALL
-            .iter()
-            .all(|&f| decision.placement.of(f) == Place::Cpu);
-        if all_on_cpu && !decision.placement.forced {
-            // Nothing would be deferred: FFmpeg's table as it is costs nothing per call.
+        if decision.keeps_ffmpeg() {
             crate::log::once(
                 crate::log::Level::Info,
                 "all-on-cpu",
@@ -609,9 +604,7 @@ pub fn stats_line() -> String {
     // gpu: the device ran the work; cpu: the CPU reference did (DAEDALUS=cpu, or no usable
     // device); unused: nothing was deferred, so no device was set up; off: DAEDALUS=off;
     // ffmpeg: the calibration kept every family on the CPU, so the provider took no part.
-    let declined = crate::calibrate::decision().filter(|d| {
-        !d.placement.forced && Family::ALL.iter().all(|&f| d.placement.of(f) == Place::Cpu)
-    });
+    let declined = crate::calibrate::decision().filter(|d| d.keeps_ffmpeg());
     let (device, path) = match (crate::config::get().mode, declined) {
         (crate::config::Mode::Gpu, Some(d)) => (d.device.clone(), "ffmpeg"),
         (crate::config::Mode::Off, _) => ("none".to_string(), "off"),
