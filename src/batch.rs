@@ -625,9 +625,25 @@ fn split_key(key: u32) -> BucketKey {
     }
 }
 
+/// A batch on the GPU: what its completion needs.
+struct Submitted {
+    serial: u64,
+    order: Vec<usize>,
+    dispatches: Vec<Dispatch>,
+    arena: *const i16,
+    arena_len: usize,
+    job_bytes: usize,
+}
+
 /// The pending work of the GPU path.
 struct GpuBatch {
     stream: Stream,
+    /// Set from submission to completion.
+    submitted: Option<Submitted>,
+    /// A submission other threads may still wait for ([`GpuBatch::retire`]).
+    unretired: Option<u64>,
+    /// A job of a transform that FFmpeg's function may have to redo after the submission.
+    may_redo: bool,
     /// Job words of the buckets in use (`keys[i]` is the key of `buckets[i]`); the vectors
     /// beyond stay allocated for later batches.
     buckets: Vec<Vec<u32>>,
@@ -677,6 +693,9 @@ impl GpuBatch {
         GpuBatch {
             max_words,
             stream,
+            submitted: None,
+            unretired: None,
+            may_redo: false,
             buckets: Vec::new(),
             keys: Vec::new(),
             bucket_of: HashMap::new(),
@@ -1088,6 +1107,18 @@ impl GpuBatch {
 
     /// Submits the pending batch and waits for it. `arena_len`: coefficients in the arena.
     fn execute(&mut self, arena: *const i16, arena_len: usize) -> GpuResult<()> {
+        self.submit(arena, arena_len)?;
+        self.finish()
+    }
+
+    /// Whether the batch may run while its thread goes on: nothing for the host to do after
+    /// it (no copied blocks to copy back, no transform FFmpeg's function may have to redo).
+    fn runs_unattended(&self) -> bool {
+        self.staging_len == 0 && !self.may_redo
+    }
+
+    /// Submits the pending batch without waiting; [`GpuBatch::finish`] completes it.
+    fn submit(&mut self, arena: *const i16, arena_len: usize) -> GpuResult<()> {
         let packing = Instant::now();
         let order = self.run_order();
         let stream = &mut self.stream;
@@ -1142,10 +1173,38 @@ impl GpuBatch {
                 .iter()
                 .map(|r| r.in_place.as_ref().expect("slots are in place").as_ref()),
         );
+        let serial = stream.submit(&dispatches, &pixels)?;
+        self.unretired = Some(serial);
         stats::add_time(&COUNTERS.pack_ns, packing);
+        self.submitted = Some(Submitted {
+            serial,
+            order,
+            dispatches,
+            arena,
+            arena_len,
+            job_bytes,
+        });
+        Ok(())
+    }
 
+    /// Waits for the submitted batch and does what is left for the host: copying copied
+    /// blocks back, redoing transforms whose lanes overflowed. The batch stays to be cleared.
+    fn finish(&mut self) -> GpuResult<()> {
+        let Some(Submitted {
+            serial: _,
+            order,
+            dispatches,
+            arena,
+            arena_len,
+            job_bytes,
+        }) = self.submitted.take()
+        else {
+            return Ok(());
+        };
+        let stream = &mut self.stream;
+        let stage = stream.staging.ptr;
         let waiting = Instant::now();
-        stream.execute(&dispatches, &pixels)?;
+        stream.finish()?;
         stats::add_time(&COUNTERS.wait_ns, waiting);
 
         let unpacking = Instant::now();
@@ -1287,6 +1346,17 @@ impl GpuBatch {
         self.deps.clear();
         self.completed_early = 0;
         self.calls_in_step = true;
+        self.retire();
+        self.submitted = None;
+        self.may_redo = false;
+    }
+
+    /// Tells threads waiting for this batch's submission that its pixels are final (see
+    /// [`crate::gpu::Gpu::retire`]).
+    fn retire(&mut self) {
+        if let Some(serial) = self.unretired.take() {
+            self.stream.gpu().retire(serial);
+        }
     }
 }
 
@@ -1304,6 +1374,10 @@ struct Recorder {
     written: (usize, usize),
     /// The GPU path; `None` on the CPU path.
     gpu: Option<GpuBatch>,
+    /// A batch submitted without waiting (a published row), and a batch to record into next
+    /// while one is in flight.
+    in_flight: Option<GpuBatch>,
+    spare: Option<GpuBatch>,
 }
 
 thread_local! {
@@ -1325,6 +1399,8 @@ impl Recorder {
             cpu_regions: RegionView::default(),
             written: (usize::MAX, 0),
             gpu: None,
+            in_flight: None,
+            spare: None,
         }
     }
 
@@ -1348,10 +1424,98 @@ impl Recorder {
     /// destroyed: after a failure the GPU may still be using them, and freeing memory in use
     /// is not allowed.
     fn drop_gpu(&mut self) {
+        debug_assert!(self.in_flight.is_none(), "settle first");
         if let Some(g) = self.gpu.take() {
             std::mem::forget(g);
         }
+        self.spare = None;
         self.sync_arena();
+    }
+
+    /// Waits for the batch in flight, if any: afterwards the thread may touch any pixel on
+    /// the CPU. If the device failed, the batch in flight and the pending one run on the CPU
+    /// reference, and the thread goes on there.
+    fn settle(&mut self) {
+        let Some(mut a) = self.in_flight.take() else {
+            return;
+        };
+        match a.finish() {
+            Ok(()) => {
+                a.clear();
+                self.spare = Some(a);
+            }
+            Err(e) => {
+                a.stream.gpu().mark_lost(&e);
+                let arena = a.stream.coefs.ptr as *const i16;
+                a.run_on_cpu(arena);
+                a.retire();
+                std::mem::forget(a); // the GPU may still use its objects
+                if let Some(g) = &mut self.gpu {
+                    g.run_on_cpu(self.arena.ptr);
+                }
+                self.drop_gpu();
+                self.arena.len = 0;
+                self.written = (usize::MAX, 0);
+            }
+        }
+    }
+
+    /// Submits the pending batch for a row other frame threads may now read, and goes on
+    /// without waiting for it where nothing is left for the host to do after it; else
+    /// completes it. Returns the serial readers wait for ([`await_submission`]), 0 when
+    /// everything is complete.
+    fn publish(&mut self) -> u64 {
+        let unattended = matches!(&self.gpu, Some(g) if g.pending > 0 && g.runs_unattended());
+        if !unattended {
+            self.flush(Reason::RowPublished);
+            return 0;
+        }
+        // One batch in flight at a time: the previous row's is done by now, mostly.
+        self.settle();
+        let next = match self.spare.take() {
+            Some(b) => Ok(b),
+            None => match &self.gpu {
+                Some(g) => Stream::new(g.stream.gpu()).map(GpuBatch::new),
+                None => Err("no GPU path".into()),
+            },
+        };
+        let Ok(next) = next else {
+            self.flush(Reason::RowPublished);
+            return 0;
+        };
+        let Some(g) = self.gpu.as_mut() else {
+            self.spare = Some(next);
+            self.flush(Reason::RowPublished);
+            return 0;
+        };
+        if g.all_completed_early() {
+            self.spare = Some(next);
+            self.flush(Reason::RowPublished);
+            return 0;
+        }
+        stats::count_flush(Reason::RowPublished);
+        let arena = self.arena.ptr;
+        match g.submit(arena, self.arena.len) {
+            Ok(()) => {
+                let serial = g.submitted.as_ref().map_or(0, |s| s.serial);
+                self.in_flight = self.gpu.replace(next);
+                self.arena.len = 0;
+                self.written = (usize::MAX, 0);
+                self.sync_arena();
+                stats::add(&COUNTERS.unattended_submissions, 1);
+                serial
+            }
+            Err(e) => {
+                // Nothing reached the GPU.
+                g.stream.gpu().mark_lost(&e);
+                g.run_on_cpu(arena);
+                std::mem::forget(next);
+                self.drop_gpu();
+                self.arena.len = 0;
+                self.written = (usize::MAX, 0);
+                0
+            }
+        }
     }
 
     /// Points the arena at the current path's coefficient storage.
@@ -1529,6 +1693,20 @@ impl Recorder {
         }
     }
 
+    /// Whether a call's source window, read on the CPU now, may hold pixels the batch in
+    /// flight writes: it lies in registered memory (which is all that batch writes).
+    fn source_may_be_in_flight(&self, op: &Op) -> bool {
+        let Some(win) = op.source() else {
+            return false;
+        };
+        let (lo, hi) = win.span();
+        hi < lo
+            || !matches!(
+                regions::place(&regions::snapshot(), lo, hi),
+                Placement::Outside
+            )
+    }
+
     fn note_written(&mut self, rect: &Area) {
         let (lo, hi) = rect.span();
         self.written = (self.written.0.min(lo), self.written.1.max(hi));
@@ -1623,7 +1801,16 @@ impl Recorder {
             return self.run_now(op, dst, stride, origin);
         };
         let (captured, source_slot) = match source {
-            Source::Arena => (Captured::of(&op, self.capture(&op)), 0),
+            Source::Arena => {
+                if self.in_flight.is_some() && self.source_may_be_in_flight(&op) {
+                    self.settle();
+                    if self.gpu.is_none() {
+                        // The device failed: this call too goes to the CPU path.
+                        return self.record(op, dst, stride, origin);
+                    }
+                }
+                (Captured::of(&op, self.capture(&op)), 0)
+            }
             Source::InPlace {
                 slot,
                 offset,
@@ -1654,6 +1841,7 @@ impl Recorder {
                 job[1] = stride as u32;
                 if may_redo && matches!(op, Op::Itx { .. }) {
                     job[3] |= MAY_REDO;
+                    g.may_redo = true;
                 }
                 let at = g.push(level, kernel, slot, source_slot, &job);
                 first.get_or_insert(at);
@@ -1693,6 +1881,7 @@ impl Recorder {
     /// once, after the pending calls on the pixels it reads and writes (and what they depend
     /// on) complete.
     unsafe fn run_in_order(&mut self, op: Op, dst: *mut u8, stride: isize) {
+        self.settle();
         if self.pending() > 0 {
             let rect = op.rect(dst, stride);
             match op.source() {
@@ -1715,6 +1904,8 @@ impl Recorder {
     /// Completes what a reader of `areas` needs: on the GPU path, the pending calls there
     /// and what they depend on, on the CPU when that is little work; else the whole batch.
     fn complete(&mut self, reason: Reason, areas: &[Area]) {
+        // What the pending calls to run on the CPU read may come from the batch in flight.
+        self.settle();
         if self.pending() == 0 {
             return;
         }
@@ -1732,6 +1923,7 @@ impl Recorder {
     }
 
     fn flush(&mut self, reason: Reason) {
+        self.settle();
         if self.pending() == 0 {
             if let Some(g) = &mut self.gpu {
                 g.clear(); // what a call that did not join left behind
@@ -1757,6 +1949,7 @@ impl Recorder {
                 // Nothing reached the GPU when the submission itself failed; after a lost or
                 // hung device, blocks of imported memory may hold partial results (documented).
                 g.run_on_cpu(arena);
+                g.retire();
                 self.drop_gpu();
                 self.arena.len = 0;
                 self.sync_arena();
@@ -1893,6 +2086,40 @@ pub fn complete_for(reason: Reason, areas: &[Area]) {
             r.complete(reason, areas);
         }
     });
+}
+
+/// Submits the calling thread's pending calls for a row that other frame threads may read
+/// now; returns the serial they wait for with [`await_submission`] before reading it on the
+/// CPU (0: complete already). The GPU work of every later submission comes after it.
+pub fn publish() -> u64 {
+    RECORDER
+        .try_with(|r| match r.try_borrow_mut() {
+            Ok(mut r) => r.publish(),
+            Err(_) => 0,
+        })
+        .unwrap_or(0)
+}
+
+/// Waits until submission `serial` (of any thread, see [`publish`]) has completed.
+pub fn await_submission(serial: u64) {
+    if serial == 0 {
+        return;
+    }
+    if let Some(g) = gpu::set_up() {
+        let waiting = Instant::now();
+        match g.wait_for(serial, crate::gpu::stream::HANG_TIMEOUT) {
+            Ok(false) => return,
+            Ok(true) => {}
+            Err(e) => {
+                // The owner meets the failure too and redoes its batch on the CPU before it
+                // retires the submission: only then are the pixels there.
+                g.mark_lost(&e);
+                g.wait_retired(serial);
+            }
+        }
+        stats::add(&COUNTERS.awaits_in_flight, 1);
+        stats::add_time(&COUNTERS.await_ns, waiting);
+    }
 }
 
 /// Executes every call the calling thread recorded; returns with the pixels in place.

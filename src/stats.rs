@@ -74,6 +74,11 @@ pub struct Counters {
     /// (nanoseconds).
     pub pack_ns: AtomicU64,
     pub wait_ns: AtomicU64,
+    /// Published rows submitted without waiting (frame threads); reads of another thread's
+    /// rows that found their submission still in flight, and the time spent waiting there.
+    pub unattended_submissions: AtomicU64,
+    pub awaits_in_flight: AtomicU64,
+    pub await_ns: AtomicU64,
 }
 
 pub static COUNTERS: Counters = Counters {
@@ -114,6 +119,9 @@ pub static COUNTERS: Counters = Counters {
     gpu_busy_ns: AtomicU64::new(0),
     pack_ns: AtomicU64::new(0),
     wait_ns: AtomicU64::new(0),
+    unattended_submissions: AtomicU64::new(0),
+    awaits_in_flight: AtomicU64::new(0),
+    await_ns: AtomicU64::new(0),
 };
 
 thread_local! {

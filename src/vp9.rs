@@ -26,7 +26,7 @@ use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
-pub const ABI_VERSION: c_int = 5;
+pub const ABI_VERSION: c_int = 6;
 
 /// The frame the decoder writes (the patch's `FFVP9ProviderFrame`).
 #[repr(C)]
@@ -74,6 +74,9 @@ pub struct DaedalusVp9Provider {
     /// bytes, or null (the decoder allocates as usual); `*opaque` goes back to `frame_free`.
     pub frame_alloc: unsafe extern "C" fn(size: usize, opaque: *mut *mut c_void) -> *mut u8,
     pub frame_free: unsafe extern "C" fn(opaque: *mut c_void, data: *mut u8),
+    /// Frame threads: the decoder is about to read superblock rows `0..=sb_row` of the
+    /// frame whose `data[0]` is `frame_data`, which another thread published.
+    pub await_rows: unsafe extern "C" fn(ctx: *mut c_void, frame_data: *const u8, sb_row: c_int),
 }
 
 pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
@@ -87,6 +90,7 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
     detach,
     frame_alloc,
     frame_free,
+    await_rows,
 };
 
 /// The patch's sync reasons.
@@ -406,6 +410,10 @@ unsafe extern "C" fn frame_begin(_ctx: *mut c_void, frame: *const DaedalusVp9Fra
             ss_v: f.ss_v.clamp(0, 1) as usize,
             bytes_per_pixel: if f.bpp > 8 { 2 } else { 1 },
         });
+        if let Some(p) = &planes {
+            published::forget(p.data[0] as usize);
+        }
+        published::forget_known();
         PLANES.with(|p| p.set(planes));
         BACKUP.with(|b| b.set(None));
     })
@@ -434,7 +442,12 @@ unsafe extern "C" fn sync(
             }
             (SYNC_INTRA, _) => batch::flush_for(Reason::Intra),
             (SYNC_ROW_DONE, _) => batch::flush_for(Reason::RowDone),
-            (SYNC_ROW_PUBLISHED, _) => batch::flush_for(Reason::RowPublished),
+            (SYNC_ROW_PUBLISHED, Some(p)) => {
+                // Submitted, not waited for: readers wait in `await_rows`.
+                let serial = batch::publish();
+                published::add(p.data[0] as usize, (y / 64) as i32, serial);
+            }
+            (SYNC_ROW_PUBLISHED, None) => batch::flush_for(Reason::RowPublished),
             _ => batch::flush_for(Reason::Caller),
         }
     })
@@ -531,11 +544,105 @@ unsafe extern "C" fn backup_row(
 
 unsafe extern "C" fn frame_end(_ctx: *mut c_void, _frame: *const DaedalusVp9Frame) {
     crate::ffi::guard("frame_end", (), || {
-        PLANES.with(|p| p.set(None));
+        let planes = PLANES.with(|p| p.replace(None));
         BACKUP.with(|b| b.set(None));
         batch::flush_for(Reason::FrameEnd);
+        // Everything of the frame is complete: readers need not look it up any more.
+        if let Some(p) = planes {
+            published::forget(p.data[0] as usize);
+        }
         unregister_frame();
     })
+}
+
+/// Frame threads: waits for the submission that carried row `sb_row` of another thread's
+/// frame (the first one published at or below it), if it is still in flight.
+unsafe extern "C" fn await_rows(_ctx: *mut c_void, frame_data: *const u8, sb_row: c_int) {
+    crate::ffi::guard("await_rows", (), || {
+        let frame = frame_data as usize;
+        // Called before every motion compensation: rows this thread found complete before
+        // cost no lock.
+        if published::known_complete(frame, sb_row) {
+            return;
+        }
+        if let Some(serial) = published::serial_for(frame, sb_row) {
+            batch::await_submission(serial);
+        }
+        published::note_complete(frame, sb_row);
+    })
+}
+
+/// Which submission carried each published superblock row of the frames being decoded on
+/// frame threads, by the frame's `data[0]`: a reader of a row waits for it (the submissions
+/// of one thread complete in order, so waiting for a row's covers the rows above it).
+mod published {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    /// Per frame: (superblock row, serial of the submission that carried it).
+    type Rows = HashMap<usize, Vec<(i32, u64)>>;
+
+    static ROWS: Mutex<Option<Rows>> = Mutex::new(None);
+
+    thread_local! {
+        /// The rows this thread knows complete, per frame it reads (its frame's references:
+        /// none of them is freed or reused before this thread's frame ends, when this is
+        /// cleared).
+        static COMPLETE: std::cell::RefCell<Vec<(usize, i32)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+
+    fn with<T>(f: impl FnOnce(&mut Rows) -> T) -> T {
+        let mut rows = ROWS.lock().unwrap_or_else(|p| p.into_inner());
+        f(rows.get_or_insert_with(HashMap::new))
+    }
+
+    /// Whether this thread found rows `..=sb_row` of `frame` complete before.
+    pub fn known_complete(frame: usize, sb_row: i32) -> bool {
+        COMPLETE.with(|c| {
+            c.borrow()
+                .iter()
+                .any(|&(f, row)| f == frame && row >= sb_row)
+        })
+    }
+
+    pub fn note_complete(frame: usize, sb_row: i32) {
+        COMPLETE.with(|c| {
+            let mut c = c.borrow_mut();
+            match c.iter_mut().find(|(f, _)| *f == frame) {
+                Some(entry) => entry.1 = entry.1.max(sb_row),
+                None => c.push((frame, sb_row)),
+            }
+        })
+    }
+
+    /// This thread starts another frame: what it knew of its references no longer holds.
+    pub fn forget_known() {
+        COMPLETE.with(|c| c.borrow_mut().clear());
+    }
+
+    /// Row `sb_row` of `frame` went out in submission `serial` (0: complete already).
+    pub fn add(frame: usize, sb_row: i32, serial: u64) {
+        with(|rows| rows.entry(frame).or_default().push((sb_row, serial)));
+    }
+
+    /// The frame's work is complete (its end), or it starts again.
+    pub fn forget(frame: usize) {
+        with(|rows| rows.remove(&frame));
+    }
+
+    /// The submission a reader of rows `..=sb_row` of `frame` waits for, if not complete.
+    pub fn serial_for(frame: usize, sb_row: i32) -> Option<u64> {
+        with(|rows| {
+            let list = rows.get(&frame)?;
+            let serial = list
+                .iter()
+                .find(|&&(row, _)| row >= sb_row)
+                .or(list.last())
+                .map(|&(_, serial)| serial)?;
+            (serial != 0).then_some(serial)
+        })
+    }
 }
 
 unsafe extern "C" fn detach(_ctx: *mut c_void) {
@@ -644,7 +751,8 @@ pub fn stats_line() -> String {
          lf_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
          itx_redo_possible={} early_completions={} completed_early={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
-         flush_full={} flush_immediate={} flush_registry={} calls_per_submission_mean={mean:.1} \
+         flush_full={} flush_immediate={} flush_registry={} unattended_submissions={} \
+         awaits_in_flight={} await_ms={:.3} calls_per_submission_mean={mean:.1} \
          calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
          host_bytes_from_device={} frame_memory={frame_memory} frames={} pool_buffers={} imports={} \
          pixel_bytes_copied={}",
@@ -673,6 +781,9 @@ pub fn stats_line() -> String {
         r(&c.flushes_full),
         r(&c.flushes_immediate),
         r(&c.flushes_registry),
+        r(&c.unattended_submissions),
+        r(&c.awaits_in_flight),
+        r(&c.await_ns) as f64 / 1e6,
         r(&c.max_calls_per_submission),
         r(&c.gpu_busy_ns) as f64 / 1e6,
         r(&c.bytes_to_device),

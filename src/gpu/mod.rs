@@ -41,13 +41,24 @@ pub struct Gpu {
     pub physical: vk::PhysicalDevice,
     pub device: ash::Device,
     pub queue_family: u32,
-    queue: Mutex<vk::Queue>,
+    /// The queue, and the serial of the last submission to it.
+    queue: Mutex<(vk::Queue, u64)>,
+    /// Submissions not yet retired by their owner, which other threads may wait for.
+    in_flight: Mutex<Vec<InFlight>>,
     pub info: DeviceInfo,
     pub memory: vk::PhysicalDeviceMemoryProperties,
     pub host_import: Option<ash::ext::external_memory_host::Device>,
     pub pipelines: pipeline::Pipelines,
     _validation: Option<validation::Messenger>,
     lost: AtomicBool,
+}
+
+/// A submission that other threads may wait for.
+struct InFlight {
+    serial: u64,
+    fence: vk::Fence,
+    /// Threads inside a wait on `fence`: its owner resets it only when none is.
+    waiters: usize,
 }
 
 // Vulkan handles are plain values; the queue is behind a mutex and every other object is
@@ -87,6 +98,12 @@ pub fn get() -> Option<&'static Gpu> {
     } else {
         Some(gpu)
     }
+}
+
+/// The device once set up, even after it was lost: for waiting on what was submitted
+/// before.
+pub fn set_up() -> Option<&'static Gpu> {
+    GPU.get()?.as_ref()
 }
 
 /// Where the device stands, without setting it up.
@@ -212,7 +229,8 @@ impl Gpu {
             physical,
             device,
             queue_family,
-            queue: Mutex::new(queue),
+            queue: Mutex::new((queue, 0)),
+            in_flight: Mutex::new(Vec::new()),
             info,
             memory,
             host_import,
@@ -222,15 +240,92 @@ impl Gpu {
         })
     }
 
-    /// Submits one command buffer; the queue is shared by every thread.
-    pub fn submit(&self, cmd: vk::CommandBuffer, fence: vk::Fence) -> GpuResult<()> {
+    /// Submits one command buffer (the queue is shared by every thread); returns the
+    /// submission's serial, which other threads may [`Gpu::wait_for`] until the submitting
+    /// thread, having waited for `fence` itself, calls [`Gpu::retire`] and before it reuses
+    /// the fence.
+    pub fn submit(&self, cmd: vk::CommandBuffer, fence: vk::Fence) -> GpuResult<u64> {
         if testing::take_injected_failure() {
             return Err("vkQueueSubmit: failure injected by a test".into());
         }
         let cmds = [cmd];
         let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
-        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        unsafe { self.device.queue_submit(*queue, &submit, fence) }.map_err(vkerr("vkQueueSubmit"))
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        unsafe { self.device.queue_submit(queue.0, &submit, fence) }
+            .map_err(vkerr("vkQueueSubmit"))?;
+        queue.1 += 1;
+        let serial = queue.1;
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(InFlight {
+                serial,
+                fence,
+                waiters: 0,
+            });
+        Ok(serial)
+    }
+
+    /// The submitting thread is done with submission `serial` (it waited for its fence and
+    /// the pixels are final, or it redid the work on the CPU): no other thread waits for it
+    /// any more. Returns once no other
+    /// thread is inside a wait on its fence, so that the fence may be reset.
+    pub fn retire(&self, serial: u64) {
+        loop {
+            let mut list = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+            match list.iter().position(|f| f.serial == serial) {
+                None => return,
+                Some(i) if list[i].waiters == 0 => {
+                    list.swap_remove(i);
+                    return;
+                }
+                // Another thread waits on the fence, which has signalled: it returns soon.
+                Some(_) => {
+                    drop(list);
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+
+    /// Waits until the owner of submission `serial` retires it (after a failed wait: the
+    /// owner then redoes its work on the CPU).
+    pub fn wait_retired(&self, serial: u64) {
+        loop {
+            {
+                let list = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+                if !list.iter().any(|f| f.serial == serial) {
+                    return;
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
+
+    /// Waits until submission `serial` (of any thread) has completed: at once if its owner
+    /// retired it already. Returns whether it was still in flight.
+    pub fn wait_for(&self, serial: u64, timeout: std::time::Duration) -> GpuResult<bool> {
+        let fence = {
+            let mut list = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(f) = list.iter_mut().find(|f| f.serial == serial) else {
+                return Ok(false);
+            };
+            f.waiters += 1;
+            f.fence
+        };
+        let waited = unsafe {
+            self.device
+                .wait_for_fences(&[fence], true, timeout.as_nanos() as u64)
+        };
+        let mut list = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = list.iter_mut().find(|f| f.serial == serial) {
+            f.waiters -= 1;
+        }
+        match waited {
+            Ok(()) => Ok(true),
+            Err(vk::Result::TIMEOUT) => Err(format!("the GPU did not finish within {timeout:?}")),
+            Err(e) => Err(format!("vkWaitForFences: {e}")),
+        }
     }
 
     /// Stops all later use of the device after an unrecoverable error.

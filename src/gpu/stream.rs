@@ -17,7 +17,7 @@ pub const MAX_SLOTS: usize = 16;
 pub const MAX_SETS: usize = 64;
 
 /// A flush that takes longer than this is treated as a hung device.
-const HANG_TIMEOUT: Duration = Duration::from_secs(20);
+pub const HANG_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// One vkCmdDispatch: `count` jobs from `first` in the job buffer, run by one kernel on the
 /// pixels of one slot, reading source pixels from `source` (0: the arena, else that slot).
@@ -247,6 +247,17 @@ impl Stream {
         if dispatches.is_empty() {
             return Ok(());
         }
+        let serial = self.submit(dispatches, pixels)?;
+        let finished = self.finish();
+        self.gpu.retire(serial);
+        finished
+    }
+
+    /// Records `dispatches` as [`Stream::execute`] does and submits them without waiting;
+    /// returns the submission's serial. Until [`Stream::finish`] the stream's buffers belong
+    /// to the GPU.
+    pub fn submit(&mut self, dispatches: &[Dispatch], pixels: &[BufferRef]) -> GpuResult<u64> {
+        debug_assert!(!dispatches.is_empty());
         let mut taken = Vec::new();
         let mut set_of = Vec::with_capacity(dispatches.len());
         for disp in dispatches {
@@ -274,6 +285,20 @@ impl Stream {
                 d.cmd_reset_query_pool(self.cmd, q, 0, 2);
                 d.cmd_write_timestamp(self.cmd, vk::PipelineStageFlags::TOP_OF_PIPE, q, 0);
             }
+            // After every earlier submission to the queue (this thread's last one may still
+            // run, and other threads' published rows are read in place).
+            let after_earlier = [vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+                .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
+            d.cmd_pipeline_barrier(
+                self.cmd,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::DependencyFlags::empty(),
+                &after_earlier,
+                &[],
+                &[],
+            );
             let (mut bound_kernel, mut bound_set) = (usize::MAX, usize::MAX);
             let mut level = dispatches[0].level;
             for (disp, &set) in dispatches.iter().zip(&set_of) {
@@ -358,11 +383,20 @@ impl Stream {
         unsafe { d.reset_fences(&[self.fence]) }.map_err(vkerr("vkResetFences"))?;
         unsafe { (self.overflow.ptr as *mut u32).write(0) };
         self.overflow.flush(0..4)?;
-        gpu.submit(self.cmd, self.fence)?;
+        let serial = gpu.submit(self.cmd, self.fence)?;
         stats::add(&COUNTERS.submissions, 1);
         stats::add(&COUNTERS.dispatches, dispatch_count);
         stats::add(&COUNTERS.barriers, barriers);
         stats::max(&COUNTERS.max_levels, barriers + 1);
+        Ok(serial)
+    }
+
+    /// Waits for this stream's submission; then its results and buffers are the host's
+    /// again. The caller retires the submission ([`Gpu::retire`]) once the pixels it wrote
+    /// are final (after what is left for the host, or after redoing it all on the CPU).
+    pub fn finish(&mut self) -> GpuResult<()> {
+        let gpu = self.gpu;
+        let d = &gpu.device;
         self.wait()?;
         self.overflow.invalidate(0..4)?;
         if let (Some(q), Some(period)) = (self.queries, gpu.info.timestamp_period_ns) {
