@@ -1465,6 +1465,14 @@ impl Recorder {
     /// completes it. Returns the serial readers wait for ([`await_submission`]), 0 when
     /// everything is complete.
     fn publish(&mut self) -> u64 {
+        if self.pending() == 0 {
+            // Nothing new: readers wait for the batch in flight, if any.
+            return self
+                .in_flight
+                .as_ref()
+                .and_then(|a| a.unretired)
+                .unwrap_or(0);
+        }
         let unattended = matches!(&self.gpu, Some(g) if g.pending > 0 && g.runs_unattended());
         if !unattended {
             self.flush(Reason::RowPublished);
@@ -1509,7 +1517,7 @@ impl Recorder {
                 // Nothing reached the GPU.
                 g.stream.gpu().mark_lost(&e);
                 g.run_on_cpu(arena);
-                std::mem::forget(next);
+                drop(next); // never submitted
                 self.drop_gpu();
                 self.arena.len = 0;
                 self.written = (usize::MAX, 0);
@@ -1972,6 +1980,8 @@ impl Recorder {
 
 impl Drop for Recorder {
     fn drop(&mut self) {
+        // A batch still in flight (a published row) must not be freed under the GPU.
+        self.settle();
         // A thread that ends with pending calls: complete them rather than lose them.
         if self.pending() > 0 {
             crate::debug!("thread exit: completing {} pending calls", self.pending());

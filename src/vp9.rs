@@ -421,8 +421,9 @@ unsafe extern "C" fn frame_begin(_ctx: *mut c_void, frame: *const DaedalusVp9Fra
 
 /// Completes what the decoder is about to read: for an intra block only the pending calls on
 /// its pixels (and what they depend on), where this thread began the frame and so knows its
-/// planes; everything else completes all pending work (a row done on a slice thread is read
-/// by the loop-filter thread, a published row by other frame threads).
+/// planes; a row done on a slice thread (read by the loop-filter thread) completes all pending
+/// work. A row published to other frame threads is submitted and left running: they wait for
+/// it in `await_rows`.
 unsafe extern "C" fn sync(
     _ctx: *mut c_void,
     reason: c_int,

@@ -7,9 +7,14 @@ mod common;
 use common::*;
 use daedalus::stats::{self, COUNTERS};
 use daedalus::{batch, ffi};
+use std::sync::Mutex;
+
+/// The counters are the process's: one test at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 #[test]
 fn a_published_batch_is_complete_for_a_reader_that_awaits_it() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     require_gpu();
     let dsp = ffmpeg_c();
     let mut rng = Rng::new(61);
@@ -76,5 +81,47 @@ fn a_published_batch_is_complete_for_a_reader_that_awaits_it() {
             );
         }
     }
+    assert_validation_clean();
+}
+
+/// A thread that ends right after publishing completes its batch before its GPU objects go:
+/// a reader of the row then finds it complete.
+#[test]
+fn a_thread_that_ends_after_publishing_completes_its_batch() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    require_gpu();
+    let dsp = ffmpeg_c();
+    let mut rng = Rng::new(62);
+    let cs = vec![Canvas::new(&mut rng, 320, 192)];
+    let blocks = place_blocks(&mut rng, &cs, 300, &daedalus::kernels::itx::Transform::ALL);
+    let mut want = clone_canvases(&cs);
+    apply_ffmpeg(&dsp, &mut want, &mut blocks.clone());
+    let mut ours = clone_canvases(&cs);
+    let (p, len) = (ours[0].pixels.as_mut_ptr() as usize, ours[0].pixels.len());
+    assert_eq!(ffi::daedalus_register_memory(p as *mut _, len), 0);
+    let stride = ours[0].stride;
+    let serial = std::thread::spawn(move || {
+        // Record straight into the registered pixels of the main thread's canvas.
+        for b in &mut blocks.clone() {
+            let at = b.y * stride + b.x;
+            unsafe {
+                daedalus_itx(b.tx)(
+                    (p as *mut u8).add(at),
+                    stride as isize,
+                    b.coefs.as_mut_ptr(),
+                    b.eob,
+                )
+            };
+        }
+        batch::publish()
+    })
+    .join()
+    .expect("publishing thread");
+    assert_ne!(serial, 0);
+    batch::await_submission(serial);
+    if let Some(d) = first_difference(&ours, &want) {
+        panic!("after the publishing thread ended: {d}");
+    }
+    assert_eq!(ffi::daedalus_unregister_memory(p as *mut _), 0);
     assert_validation_clean();
 }

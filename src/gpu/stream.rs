@@ -281,10 +281,6 @@ impl Stream {
                     .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
             )
             .map_err(vkerr("vkBeginCommandBuffer"))?;
-            if let Some(q) = self.queries {
-                d.cmd_reset_query_pool(self.cmd, q, 0, 2);
-                d.cmd_write_timestamp(self.cmd, vk::PipelineStageFlags::TOP_OF_PIPE, q, 0);
-            }
             // After every earlier submission to the queue (this thread's last one may still
             // run, and other threads' published rows are read in place).
             let after_earlier = [vk::MemoryBarrier::default()
@@ -299,6 +295,12 @@ impl Stream {
                 &[],
                 &[],
             );
+            // The busy time of this submission's own work: the first timestamp is taken once
+            // the compute work submitted before it (which it waits for) has completed.
+            if let Some(q) = self.queries {
+                d.cmd_reset_query_pool(self.cmd, q, 0, 2);
+                d.cmd_write_timestamp(self.cmd, vk::PipelineStageFlags::COMPUTE_SHADER, q, 0);
+            }
             let (mut bound_kernel, mut bound_set) = (usize::MAX, usize::MAX);
             let mut level = dispatches[0].level;
             for (disp, &set) in dispatches.iter().zip(&set_of) {
