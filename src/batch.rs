@@ -1702,17 +1702,13 @@ impl Recorder {
     }
 
     /// Whether a call's source window, read on the CPU now, may hold pixels the batch in
-    /// flight writes: it lies in registered memory (which is all that batch writes).
+    /// flight writes: it meets a region that batch placed calls in (all it writes).
     fn source_may_be_in_flight(&self, op: &Op) -> bool {
-        let Some(win) = op.source() else {
+        let (Some(win), Some(a)) = (op.source(), &self.in_flight) else {
             return false;
         };
         let (lo, hi) = win.span();
-        hi < lo
-            || !matches!(
-                regions::place(&regions::snapshot(), lo, hi),
-                Placement::Outside
-            )
+        hi < lo || !matches!(regions::place(&a.regions, lo, hi), Placement::Outside)
     }
 
     fn note_written(&mut self, rect: &Area) {

@@ -241,21 +241,10 @@ impl Stream {
         Ok(i)
     }
 
-    /// Records `dispatches` (in level order) into the command buffer, submits it once and waits.
-    /// `pixels[slot]` is a slot's pixel buffer; source 0 is the arena, source `k` is slot `k`.
-    pub fn execute(&mut self, dispatches: &[Dispatch], pixels: &[BufferRef]) -> GpuResult<()> {
-        if dispatches.is_empty() {
-            return Ok(());
-        }
-        let serial = self.submit(dispatches, pixels)?;
-        let finished = self.finish();
-        self.gpu.retire(serial);
-        finished
-    }
-
-    /// Records `dispatches` as [`Stream::execute`] does and submits them without waiting;
-    /// returns the submission's serial. Until [`Stream::finish`] the stream's buffers belong
-    /// to the GPU.
+    /// Records `dispatches` (in level order) into the command buffer and submits it once,
+    /// without waiting; returns the submission's serial. `pixels[slot]` is a slot's pixel
+    /// buffer; source 0 is the arena, source `k` is slot `k`. Until [`Stream::finish`] the
+    /// stream's buffers belong to the GPU.
     pub fn submit(&mut self, dispatches: &[Dispatch], pixels: &[BufferRef]) -> GpuResult<u64> {
         debug_assert!(!dispatches.is_empty());
         let mut taken = Vec::new();
@@ -283,18 +272,7 @@ impl Stream {
             .map_err(vkerr("vkBeginCommandBuffer"))?;
             // After every earlier submission to the queue (this thread's last one may still
             // run, and other threads' published rows are read in place).
-            let after_earlier = [vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-                .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
-            d.cmd_pipeline_barrier(
-                self.cmd,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::DependencyFlags::empty(),
-                &after_earlier,
-                &[],
-                &[],
-            );
+            compute_barrier(d, self.cmd);
             // The busy time of this submission's own work: the first timestamp is taken once
             // the compute work submitted before it (which it waits for) has completed.
             if let Some(q) = self.queries {
@@ -306,22 +284,7 @@ impl Stream {
             for (disp, &set) in dispatches.iter().zip(&set_of) {
                 if disp.level != level {
                     // The next level reads and writes what this one wrote.
-                    let barrier = [vk::MemoryBarrier::default()
-                        .src_access_mask(
-                            vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::SHADER_READ,
-                        )
-                        .dst_access_mask(
-                            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
-                        )];
-                    d.cmd_pipeline_barrier(
-                        self.cmd,
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                        vk::DependencyFlags::empty(),
-                        &barrier,
-                        &[],
-                        &[],
-                    );
+                    compute_barrier(d, self.cmd);
                     level = disp.level;
                     barriers += 1;
                 }
@@ -438,6 +401,23 @@ impl Stream {
             Err(e) => Err(format!("vkWaitForFences: {e}")),
         }
     }
+}
+
+/// Orders the compute work after it after all compute work before it (in submission order,
+/// earlier submissions to the queue included): reads and writes after writes and reads.
+unsafe fn compute_barrier(d: &ash::Device, cmd: vk::CommandBuffer) {
+    let barrier = [vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::SHADER_READ)
+        .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
+    d.cmd_pipeline_barrier(
+        cmd,
+        vk::PipelineStageFlags::COMPUTE_SHADER,
+        vk::PipelineStageFlags::COMPUTE_SHADER,
+        vk::DependencyFlags::empty(),
+        &barrier,
+        &[],
+        &[],
+    );
 }
 
 impl Drop for Stream {
