@@ -472,16 +472,41 @@ impl Captured {
     }
 }
 
-fn count_deferred(op: &Op) {
-    stats::add(&COUNTERS.deferred, 1);
-    stats::add(
+/// Counts of the calls a thread recorded, kept with its recorder and added to the shared
+/// counters at each flush: an atomic add per call would cost more than recording it, above
+/// all with frame threads on many cores.
+#[derive(Default)]
+struct RecordedCounts {
+    itx: u64,
+    mc: u64,
+    lf: u64,
+    mc_source_in_place: u64,
+    /// The calls of inter frames (frames with references) among them, and how many of
+    /// those completed early on the CPU.
+    inter: u64,
+    inter_completed_early: u64,
+}
+
+impl RecordedCounts {
+    fn count(&mut self, op: &Op, inter_frame: bool) {
         match op {
-            Op::Itx { .. } => &COUNTERS.deferred_itx,
-            Op::Mc { .. } => &COUNTERS.deferred_mc,
-            Op::Lf { .. } => &COUNTERS.deferred_lf,
-        },
-        1,
-    );
+            Op::Itx { .. } => self.itx += 1,
+            Op::Mc { .. } => self.mc += 1,
+            Op::Lf { .. } => self.lf += 1,
+        }
+        self.inter += inter_frame as u64;
+    }
+
+    fn fold(&mut self) {
+        let c = std::mem::take(self);
+        stats::add(&COUNTERS.deferred, c.itx + c.mc + c.lf);
+        stats::add(&COUNTERS.deferred_itx, c.itx);
+        stats::add(&COUNTERS.deferred_mc, c.mc);
+        stats::add(&COUNTERS.deferred_lf, c.lf);
+        stats::add(&COUNTERS.mc_source_in_place, c.mc_source_in_place);
+        stats::add(&COUNTERS.inter_deferred, c.inter);
+        stats::add(&COUNTERS.inter_completed_early, c.inter_completed_early);
+    }
 }
 
 /// Where a call's pixels are for the GPU.
@@ -510,6 +535,8 @@ struct Placed {
     serial: u32,
     /// A transform that FFmpeg's function may redo after the submission.
     may_redo: bool,
+    /// See `Need::unknown_readers`.
+    unknown_readers: bool,
 }
 
 /// A job word 0 (its pixel) that tells the shaders to skip the job: the call completed early,
@@ -529,8 +556,9 @@ struct PendingCall {
     cost: u32,
     deps_at: u32,
     deps_end: u32,
-    /// Its pixels travel through the staging buffer: it cannot complete early.
-    copied: bool,
+    /// It cannot complete early: its pixels travel through the staging buffer, or pending
+    /// calls read them that its dependencies do not name (`Need::unknown_readers`).
+    batch_only: bool,
 }
 
 /// A call's CPU work in units of about 64 pixels filtered or transformed.
@@ -671,6 +699,8 @@ struct GpuBatch {
     /// no import outlives its registration for longer than the pending batch.
     regions: Vec<Arc<Region>>,
     regions_version: u64,
+    /// The index in `regions` of the last motion compensation source's region.
+    last_source: usize,
     /// Most job words one submission takes (the job buffer's limit).
     max_words: usize,
     /// Per placed call (by its index in `levels`): its jobs and dependencies.
@@ -713,6 +743,7 @@ impl GpuBatch {
             pair_count: 0,
             regions: Vec::new(),
             regions_version: 0,
+            last_source: 0,
             calls: Vec::new(),
             deps: Vec::new(),
             found: Deps::default(),
@@ -796,7 +827,16 @@ impl GpuBatch {
         ) = (op, op.source())
         {
             let (lo, hi) = win.span();
-            match regions::place(&self.regions, lo, hi) {
+            // Most sources lie in the region the previous one did.
+            let last = self.last_source;
+            let placement = match self.regions.get(last) {
+                Some(r) if r.start <= lo && hi <= r.end => Placement::Inside(last),
+                _ => regions::place(&self.regions, lo, hi),
+            };
+            if let Placement::Inside(index) = placement {
+                self.last_source = index;
+            }
+            match placement {
                 Placement::Inside(index) if src_stride.unsigned_abs() <= i32::MAX as usize => {
                     let r = self.regions[index].clone();
                     if let Some(in_place) = &r.in_place {
@@ -830,6 +870,7 @@ impl GpuBatch {
                     .ok_or(Busy::Flush(Reason::Overlap))?;
                 need.level = need.level.max(n.level);
                 need.after_cpu_redo |= n.after_cpu_redo;
+                need.unknown_readers |= n.unknown_readers;
                 (r.slot, Some(block))
             }
             None => (0, None),
@@ -899,6 +940,7 @@ impl GpuBatch {
             level: need.level,
             serial,
             may_redo: cpu_redo,
+            unknown_readers: need.unknown_readers,
         })
     }
 
@@ -940,8 +982,18 @@ impl GpuBatch {
             }
         };
         let words = job_words(kernel as usize);
-        let at = self.buckets[index].len() as u32;
-        self.buckets[index].extend_from_slice(&job[..words]);
+        let bucket = &mut self.buckets[index];
+        let at = bucket.len();
+        // The whole job array at once (a fixed-size copy, no call to memmove), of which the
+        // bucket keeps `words`.
+        bucket.reserve(job.len());
+        // SAFETY: `reserve` made room for `job.len()` words after `at`, and the first `words`
+        // of them are written before the length covers them.
+        unsafe {
+            ptr::copy_nonoverlapping(job.as_ptr(), bucket.as_mut_ptr().add(at), job.len());
+            bucket.set_len(at + words);
+        }
+        let at = at as u32;
         self.pending_words += words;
         (index as u32, at)
     }
@@ -955,7 +1007,7 @@ impl GpuBatch {
         first_word: u32,
         jobs: u32,
         cost: u32,
-        copied: bool,
+        batch_only: bool,
     ) {
         // Serials and calls are made together in `place` and `record`; were they ever out of
         // step, early completion must not trust the table (it completes the batch instead).
@@ -975,7 +1027,7 @@ impl GpuBatch {
             cost,
             deps_at,
             deps_end: self.deps.len() as u32,
-            copied,
+            batch_only,
         });
     }
 
@@ -1009,7 +1061,7 @@ impl GpuBatch {
             self.visited[i] = self.visit;
             let c = &self.calls[i];
             cost += c.cost as usize;
-            if c.copied || cost > limit {
+            if c.batch_only || cost > limit {
                 return false;
             }
             list.push(i);
@@ -1378,6 +1430,9 @@ struct Recorder {
     /// while one is in flight.
     in_flight: Option<GpuBatch>,
     spare: Option<GpuBatch>,
+    counts: RecordedCounts,
+    /// The thread decodes an inter frame ([`note_frame`]).
+    inter_frame: bool,
 }
 
 thread_local! {
@@ -1401,6 +1456,8 @@ impl Recorder {
             gpu: None,
             in_flight: None,
             spare: None,
+            counts: RecordedCounts::default(),
+            inter_frame: false,
         }
     }
 
@@ -1465,6 +1522,7 @@ impl Recorder {
     /// completes it. Returns the serial readers wait for ([`await_submission`]), 0 when
     /// everything is complete.
     fn publish(&mut self) -> u64 {
+        self.counts.fold();
         if self.pending() == 0 {
             // Nothing new: readers wait for the batch in flight, if any.
             return self
@@ -1764,7 +1822,7 @@ impl Recorder {
             });
             self.cpu_calls += 1;
             self.note_written(&rect);
-            count_deferred(&op);
+            self.counts.count(&op, self.inter_frame);
             return;
         }
         // Place the call; a call that cannot join completes the pending batch first (which
@@ -1797,6 +1855,7 @@ impl Recorder {
             level,
             serial,
             may_redo,
+            unknown_readers,
         }) = placed
         else {
             if self.gpu.is_none() {
@@ -1820,7 +1879,7 @@ impl Recorder {
                 offset,
                 stride,
             } => {
-                stats::add(&COUNTERS.mc_source_in_place, 1);
+                self.counts.mc_source_in_place += 1;
                 (
                     Captured {
                         word: offset,
@@ -1875,10 +1934,11 @@ impl Recorder {
         if let Some(g) = &mut self.gpu {
             let (bucket, first_word) = first.expect("a call has jobs");
             let cost = call_cost(&op, jobs);
-            g.note_call(serial, bucket, first_word, jobs as u32, cost, copied);
+            let batch_only = copied || unknown_readers;
+            g.note_call(serial, bucket, first_word, jobs as u32, cost, batch_only);
             g.pending += 1;
         }
-        count_deferred(&op);
+        self.counts.count(&op, self.inter_frame);
     }
 
     /// Runs a call of FFmpeg's decoder whose family is placed on the CPU: its own function at
@@ -1916,8 +1976,12 @@ impl Recorder {
         let arena = self.arena.ptr;
         match &mut self.gpu {
             Some(g) if g.pending > 0 => {
+                let before = g.completed_early;
                 if g.complete_areas(areas, EARLY_COST_LIMIT, arena) {
                     stats::add(&COUNTERS.early_completions, 1);
+                    if self.inter_frame {
+                        self.counts.inter_completed_early += (g.completed_early - before) as u64;
+                    }
                 } else {
                     self.flush(reason);
                 }
@@ -1927,6 +1991,7 @@ impl Recorder {
     }
 
     fn flush(&mut self, reason: Reason) {
+        self.counts.fold();
         self.settle();
         if self.pending() == 0 {
             if let Some(g) = &mut self.gpu {
@@ -1983,6 +2048,7 @@ impl Drop for Recorder {
             crate::debug!("thread exit: completing {} pending calls", self.pending());
             self.flush(Reason::ThreadExit);
         }
+        self.counts.fold();
     }
 }
 
@@ -2131,6 +2197,26 @@ pub fn await_submission(serial: u64) {
 /// Executes every call the calling thread recorded; returns with the pixels in place.
 pub fn flush() {
     flush_for(Reason::Caller)
+}
+
+/// Notes whether the frame the calling thread decodes from now on is an inter frame (for
+/// the `inter_*` counters).
+pub fn note_frame(inter: bool) {
+    let _ = RECORDER.try_with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            r.inter_frame = inter;
+        }
+    });
+}
+
+/// Adds the calling thread's counts of recorded calls to the shared counters (each thread's
+/// flushes do so too).
+pub fn fold_counts() {
+    let _ = RECORDER.try_with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            r.counts.fold();
+        }
+    });
 }
 
 /// Whether this thread's recorder executes on the GPU (choosing the backend if not yet done).

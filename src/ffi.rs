@@ -594,6 +594,7 @@ pub unsafe extern "C" fn daedalus_get_stats(out: *mut DaedalusStats) {
         if out.is_null() {
             return;
         }
+        crate::batch::fold_counts();
         let c = &COUNTERS;
         out.write(DaedalusStats {
             deferred: stats::read(&c.deferred),

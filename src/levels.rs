@@ -14,6 +14,10 @@
 //! reader needs gives the few calls that must complete before it, which the batch can then run
 //! on the CPU alone while the rest stays pending (`complete`).
 //!
+//! A region that the batch has not written (a reference frame) keeps no cells for its reads:
+//! a read there comes after nothing pending, and most of the cells a decoder's calls touch are
+//! those of motion compensation's source windows.
+//!
 //! Levels are kept per 4x4-pixel cell of a registered region, for the region's stride (a
 //! decoder's plane). A block that is not aligned to the cells takes every cell it touches,
 //! which can only add levels. A call with another stride than the region's pending calls
@@ -53,6 +57,10 @@ pub struct Need {
     /// (FFmpeg's function, for a block whose 16-bit lanes overflow): it cannot be ordered after
     /// it inside the submission.
     pub after_cpu_redo: bool,
+    /// It writes bytes that pending calls read without marking cells (see
+    /// [`RegionLevels::unmarked`]): its level comes after them, but its dependencies do not
+    /// name them, so it must not complete early.
+    pub unknown_readers: bool,
 }
 
 /// The pending calls a call must come after, as [`Levels::need`] finds them (serials, with
@@ -80,6 +88,23 @@ pub struct Block {
     pub h: usize,
 }
 
+impl Block {
+    /// The bytes from its lowest to its highest, as offsets in the region (`lo .. hi`).
+    fn bytes(&self) -> (usize, usize) {
+        let last_row = (self.h.max(1) - 1) as isize * self.stride;
+        let first = (self.offset as isize).min(self.offset as isize + last_row);
+        let first = first.max(0) as usize;
+        (first, first + last_row.unsigned_abs() + self.w)
+    }
+}
+
+/// No bytes: meets nothing.
+const NO_BYTES: (usize, usize) = (usize::MAX, 0);
+
+fn meets(a: (usize, usize), b: (usize, usize)) -> bool {
+    a.0 < b.1 && b.0 < a.1
+}
+
 /// Cells `cx0..cx1` of rows `cy0..cy1`.
 #[derive(Clone, Copy)]
 struct Cells {
@@ -87,6 +112,20 @@ struct Cells {
     cy1: usize,
     cx0: usize,
     cx1: usize,
+}
+
+/// What one 4x4 cell remembers of this batch's pending calls.
+#[derive(Clone, Copy, Default)]
+struct Cell {
+    /// The stamp of its last write, times two, plus one if that write may be redone on the
+    /// CPU after the submission.
+    write: u32,
+    /// The stamp of its latest read or write.
+    read: u32,
+    /// The serial of the call that wrote it last.
+    writer: u32,
+    /// The serial of the latest call that read or wrote it (see [`MANY_READERS`]).
+    reader: u32,
 }
 
 struct RegionLevels {
@@ -97,15 +136,18 @@ struct RegionLevels {
     stride_magic: u64,
     /// The layout may change only while the batch has not used it.
     used: bool,
+    /// This batch wrote the region (its cells hold the writes and every later read).
+    written: bool,
+    /// The bytes (`lo .. hi`, offsets in the region) that calls of this batch read before any
+    /// wrote the region: such reads (a motion compensation's reference frame) keep no cells,
+    /// since nothing pending writes there. A write that meets these bytes cannot tell which
+    /// cells they read.
+    unmarked: (usize, usize),
+    /// The highest stamp among those reads.
+    unmarked_stamp: u32,
     cols: usize,
-    /// Per cell: the stamp of its last write, times two, plus one if that write may be redone
-    /// on the CPU after the submission; and the stamp of its latest read or write.
-    write: Vec<u32>,
-    read: Vec<u32>,
-    /// Per cell: the serial of the call that wrote it last, and of the latest call that read
-    /// or wrote it.
-    writer: Vec<u32>,
-    reader: Vec<u32>,
+    /// One per cell, row by row (one memory access per cell).
+    cells: Vec<Cell>,
 }
 
 impl RegionLevels {
@@ -116,11 +158,11 @@ impl RegionLevels {
             stride: 0,
             stride_magic: 0,
             used: false,
+            written: false,
+            unmarked: NO_BYTES,
+            unmarked_stamp: 0,
             cols: 0,
-            write: Vec::new(),
-            read: Vec::new(),
-            writer: Vec::new(),
-            reader: Vec::new(),
+            cells: Vec::new(),
         }
     }
 
@@ -129,10 +171,7 @@ impl RegionLevels {
         self.stride_magic = (u64::MAX / stride as u64).wrapping_add(1);
         self.cols = stride.div_ceil(4) + 1;
         let rows = (self.len / stride + 1).div_ceil(4) + 1;
-        self.write = vec![0; rows * self.cols];
-        self.read = vec![0; rows * self.cols];
-        self.writer = vec![0; rows * self.cols];
-        self.reader = vec![0; rows * self.cols];
+        self.cells = vec![Cell::default(); rows * self.cols];
     }
 
     /// `offset / stride` without a division instruction: with `m = ceil(2^64 / d)`,
@@ -212,10 +251,7 @@ impl Levels {
         let serial_top = self.serial_base + self.done.len() as u32;
         if self.top >= 1 << 30 || serial_top >= 1 << 30 {
             for r in &mut self.regions {
-                r.write.fill(0);
-                r.read.fill(0);
-                r.writer.fill(0);
-                r.reader.fill(0);
+                r.cells.fill(Cell::default());
             }
             self.top = 0;
             self.serial_base = 0;
@@ -226,6 +262,9 @@ impl Levels {
         self.base = self.top;
         for r in &mut self.regions {
             r.used = false;
+            r.written = false;
+            r.unmarked = NO_BYTES;
+            r.unmarked_stamp = 0;
         }
     }
 
@@ -290,49 +329,65 @@ impl Levels {
     pub fn need(&mut self, b: &Block, access: Access, deps: &mut Deps) -> Option<Need> {
         let base = self.base;
         let at = self.region_index(b.region, b.region_len);
-        let c = self.regions[at].cells(b.offset, b.stride, b.w, b.h)?;
+        let r = &mut self.regions[at];
+        // Nothing of this batch wrote it: no level to come after, no call to depend on.
+        if access == Access::Read && !r.written {
+            return Some(Need::default());
+        }
+        let unknown_readers = access == Access::Write && meets(r.unmarked, b.bytes());
+        let c = r.cells(b.offset, b.stride, b.w, b.h)?;
         let r = &self.regions[at];
-        let mut after = 0u32; // highest stamp to come after
+        // The highest stamp to come after.
+        let mut after = if unknown_readers { r.unmarked_stamp } else { 0 };
         let mut redo = false;
         let mut last = 0u32;
         for cy in c.cy0..c.cy1 {
             let row = cy * r.cols;
-            for i in row + c.cx0..row + c.cx1 {
-                let written = r.write[i];
-                after = after.max(written >> 1);
-                let (w, t) = (r.writer[i], r.reader[i]);
-                if written & 1 != 0 && written >> 1 > base && self.pending_index(w).is_some() {
+            for cell in &r.cells[row + c.cx0..row + c.cx1] {
+                let Cell {
+                    write,
+                    read,
+                    writer,
+                    reader,
+                } = *cell;
+                after = after.max(write >> 1);
+                if write & 1 != 0 && write >> 1 > base && self.pending_index(writer).is_some() {
                     redo = true;
                 }
+                if writer != last && s_pending(self, writer) {
+                    deps.all.push(writer);
+                    last = writer;
+                }
                 if access == Access::Write {
-                    after = after.max(r.read[i]);
-                }
-                if s_pending(self, w) && w != last {
-                    deps.all.push(w);
-                    last = w;
-                }
-                if access == Access::Write && many_readers(self, t) {
-                    return None; // which readers, only the whole batch knows
-                }
-                if access == Access::Write && t != last && s_pending(self, t) {
-                    deps.all.push(t);
-                    last = t;
+                    after = after.max(read);
+                    if many_readers(self, reader) {
+                        return None; // which readers, only the whole batch knows
+                    }
+                    if reader != last && s_pending(self, reader) {
+                        deps.all.push(reader);
+                        last = reader;
+                    }
                 }
             }
         }
         Some(Need {
             level: after.saturating_sub(base),
             after_cpu_redo: redo,
+            unknown_readers,
         })
     }
 
     /// Adds to `out` the pending calls that read or write the cells of `b`; `false` when the
-    /// region is laid out for another stride (its calls cannot be told apart).
+    /// cells cannot tell (the region is laid out for another stride, or pending calls read it
+    /// without marking cells).
     pub fn pending_on(&mut self, b: &Block, out: &mut Vec<u32>) -> bool {
         let Some(at) = self.regions.iter().position(|r| r.id == b.region) else {
             return true; // nothing pending there
         };
         let r = &self.regions[at];
+        if meets(r.unmarked, b.bytes()) {
+            return false;
+        }
         if !r.used {
             return true;
         }
@@ -346,12 +401,11 @@ impl Levels {
         let mut last = 0u32;
         for cy in c.cy0..c.cy1 {
             let row = cy * r.cols;
-            for i in row + c.cx0..row + c.cx1 {
-                let t = r.reader[i];
-                if many_readers(self, t) {
+            for cell in &r.cells[row + c.cx0..row + c.cx1] {
+                if many_readers(self, cell.reader) {
                     return false;
                 }
-                for s in [r.writer[i], t] {
+                for s in [cell.writer, cell.reader] {
                     if s != last && s_pending(self, s) {
                         out.push(s);
                         last = s;
@@ -373,23 +427,33 @@ impl Levels {
         let pending = |t: u32| done.get(index(t)) == Some(&false);
         let in_batch = |t: u32| index(t) < done.len();
         let r = &mut self.regions[at];
+        match access {
+            Access::Read if !r.written => {
+                let (lo, hi) = b.bytes();
+                r.unmarked = (r.unmarked.0.min(lo), r.unmarked.1.max(hi));
+                r.unmarked_stamp = r.unmarked_stamp.max(stamp);
+                return;
+            }
+            Access::Read => {}
+            Access::Write => r.written = true,
+        }
         let Some(c) = r.cells(b.offset, b.stride, b.w, b.h) else {
             debug_assert!(false, "marked a block that `need` refused");
             return;
         };
         for cy in c.cy0..c.cy1 {
             let row = cy * r.cols;
-            for i in row + c.cx0..row + c.cx1 {
-                r.read[i] = r.read[i].max(stamp);
-                let old = r.reader[i];
+            for cell in &mut r.cells[row + c.cx0..row + c.cx1] {
+                cell.read = cell.read.max(stamp);
+                let old = cell.reader;
                 let t = old & !MANY_READERS;
                 let another = access == Access::Read
                     && ((old & MANY_READERS != 0 && in_batch(t))
-                        || (t != serial && t != r.writer[i] && pending(t)));
-                r.reader[i] = serial | if another { MANY_READERS } else { 0 };
+                        || (t != serial && t != cell.writer && pending(t)));
+                cell.reader = serial | if another { MANY_READERS } else { 0 };
                 if access == Access::Write {
-                    r.write[i] = stamp << 1 | cpu_redo as u32;
-                    r.writer[i] = serial;
+                    cell.write = stamp << 1 | cpu_redo as u32;
+                    cell.writer = serial;
                 }
             }
         }
@@ -530,6 +594,51 @@ mod tests {
         assert_eq!(at(&mut l, 0, 0, 64, 64, Access::Write), 0, "a new batch");
     }
 
+    /// Reads of a region the batch has not written (a reference frame) mark no cells and come
+    /// after nothing. A write on the bytes they read comes after them but cannot name them
+    /// (it must not complete early), nor can a reader asking which calls are pending there.
+    /// Elsewhere in the region a write is placed as usual, and reads after it keep cells.
+    #[test]
+    fn reads_of_an_unwritten_region_keep_no_cells() {
+        let mut l = Levels::default();
+        let mut d = Deps::default();
+        let reference = blk(7, 1 << 16, 4 * 256 + 8, 256, 64, 64);
+        for _ in 0..2 {
+            let n = l.need(&reference, Access::Read, &mut d).unwrap();
+            assert_eq!(n.level, 0);
+            let serial = l.new_serial();
+            l.mark(&reference, Access::Read, n.level, false, serial);
+        }
+        assert!(d.all.is_empty());
+        assert!(
+            l.regions.iter().all(|r| r.cells.is_empty()),
+            "no cells kept"
+        );
+        // The last byte read is row 67, column 71; a block mirrored (negative stride) ending
+        // there meets it too.
+        let last = blk(7, 1 << 16, 67 * 256 + 68, 256, 4, 4);
+        let mirrored = blk(7, 1 << 16, 67 * 256 + 68, -256, 4, 4);
+        for b in [last, mirrored] {
+            let n = l.need(&b, Access::Write, &mut d).unwrap();
+            assert_eq!((n.level, n.unknown_readers), (1, true));
+            assert!(!l.pending_on(&b, &mut Vec::new()));
+        }
+        assert!(d.all.is_empty(), "the readers are not known");
+        let below = blk(7, 1 << 16, 68 * 256, 256, 8, 8);
+        assert!(l.pending_on(&below, &mut Vec::new()));
+        let n = l.need(&below, Access::Write, &mut d).unwrap();
+        assert_eq!((n.level, n.unknown_readers), (0, false));
+        let serial = l.new_serial();
+        l.mark(&below, Access::Write, n.level, false, serial);
+        // Written: its reads keep cells again and come after the write.
+        let over = blk(7, 1 << 16, 70 * 256 + 4, 256, 8, 8);
+        let n = l.need(&over, Access::Read, &mut d).unwrap();
+        assert_eq!((n.level, d.all.as_slice()), (1, [serial].as_slice()));
+        l.clear();
+        let n = l.need(&last, Access::Write, &mut d).unwrap();
+        assert!(!n.unknown_readers, "a new batch");
+    }
+
     #[test]
     fn another_stride_is_refused_until_the_next_batch() {
         let mut l = Levels::default();
@@ -588,6 +697,8 @@ mod tests {
                 // per call: serial, bytes, access, dependencies; done
                 let mut calls: Vec<(u32, HashSet<usize>, Access, Vec<u32>)> = Vec::new();
                 let mut done: Vec<bool> = Vec::new();
+                // per call: its readers were not named (it cannot complete early)
+                let mut unknown: Vec<bool> = Vec::new();
                 for _ in 0..120 {
                     let (w, h) = SHAPES[rng.below(SHAPES.len())];
                     let max = len - (h - 1) * stride as usize - w;
@@ -607,6 +718,7 @@ mod tests {
                             levels.clear();
                             calls.clear();
                             done.clear();
+                            unknown.clear();
                             d.clear();
                             levels.need(&b, access, &mut d).expect("a new batch")
                         }
@@ -616,6 +728,7 @@ mod tests {
                     let bytes = bytes_of(offset, stride, w, h).into_iter().collect();
                     calls.push((serial, bytes, access, d.all));
                     done.push(false);
+                    unknown.push(need.unknown_readers);
                     if rng.below(8) != 0 {
                         continue;
                     }
@@ -636,6 +749,9 @@ mod tests {
                         if closed.insert(i) {
                             roots.extend(calls[i].3.iter().copied());
                         }
+                    }
+                    if closed.iter().any(|&i| unknown[i]) {
+                        continue; // the batch completes as a whole
                     }
                     for (i, c) in calls.iter().enumerate() {
                         if done[i] {

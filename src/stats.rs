@@ -14,6 +14,10 @@ pub struct Counters {
     /// Motion compensations that read their source in place on the GPU (the others copied
     /// their source window at call time).
     pub mc_source_in_place: AtomicU64,
+    /// Deferred calls of inter frames (on the thread that began the frame: slice workers'
+    /// calls are not counted), and how many of them completed early on the CPU.
+    pub inter_deferred: AtomicU64,
+    pub inter_completed_early: AtomicU64,
     /// The most levels one submission ran (`levels`), and the barriers between levels.
     pub max_levels: AtomicU64,
     pub barriers: AtomicU64,
@@ -87,6 +91,8 @@ pub static COUNTERS: Counters = Counters {
     deferred_mc: AtomicU64::new(0),
     deferred_lf: AtomicU64::new(0),
     mc_source_in_place: AtomicU64::new(0),
+    inter_deferred: AtomicU64::new(0),
+    inter_completed_early: AtomicU64::new(0),
     max_levels: AtomicU64::new(0),
     barriers: AtomicU64::new(0),
     immediate: AtomicU64::new(0),

@@ -404,6 +404,10 @@ unsafe extern "C" fn frame_begin(_ctx: *mut c_void, frame: *const DaedalusVp9Fra
             }
         }
         REGISTERED.with(|r| *r.borrow_mut() = registered);
+        let inter = frame
+            .as_ref()
+            .is_some_and(|f| f.ref_buf_data.iter().flatten().any(|p| !p.is_null()));
+        batch::note_frame(inter);
         let planes = frame.as_ref().map(|f| Planes {
             data: f.data,
             linesize: f.linesize,
@@ -707,6 +711,7 @@ fn register_stats_at_exit() {
 
 /// One line of `key=value` counters (`DAEDALUS_STATS=1`), printed at exit.
 pub fn stats_line() -> String {
+    batch::fold_counts();
     let c = &COUNTERS;
     let r = |x: &std::sync::atomic::AtomicU64| stats::read(x);
     // gpu: the device ran the work; cpu: the CPU reference did (DAEDALUS=cpu, or no usable
@@ -750,7 +755,7 @@ pub fn stats_line() -> String {
     format!(
         "daedalus: device=\"{device}\" path={path} kernels={kernels} kernels_by={kernels_by} calibration={calibration} deferred={} itx_deferred={} mc_deferred={} \
          lf_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
-         itx_redo_possible={} early_completions={} completed_early={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
+         itx_redo_possible={} early_completions={} completed_early={} inter_deferred={} inter_completed_early={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
          flush_full={} flush_immediate={} flush_registry={} unattended_submissions={} \
          awaits_in_flight={} await_ms={:.3} calls_per_submission_mean={mean:.1} \
@@ -770,6 +775,8 @@ pub fn stats_line() -> String {
         r(&c.itx_redo_possible),
         r(&c.early_completions),
         r(&c.completed_early),
+        r(&c.inter_deferred),
+        r(&c.inter_completed_early),
         r(&c.dispatches),
         r(&c.barriers),
         r(&c.max_levels),
