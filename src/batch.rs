@@ -42,6 +42,7 @@ use crate::vp9dsp::{ItxfmAddFn, Vp9DspContext};
 use once_cell::sync::OnceCell;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ptr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -631,6 +632,30 @@ fn job_eob(flags: u32) -> i32 {
 /// Most job words one call adds (a 64x64 motion compensation: 64 tiles).
 const MAX_CALL_WORDS: usize = 64 * 12;
 
+/// Hashes a bucket key with one multiplication: the keys are the recorder's own, so the
+/// default hasher's protection against chosen keys only costs time on every call.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    fn write_u32(&mut self, key: u32) {
+        // The product's upper half depends on every key bit; folding it down gives the table
+        // (which indexes by the low bits and tags by the high ones) well-mixed bits at both.
+        let h = (key as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = h ^ (h >> 32);
+    }
+}
+
 /// A bucket's key, ordered as the dispatches run: level, kernel, pixel slot, source.
 fn bucket_key(level: u32, kernel: u8, slot: u8, source: u8) -> u32 {
     debug_assert!((slot as usize) < MAX_SLOTS && (source as usize) < MAX_SLOTS);
@@ -676,7 +701,7 @@ struct GpuBatch {
     /// beyond stay allocated for later batches.
     buckets: Vec<Vec<u32>>,
     keys: Vec<u32>,
-    bucket_of: HashMap<u32, usize>,
+    bucket_of: HashMap<u32, usize, BuildHasherDefault<KeyHasher>>,
     /// The bucket pushed to last: a call's jobs, and consecutive calls, mostly share it.
     last_bucket: Option<(u32, usize)>,
     /// Calls and job words pending.
@@ -728,7 +753,7 @@ impl GpuBatch {
             may_redo: false,
             buckets: Vec::new(),
             keys: Vec::new(),
-            bucket_of: HashMap::new(),
+            bucket_of: HashMap::default(),
             last_bucket: None,
             pending: 0,
             pending_words: 0,
