@@ -7,9 +7,10 @@
 //! 3. the exports of the motion-compensation and loop-filter functions (146, named after
 //!    FFmpeg's), generated into `$OUT_DIR/exports.rs` for `src/ffi.rs` and, as prototypes, into
 //!    the header (cbindgen cannot see generated functions);
-//! 4. link lines for the FFmpeg oracles that `scripts/setup` builds: the pure-C static
-//!    libavcodec for tests (`cfg(daedalus_oracle_c)`), the SIMD one for benchmarks
-//!    (`cfg(daedalus_oracle_asm)`).
+//! 4. link lines for the oracles that `scripts/setup` builds: the pure-C static libavcodec
+//!    for tests (`cfg(daedalus_oracle_c)`), the SIMD one for benchmarks
+//!    (`cfg(daedalus_oracle_asm)`), and the pure-C static libdav1d for tests
+//!    (`cfg(daedalus_dav1d_oracle_c)`).
 
 use std::env;
 use std::fs;
@@ -30,6 +31,7 @@ fn main() {
         "tests",
         "daedalus_oracle_c",
     );
+    link_dav1d_oracle(&root);
     link_oracle(
         &root,
         "oracle-asm",
@@ -127,6 +129,24 @@ fn link_oracle(root: &Path, name: &str, var: &str, targets: &str, cfg: &str) {
         }
         println!("cargo:rustc-link-arg-{targets}=-lm");
         println!("cargo:rustc-link-arg-{targets}=-lpthread");
+    }
+}
+
+/// dav1d's C functions for the tests: the static, asm-disabled libdav1d that `scripts/setup`
+/// builds (`cfg(daedalus_dav1d_oracle_c)`).
+fn link_dav1d_oracle(root: &Path) {
+    let cfg = "daedalus_dav1d_oracle_c";
+    println!("cargo:rustc-check-cfg=cfg({cfg})");
+    println!("cargo:rerun-if-env-changed=DAEDALUS_DAV1D_ORACLE_C");
+    let dir = env::var_os("DAEDALUS_DAV1D_ORACLE_C")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("build").join("dav1d-oracle-c"));
+    let archive = dir.join("lib").join("libdav1d.a");
+    println!("cargo:rerun-if-changed={}", archive.display());
+    if archive.exists() {
+        println!("cargo:rustc-cfg={cfg}");
+        println!("cargo:rustc-link-arg-tests={}", archive.display());
+        println!("cargo:rustc-link-arg-tests=-lpthread");
     }
 }
 

@@ -3,6 +3,7 @@
 //! Kernels are numbered for the pipelines and the batch's buckets: the transforms first (by
 //! [`itx::ItxKernel::index`]), then motion compensation, then the loop filter.
 
+pub mod cdef;
 pub mod itx;
 pub mod lf;
 pub mod mc;

@@ -1,0 +1,217 @@
+//! AV1's constrained directional enhancement filter (CDEF) as dav1d 1.0.0 runs it
+//! (`src/cdef_tmpl.c`): the CPU reference of its `fb[]` functions, 8 and 16 bits per pixel.
+//!
+//! A call filters one 8x8, 4x8 or 4x4 block in place from a padded window of its input: two
+//! pixels around the block, taken from `top` (the two rows above, saved before the row above
+//! was filtered), `left` (two columns per row, saved likewise), the block itself with two
+//! columns to its right, and `bottom` (two rows below). Where `edges` says a side is missing
+//! the window holds `i16::MIN`, which the arithmetic ignores: as a signed value it is never the
+//! maximum, as an unsigned one never the minimum, and its difference to any pixel is too large
+//! for the constraint to pass. Building the window ([`pad`]) and filtering it ([`filter`]) are
+//! separate so that the window can be taken when dav1d makes the call and the filter run
+//! later: the window is all the filter reads.
+
+/// Row stride of the padded window, and its size: (8 + 4) x (8 + 4) values.
+pub const WINDOW_STRIDE: usize = 12;
+pub const WINDOW_LEN: usize = WINDOW_STRIDE * WINDOW_STRIDE;
+/// Index of the block's top-left pixel in the window.
+pub const WINDOW_ORIGIN: usize = 2 * WINDOW_STRIDE + 2;
+
+/// dav1d's `CdefEdgeFlags`: which neighbours of the block exist.
+pub const HAVE_LEFT: u32 = 1;
+pub const HAVE_RIGHT: u32 = 2;
+pub const HAVE_TOP: u32 = 4;
+pub const HAVE_BOTTOM: u32 = 8;
+
+/// The window offsets of the two taps (first and second pass) of each direction, with the
+/// table's two extra directions on either side so that `dir + 2` and `dir - 2` need no wrap:
+/// entry `dir + 2` is direction `dir` (dav1d's `dav1d_cdef_directions`, for stride 12).
+const DIRECTIONS: [[i32; 2]; 12] = {
+    const S: i32 = WINDOW_STRIDE as i32;
+    [
+        [S, 2 * S],           // 6
+        [S, 2 * S - 1],       // 7
+        [-S + 1, -2 * S + 2], // 0
+        [1, -S + 2],          // 1
+        [1, 2],               // 2
+        [1, S + 2],           // 3
+        [S + 1, 2 * S + 2],   // 4
+        [S, 2 * S + 1],       // 5
+        [S, 2 * S],           // 6
+        [S, 2 * S - 1],       // 7
+        [-S + 1, -2 * S + 2], // 0
+        [1, -S + 2],          // 1
+    ]
+};
+
+/// A pixel of 8 or 16 bits.
+pub trait Pixel: Copy {
+    fn value(self) -> i32;
+    fn from_value(v: i32) -> Self;
+}
+
+impl Pixel for u8 {
+    fn value(self) -> i32 {
+        self as i32
+    }
+    fn from_value(v: i32) -> Self {
+        v as u8
+    }
+}
+
+impl Pixel for u16 {
+    fn value(self) -> i32 {
+        self as i32
+    }
+    fn from_value(v: i32) -> Self {
+        v as u16
+    }
+}
+
+/// One call's filter settings, as dav1d passes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strengths {
+    pub primary: i32,
+    pub secondary: i32,
+    /// 0..=7.
+    pub dir: i32,
+    pub damping: i32,
+    /// Bits per pixel minus 8 (0 for the 8 bpc functions; from `bitdepth_max` for 16 bpc).
+    pub bitdepth_min_8: i32,
+}
+
+/// Builds the padded input window of a `w` x `h` block (`w`, `h` of 4 or 8), as dav1d's
+/// `padding()` does. Strides are in pixels.
+///
+/// # Safety
+/// As dav1d's function: `dst` rows `0..h` with two pixels on either side present where
+/// `edges` has them, `left` `h` entries, `top` and `bottom` two rows from `-2` to `w + 2`
+/// (where present), all valid for reads.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn pad<P: Pixel>(
+    window: &mut [i16; WINDOW_LEN],
+    dst: *const P,
+    stride: isize,
+    left: *const [P; 2],
+    top: *const P,
+    bottom: *const P,
+    w: usize,
+    h: usize,
+    edges: u32,
+) {
+    debug_assert!(matches!((w, h), (4, 4) | (4, 8) | (8, 8)));
+    window.fill(i16::MIN);
+    let (w, h) = (w as isize, h as isize);
+    let x_start = if edges & HAVE_LEFT != 0 { -2 } else { 0 };
+    let x_end = if edges & HAVE_RIGHT != 0 { w + 2 } else { w };
+    let at =
+        |x: isize, y: isize| (WINDOW_ORIGIN as isize + y * WINDOW_STRIDE as isize + x) as usize;
+    if edges & HAVE_TOP != 0 {
+        for y in -2..0isize {
+            let row = top.offset((y + 2) * stride);
+            for x in x_start..x_end {
+                window[at(x, y)] = (*row.offset(x)).value() as i16;
+            }
+        }
+    }
+    for y in 0..h {
+        let row = dst.offset(y * stride);
+        for x in x_start..x_end {
+            let p = if x < 0 {
+                (*left.offset(y))[(2 + x) as usize]
+            } else {
+                *row.offset(x)
+            };
+            window[at(x, y)] = p.value() as i16;
+        }
+    }
+    if edges & HAVE_BOTTOM != 0 {
+        for y in h..h + 2 {
+            let row = bottom.offset((y - h) * stride);
+            for x in x_start..x_end {
+                window[at(x, y)] = (*row.offset(x)).value() as i16;
+            }
+        }
+    }
+}
+
+fn constrain(diff: i32, threshold: i32, shift: i32) -> i32 {
+    let adiff = diff.abs();
+    // dav1d's damping keeps `shift` at 0 or more; a shift out of range does what x86 does.
+    let v = adiff.min((threshold - adiff.wrapping_shr(shift as u32)).max(0));
+    if diff < 0 {
+        -v
+    } else {
+        v
+    }
+}
+
+fn ulog2(v: i32) -> i32 {
+    31 - (v as u32).leading_zeros() as i32
+}
+
+/// The filtered value of the pixel at window index `at`, as dav1d's `cdef_filter_block_c`.
+pub fn filter_pixel(window: &[i16; WINDOW_LEN], at: usize, s: &Strengths) -> i32 {
+    let tap = |offset: i32| window[(at as i32 + offset) as usize] as i32;
+    let px = tap(0);
+    let dir = s.dir as usize;
+    let mut sum = 0;
+    let (mut min, mut max) = (px, px);
+    let mut take = |p: i32| {
+        min = (p as u32).min(min as u32) as i32;
+        max = max.max(p);
+    };
+    if s.primary != 0 {
+        let mut pri_tap = 4 - ((s.primary >> s.bitdepth_min_8) & 1);
+        let pri_shift = (s.damping - ulog2(s.primary)).max(0);
+        for off in DIRECTIONS[dir + 2] {
+            for p in [tap(off), tap(-off)] {
+                sum += pri_tap * constrain(p - px, s.primary, pri_shift);
+                take(p);
+            }
+            pri_tap = (pri_tap & 3) | 2;
+        }
+    }
+    if s.secondary != 0 {
+        let sec_shift = s.damping - ulog2(s.secondary);
+        for (k, sec_tap) in [2, 1].into_iter().enumerate() {
+            for off in [DIRECTIONS[dir + 4][k], DIRECTIONS[dir][k]] {
+                for p in [tap(off), tap(-off)] {
+                    sum += sec_tap * constrain(p - px, s.secondary, sec_shift);
+                    take(p);
+                }
+            }
+        }
+    }
+    let filtered = px + ((sum - (sum < 0) as i32 + 8) >> 4);
+    if s.primary == 0 || s.secondary == 0 {
+        filtered // only with both strengths does dav1d clamp to the taps' range
+    } else if filtered < min {
+        min
+    } else if filtered > max {
+        max
+    } else {
+        filtered
+    }
+}
+
+/// Filters a `w` x `h` block from its padded window into `dst` (stride in pixels).
+///
+/// # Safety
+/// `dst` rows `0..h`, `w` pixels each, valid for writes.
+pub unsafe fn filter<P: Pixel>(
+    window: &[i16; WINDOW_LEN],
+    dst: *mut P,
+    stride: isize,
+    w: usize,
+    h: usize,
+    s: &Strengths,
+) {
+    for y in 0..h {
+        let row = dst.offset(y as isize * stride);
+        for x in 0..w {
+            let v = filter_pixel(window, WINDOW_ORIGIN + y * WINDOW_STRIDE + x, s);
+            *row.add(x) = P::from_value(v);
+        }
+    }
+}
