@@ -1007,6 +1007,7 @@ impl GpuBatch {
             }
         };
         let words = job_words(kernel as usize);
+        debug_assert!(words <= job.len());
         let bucket = &mut self.buckets[index];
         let at = bucket.len();
         // The whole job array at once (a fixed-size copy, no call to memmove), of which the

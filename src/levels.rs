@@ -323,9 +323,9 @@ impl Levels {
 
     /// Where a call that does `access` to `b` may go, adding the pending calls it must come
     /// after to `deps`: the last writer of each cell, and for a write also its reader. `None`
-    /// (complete the batch first) when the region is laid out for another stride, or a write
-    /// meets a cell that several pending calls only read (never in a decoder: motion
-    /// compensation reads frames that no pending call writes).
+    /// (complete the batch first) when the region is written in this batch and laid out for
+    /// another stride, or a write meets a cell that several pending calls only read (never in
+    /// a decoder: motion compensation reads frames that no pending call writes).
     pub fn need(&mut self, b: &Block, access: Access, deps: &mut Deps) -> Option<Need> {
         let base = self.base;
         let at = self.region_index(b.region, b.region_len);
@@ -427,18 +427,25 @@ impl Levels {
         let pending = |t: u32| done.get(index(t)) == Some(&false);
         let in_batch = |t: u32| index(t) < done.len();
         let r = &mut self.regions[at];
-        match access {
-            Access::Read if !r.written => {
+        let cells = match access {
+            Access::Read if !r.written => None,
+            // `None` if the call's own write, marked first, laid the region out for another
+            // stride after `need` found it unwritten.
+            Access::Read => r.cells(b.offset, b.stride, b.w, b.h),
+            Access::Write => {
+                r.written = true;
+                r.cells(b.offset, b.stride, b.w, b.h)
+            }
+        };
+        let Some(c) = cells else {
+            if access == Access::Read {
+                // A read kept without cells: later writes on its bytes come after it.
                 let (lo, hi) = b.bytes();
                 r.unmarked = (r.unmarked.0.min(lo), r.unmarked.1.max(hi));
                 r.unmarked_stamp = r.unmarked_stamp.max(stamp);
-                return;
+            } else {
+                debug_assert!(false, "marked a write that `need` refused");
             }
-            Access::Read => {}
-            Access::Write => r.written = true,
-        }
-        let Some(c) = r.cells(b.offset, b.stride, b.w, b.h) else {
-            debug_assert!(false, "marked a block that `need` refused");
             return;
         };
         for cy in c.cy0..c.cy1 {
@@ -637,6 +644,29 @@ mod tests {
         l.clear();
         let n = l.need(&last, Access::Write, &mut d).unwrap();
         assert!(!n.unknown_readers, "a new batch");
+    }
+
+    /// One call that reads a region the batch has not written and writes the same region at
+    /// another stride: its write lays the cells out first, so its read is kept as bytes read
+    /// without cells, and a later write there comes after it and cannot complete early.
+    #[test]
+    fn a_read_at_another_stride_than_the_same_calls_write_is_kept() {
+        let mut l = Levels::default();
+        let mut d = Deps::default();
+        let (read, write) = (
+            blk(9, 1 << 16, 0, 64, 8, 8),
+            blk(9, 1 << 16, 20_000, 32, 8, 8),
+        );
+        let r = l.need(&read, Access::Read, &mut d).unwrap();
+        let w = l.need(&write, Access::Write, &mut d).unwrap();
+        let serial = l.new_serial();
+        let level = r.level.max(w.level);
+        l.mark(&write, Access::Write, level, false, serial);
+        l.mark(&read, Access::Read, level, false, serial);
+        let later = blk(9, 1 << 16, 0, 32, 8, 8);
+        let n = l.need(&later, Access::Write, &mut d).unwrap();
+        assert_eq!((n.level, n.unknown_readers), (1, true));
+        assert!(!l.pending_on(&later, &mut Vec::new()));
     }
 
     #[test]
