@@ -215,3 +215,62 @@ pub unsafe fn filter<P: Pixel>(
         }
     }
 }
+
+/// A job's parameter word (`shaders/cdef.comp`): the strengths, the block size (0: 8x8, 1:
+/// 4x8, 2: 4x4) and whether pixels take two bytes.
+pub fn job_params(s: &Strengths, size: usize, two_bytes: bool) -> u32 {
+    debug_assert!((0..=255).contains(&s.primary) && (0..=255).contains(&s.secondary));
+    debug_assert!((0..8).contains(&s.dir) && (0..32).contains(&s.damping) && size < 3);
+    s.primary as u32
+        | (s.secondary as u32) << 8
+        | (s.dir as u32) << 16
+        | (s.damping as u32) << 19
+        | (size as u32) << 24
+        | (s.bitdepth_min_8 as u32) << 26
+        | (two_bytes as u32) << 29
+}
+
+/// What [`job_params`] packed: strengths, block width and height, two bytes per pixel.
+pub fn from_job_params(p: u32) -> (Strengths, usize, usize, bool) {
+    let s = Strengths {
+        primary: (p & 0xff) as i32,
+        secondary: (p >> 8 & 0xff) as i32,
+        dir: (p >> 16 & 7) as i32,
+        damping: (p >> 19 & 31) as i32,
+        bitdepth_min_8: (p >> 26 & 7) as i32,
+    };
+    let (w, h) = [(8, 8), (4, 8), (4, 4)][(p >> 24 & 3).min(2) as usize];
+    (s, w, h, p >> 29 & 1 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_params_round_trip() {
+        for size in 0..3 {
+            for (primary, secondary, damping, bitdepth_min_8) in [
+                (0, 1, 2, 0),
+                (15, 4, 6, 0),
+                (60, 16, 8, 2),
+                (240, 64, 10, 4),
+            ] {
+                for dir in 0..8 {
+                    let s = Strengths {
+                        primary,
+                        secondary,
+                        dir,
+                        damping,
+                        bitdepth_min_8,
+                    };
+                    for two_bytes in [false, true] {
+                        let (t, w, h, two) = from_job_params(job_params(&s, size, two_bytes));
+                        assert_eq!((t, two), (s, two_bytes));
+                        assert_eq!((w, h), [(8, 8), (4, 8), (4, 4)][size]);
+                    }
+                }
+            }
+        }
+    }
+}
