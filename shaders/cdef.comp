@@ -77,7 +77,7 @@ void main()
     int bitdepth_min_8 = int((params >> 26) & 7u);
     bool wide = ((params >> 29) & 1u) != 0u;
     int w = size == 0u ? 8 : 4;
-    int h = size == 2u ? 4 : 8;
+    int h = size >= 2u ? 4 : 8; // as from_job_params: 3 reads as 4x4
     int x = int(gl_LocalInvocationID.x % 8u);
     int y = int(gl_LocalInvocationID.x / 8u);
     if (x >= w || y >= h)

@@ -221,6 +221,7 @@ pub unsafe fn filter<P: Pixel>(
 pub fn job_params(s: &Strengths, size: usize, two_bytes: bool) -> u32 {
     debug_assert!((0..=255).contains(&s.primary) && (0..=255).contains(&s.secondary));
     debug_assert!((0..8).contains(&s.dir) && (0..32).contains(&s.damping) && size < 3);
+    debug_assert!((0..8).contains(&s.bitdepth_min_8));
     s.primary as u32
         | (s.secondary as u32) << 8
         | (s.dir as u32) << 16
