@@ -142,6 +142,126 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * dav1d 1.0.0's CDEF `fb[0]` (8x8: luma and 4:4:4 chroma), 8 bits per pixel: the result is in `dst`
+ * once [`daedalus_flush`] returns. Strides are in bytes.
+ *
+ * # Safety
+ * As for dav1d's function: the block at `dst` with two pixels to its right, `left` (one pair
+ * per row), and two rows of `top` and `bottom` from two pixels left of the block to two right
+ * of it must be valid where `edges` has those sides; the block must stay valid and untouched
+ * until the calling thread's next `daedalus_flush()`.
+ */
+void daedalus_av1_cdef_filter_8x8_8bpc(uint8_t *dst,
+                                       ptrdiff_t stride,
+                                       const uint8_t (*left)[2],
+                                       const uint8_t *top,
+                                       const uint8_t *bottom,
+                                       int pri_strength,
+                                       int sec_strength,
+                                       int dir,
+                                       int damping,
+                                       int edges);
+
+/**
+ * dav1d 1.0.0's CDEF `fb[0]` (8x8: luma and 4:4:4 chroma), 16 bits per pixel (`bitdepth_max` 1023 or
+ * 4095): as the 8-bit function.
+ *
+ * # Safety
+ * As the 8-bit function, with two-byte pixels.
+ */
+void daedalus_av1_cdef_filter_8x8_16bpc(uint16_t *dst,
+                                        ptrdiff_t stride,
+                                        const uint16_t (*left)[2],
+                                        const uint16_t *top,
+                                        const uint16_t *bottom,
+                                        int pri_strength,
+                                        int sec_strength,
+                                        int dir,
+                                        int damping,
+                                        int edges,
+                                        int bitdepth_max);
+
+/**
+ * dav1d 1.0.0's CDEF `fb[1]` (4x8: 4:2:2 chroma), 8 bits per pixel: the result is in `dst`
+ * once [`daedalus_flush`] returns. Strides are in bytes.
+ *
+ * # Safety
+ * As for dav1d's function: the block at `dst` with two pixels to its right, `left` (one pair
+ * per row), and two rows of `top` and `bottom` from two pixels left of the block to two right
+ * of it must be valid where `edges` has those sides; the block must stay valid and untouched
+ * until the calling thread's next `daedalus_flush()`.
+ */
+void daedalus_av1_cdef_filter_4x8_8bpc(uint8_t *dst,
+                                       ptrdiff_t stride,
+                                       const uint8_t (*left)[2],
+                                       const uint8_t *top,
+                                       const uint8_t *bottom,
+                                       int pri_strength,
+                                       int sec_strength,
+                                       int dir,
+                                       int damping,
+                                       int edges);
+
+/**
+ * dav1d 1.0.0's CDEF `fb[1]` (4x8: 4:2:2 chroma), 16 bits per pixel (`bitdepth_max` 1023 or
+ * 4095): as the 8-bit function.
+ *
+ * # Safety
+ * As the 8-bit function, with two-byte pixels.
+ */
+void daedalus_av1_cdef_filter_4x8_16bpc(uint16_t *dst,
+                                        ptrdiff_t stride,
+                                        const uint16_t (*left)[2],
+                                        const uint16_t *top,
+                                        const uint16_t *bottom,
+                                        int pri_strength,
+                                        int sec_strength,
+                                        int dir,
+                                        int damping,
+                                        int edges,
+                                        int bitdepth_max);
+
+/**
+ * dav1d 1.0.0's CDEF `fb[2]` (4x4: 4:2:0 chroma), 8 bits per pixel: the result is in `dst`
+ * once [`daedalus_flush`] returns. Strides are in bytes.
+ *
+ * # Safety
+ * As for dav1d's function: the block at `dst` with two pixels to its right, `left` (one pair
+ * per row), and two rows of `top` and `bottom` from two pixels left of the block to two right
+ * of it must be valid where `edges` has those sides; the block must stay valid and untouched
+ * until the calling thread's next `daedalus_flush()`.
+ */
+void daedalus_av1_cdef_filter_4x4_8bpc(uint8_t *dst,
+                                       ptrdiff_t stride,
+                                       const uint8_t (*left)[2],
+                                       const uint8_t *top,
+                                       const uint8_t *bottom,
+                                       int pri_strength,
+                                       int sec_strength,
+                                       int dir,
+                                       int damping,
+                                       int edges);
+
+/**
+ * dav1d 1.0.0's CDEF `fb[2]` (4x4: 4:2:0 chroma), 16 bits per pixel (`bitdepth_max` 1023 or
+ * 4095): as the 8-bit function.
+ *
+ * # Safety
+ * As the 8-bit function, with two-byte pixels.
+ */
+void daedalus_av1_cdef_filter_4x4_16bpc(uint16_t *dst,
+                                        ptrdiff_t stride,
+                                        const uint16_t (*left)[2],
+                                        const uint16_t *top,
+                                        const uint16_t *bottom,
+                                        int pri_strength,
+                                        int sec_strength,
+                                        int dir,
+                                        int damping,
+                                        int edges,
+                                        int bitdepth_max);
+
+/**
  * FFmpeg's `idct_idct_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
  *
  * # Safety

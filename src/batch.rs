@@ -30,10 +30,11 @@
 use crate::config::{Family, Place};
 use crate::gpu::stream::{Buf, Dispatch, Stream, MAX_SETS, MAX_SLOTS};
 use crate::gpu::{self, GpuResult};
+use crate::kernels::cdef::{self, CdefCall};
 use crate::kernels::itx::{self, GpuJob, ItxKernel, Transform, Tx1d, TxSize};
 use crate::kernels::lf::{self, LfDir, LfFunction, LfHalf};
 use crate::kernels::mc::{self, McFunction};
-use crate::kernels::{job_words, LF_KERNEL, MC_KERNEL};
+use crate::kernels::{job_words, CDEF_KERNEL, LF_KERNEL, MC_KERNEL};
 use crate::levels::{Access, Block, Deps, Levels, Need, MAX_LEVELS};
 use crate::overlap::Occupancy;
 use crate::regions::{self, Placement, Region};
@@ -87,6 +88,8 @@ pub enum Op {
         i: i32,
         h: i32,
     },
+    /// AV1's CDEF (dav1d's `fb[]`): its destination is `call.dst`.
+    Cdef { call: CdefCall },
 }
 
 /// Pixels a call (or a reader of the decoder) reads and writes: `w` x `h` bytes from `at`,
@@ -138,6 +141,10 @@ impl Op {
         let (w, h) = match *self {
             Op::Itx { tx, .. } => (tx.size.n(), tx.size.n()),
             Op::Mc { f, h, .. } => (f.width, h.max(1) as usize),
+            Op::Cdef { call } => {
+                let (w, h) = call.dims();
+                (w * call.bytes_per_pixel(), h)
+            }
             Op::Lf { f, .. } => {
                 let reach = f.reach();
                 return match f.dir() {
@@ -186,12 +193,13 @@ impl Op {
         })
     }
 
-    /// The family `DAEDALUS_KERNELS` places it by.
-    fn family(&self) -> Family {
+    /// The family `DAEDALUS_KERNELS` places it by (VP9's; none for CDEF).
+    fn family(&self) -> Option<Family> {
         match self {
-            Op::Itx { .. } => Family::Itx,
-            Op::Mc { .. } => Family::Mc,
-            Op::Lf { .. } => Family::Lf,
+            Op::Itx { .. } => Some(Family::Itx),
+            Op::Mc { .. } => Some(Family::Mc),
+            Op::Lf { .. } => Some(Family::Lf),
+            Op::Cdef { .. } => None,
         }
     }
 
@@ -203,6 +211,7 @@ impl Op {
                 let s = self.source().expect("MC has a source");
                 (s.w * s.h).div_ceil(2)
             }
+            Op::Cdef { .. } => cdef::WINDOW_LEN,
             _ => 0,
         }
     }
@@ -231,6 +240,7 @@ impl Op {
                 (Origin::Ffmpeg, Some(ffmpeg)) => ffmpeg(dst, stride, e, i, h),
                 _ => lf::lf_now(f, dst, stride, e, i, h),
             },
+            Op::Cdef { call } => call.run_now(),
         }
     }
 }
@@ -335,6 +345,11 @@ unsafe fn run_job_on_cpu(
             let (half, dir) = LfHalf::from_params(job[2]);
             lf::filter_half(dst, stride, dir, half);
         }
+        CDEF_KERNEL => {
+            let (s, w, h, two_bytes) = cdef::from_job_params(job[3]);
+            let window = &*(arena.add(job[2] as usize) as *const [i16; cdef::WINDOW_LEN]);
+            cdef::filter_bytes(window, dst, stride, w, h, &s, two_bytes);
+        }
         k => run_itx_on_cpu(KERNELS[k], dst, stride, job[2], job[3], arena),
     }
 }
@@ -383,6 +398,7 @@ unsafe fn run_job_fast(
                 return ffmpeg(dst, stride, half.e, half.i, half.h);
             }
         }
+        CDEF_KERNEL => {}
         k => {
             if let (true, Some(table)) = (job[3] & 1 != 0, FFMPEG_ITX.get()) {
                 // A transform of FFmpeg's decoder: its own function, on an aligned copy.
@@ -481,6 +497,7 @@ struct RecordedCounts {
     itx: u64,
     mc: u64,
     lf: u64,
+    cdef: u64,
     mc_source_in_place: u64,
     /// The calls of inter frames (frames with references) among them, and how many of
     /// those completed early on the CPU.
@@ -494,13 +511,15 @@ impl RecordedCounts {
             Op::Itx { .. } => self.itx += 1,
             Op::Mc { .. } => self.mc += 1,
             Op::Lf { .. } => self.lf += 1,
+            Op::Cdef { .. } => self.cdef += 1,
         }
         self.inter += inter_frame as u64;
     }
 
     fn fold(&mut self) {
         let c = std::mem::take(self);
-        stats::add(&COUNTERS.deferred, c.itx + c.mc + c.lf);
+        stats::add(&COUNTERS.deferred, c.itx + c.mc + c.lf + c.cdef);
+        stats::add(&COUNTERS.deferred_cdef, c.cdef);
         stats::add(&COUNTERS.deferred_itx, c.itx);
         stats::add(&COUNTERS.deferred_mc, c.mc);
         stats::add(&COUNTERS.deferred_lf, c.lf);
@@ -1709,6 +1728,11 @@ impl Recorder {
                 (2 * at + w.above * win.w + w.left) as u32
             }
             Op::Lf { .. } => 0,
+            Op::Cdef { call } => {
+                let at = self.take(cdef::WINDOW_LEN);
+                call.window(&mut *(self.arena.ptr.add(at) as *mut [i16; cdef::WINDOW_LEN]));
+                at as u32
+            }
         }
     }
 
@@ -1782,6 +1806,11 @@ impl Recorder {
                     );
                 }
             }
+            Op::Cdef { call } => {
+                let params = cdef::job_params(&call.strengths, call.size, call.two_bytes);
+                let words = [0, 0, captured.word, params, 0, 0, 0, 0, 0, 0, 0, 0];
+                job(0, 0, CDEF_KERNEL as u8, words);
+            }
         }
     }
 
@@ -1804,7 +1833,8 @@ impl Recorder {
         if !self.backend_chosen {
             self.choose_backend();
         }
-        if origin == Origin::Ffmpeg && crate::calibrate::placement().of(op.family()) == Place::Cpu {
+        let on_cpu = |f| crate::calibrate::placement().of(f) == Place::Cpu;
+        if origin == Origin::Ffmpeg && op.family().is_some_and(on_cpu) {
             return self.run_in_order(op, dst, stride);
         }
         let rect = op.rect(dst, stride);
@@ -1821,6 +1851,17 @@ impl Recorder {
             if self.pending() > 0 && spans_meet(read, self.written) {
                 // Its source may be written by pending calls: complete them first.
                 self.flush(Reason::Overlap);
+            }
+        }
+        if let Op::Cdef { call } = &op {
+            // Its window is taken now, on the CPU: pending calls that write what it reads
+            // complete first (in dav1d's order there are none). The CPU path runs it at once.
+            if self.gpu.is_none() {
+                return self.run_now(op, dst, stride, origin);
+            }
+            self.complete_before_cpu_read(&call.read_areas());
+            if self.gpu.is_none() {
+                return self.run_now(op, dst, stride, origin); // the device failed
             }
         }
         // First: completing a full batch here may lose the device, and decide the path.
@@ -2016,6 +2057,29 @@ impl Recorder {
         }
     }
 
+    /// Completes the pending calls that write what the CPU is about to read in `areas` (first
+    /// byte, row stride, bytes per row, rows), and what they depend on: early on the CPU where
+    /// the cells tell, else the whole batch.
+    fn complete_before_cpu_read(&mut self, areas: &[(*const u8, isize, usize, usize)]) {
+        self.settle();
+        let arena = self.arena.ptr;
+        let Some(g) = self.gpu.as_mut().filter(|g| g.pending > 0) else {
+            return;
+        };
+        let areas: Vec<Area> = areas
+            .iter()
+            .map(|&(at, stride, w, h)| Area {
+                at: at as *mut u8,
+                stride,
+                w,
+                h,
+            })
+            .collect();
+        if !g.complete_areas(&areas, EARLY_COST_LIMIT, arena) {
+            self.flush(Reason::Overlap);
+        }
+    }
+
     fn flush(&mut self, reason: Reason) {
         self.counts.fold();
         self.settle();
@@ -2165,6 +2229,16 @@ pub unsafe fn record_lf(
     origin: Origin,
 ) {
     record_op(Op::Lf { f, e, i, h }, dst, stride, origin)
+}
+
+/// Records one CDEF call (dav1d's `fb[]`) of the calling thread: its input window is taken
+/// now, its writes are deferred.
+///
+/// # Safety
+/// As dav1d's function: the block and its neighbours that `edges` names must be valid, and
+/// the block must stay valid and untouched until the thread's next [`flush`].
+pub unsafe fn record_cdef(call: CdefCall, origin: Origin) {
+    record_op(Op::Cdef { call }, call.dst, call.stride, origin)
 }
 
 /// Executes the calling thread's pending calls, counting the flush under `reason`.

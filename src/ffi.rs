@@ -34,6 +34,7 @@
 //! No panic crosses this boundary: every entry point catches one and logs it.
 
 use crate::batch;
+use crate::kernels::cdef;
 use crate::kernels::itx::{Transform, Tx1d, TxSize};
 use crate::kernels::lf::{LfDir, LfFunction};
 use crate::kernels::mc::{McFilter, McFunction};
@@ -115,6 +116,247 @@ unsafe fn lf_entry(
         }
         batch::record_lf(f, dst, stride, e, i, h, origin)
     })
+}
+
+/// One CDEF call through the C ABI (strengths: primary, secondary, direction, damping):
+/// checked, then recorded. dav1d never passes both strengths 0 (its C function asserts that),
+/// nor values outside these ranges.
+#[allow(clippy::too_many_arguments)]
+unsafe fn cdef_entry(
+    size: usize,
+    two_bytes: bool,
+    dst: *mut u8,
+    stride: isize,
+    left: *const u8,
+    top: *const u8,
+    bottom: *const u8,
+    [primary, secondary, dir, damping]: [c_int; 4],
+    edges: c_int,
+    bitdepth_max: c_int,
+) {
+    guard("a CDEF call", (), || {
+        let edges = edges as u32 & 15;
+        let needs = |flag: u32, p: *const u8| edges & flag != 0 && p.is_null();
+        if dst.is_null()
+            || needs(cdef::HAVE_LEFT, left)
+            || needs(cdef::HAVE_TOP, top)
+            || needs(cdef::HAVE_BOTTOM, bottom)
+        {
+            return reject_null("CDEF");
+        }
+        let bits = 32 - (bitdepth_max.max(0) as u32).leading_zeros() as i32;
+        let valid = (0..=255).contains(&primary)
+            && (0..=255).contains(&secondary)
+            && primary + secondary > 0
+            && (0..8).contains(&dir)
+            && (0..32).contains(&damping)
+            && (if two_bytes { 9..=16 } else { 8..=8 }).contains(&bits);
+        if !valid {
+            stats::add(&COUNTERS.rejected, 1);
+            return;
+        }
+        let call = cdef::CdefCall {
+            dst,
+            stride,
+            left,
+            top,
+            bottom,
+            strengths: cdef::Strengths {
+                primary,
+                secondary,
+                dir,
+                damping,
+                bitdepth_min_8: bits - 8,
+            },
+            size,
+            two_bytes,
+            edges,
+        };
+        batch::record_cdef(call, batch::Origin::Api)
+    })
+}
+
+/// dav1d 1.0.0's CDEF `fb[0]` (8x8: luma and 4:4:4 chroma), 8 bits per pixel: the result is in `dst`
+/// once [`daedalus_flush`] returns. Strides are in bytes.
+///
+/// # Safety
+/// As for dav1d's function: the block at `dst` with two pixels to its right, `left` (one pair
+/// per row), and two rows of `top` and `bottom` from two pixels left of the block to two right
+/// of it must be valid where `edges` has those sides; the block must stay valid and untouched
+/// until the calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_av1_cdef_filter_8x8_8bpc(
+    dst: *mut u8,
+    stride: isize,
+    left: *const [u8; 2],
+    top: *const u8,
+    bottom: *const u8,
+    pri_strength: c_int,
+    sec_strength: c_int,
+    dir: c_int,
+    damping: c_int,
+    edges: c_int,
+) {
+    let (l, t, b) = (left as *const u8, top, bottom);
+    let s = [pri_strength, sec_strength, dir, damping];
+    cdef_entry(0, false, dst, stride, l, t, b, s, edges, 255)
+}
+
+/// dav1d 1.0.0's CDEF `fb[0]` (8x8: luma and 4:4:4 chroma), 16 bits per pixel (`bitdepth_max` 1023 or
+/// 4095): as the 8-bit function.
+///
+/// # Safety
+/// As the 8-bit function, with two-byte pixels.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_av1_cdef_filter_8x8_16bpc(
+    dst: *mut u16,
+    stride: isize,
+    left: *const [u16; 2],
+    top: *const u16,
+    bottom: *const u16,
+    pri_strength: c_int,
+    sec_strength: c_int,
+    dir: c_int,
+    damping: c_int,
+    edges: c_int,
+    bitdepth_max: c_int,
+) {
+    let (l, t, b) = (left as *const u8, top as *const u8, bottom as *const u8);
+    let s = [pri_strength, sec_strength, dir, damping];
+    cdef_entry(
+        0,
+        true,
+        dst as *mut u8,
+        stride,
+        l,
+        t,
+        b,
+        s,
+        edges,
+        bitdepth_max,
+    )
+}
+
+/// dav1d 1.0.0's CDEF `fb[1]` (4x8: 4:2:2 chroma), 8 bits per pixel: the result is in `dst`
+/// once [`daedalus_flush`] returns. Strides are in bytes.
+///
+/// # Safety
+/// As for dav1d's function: the block at `dst` with two pixels to its right, `left` (one pair
+/// per row), and two rows of `top` and `bottom` from two pixels left of the block to two right
+/// of it must be valid where `edges` has those sides; the block must stay valid and untouched
+/// until the calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_av1_cdef_filter_4x8_8bpc(
+    dst: *mut u8,
+    stride: isize,
+    left: *const [u8; 2],
+    top: *const u8,
+    bottom: *const u8,
+    pri_strength: c_int,
+    sec_strength: c_int,
+    dir: c_int,
+    damping: c_int,
+    edges: c_int,
+) {
+    let (l, t, b) = (left as *const u8, top, bottom);
+    let s = [pri_strength, sec_strength, dir, damping];
+    cdef_entry(1, false, dst, stride, l, t, b, s, edges, 255)
+}
+
+/// dav1d 1.0.0's CDEF `fb[1]` (4x8: 4:2:2 chroma), 16 bits per pixel (`bitdepth_max` 1023 or
+/// 4095): as the 8-bit function.
+///
+/// # Safety
+/// As the 8-bit function, with two-byte pixels.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_av1_cdef_filter_4x8_16bpc(
+    dst: *mut u16,
+    stride: isize,
+    left: *const [u16; 2],
+    top: *const u16,
+    bottom: *const u16,
+    pri_strength: c_int,
+    sec_strength: c_int,
+    dir: c_int,
+    damping: c_int,
+    edges: c_int,
+    bitdepth_max: c_int,
+) {
+    let (l, t, b) = (left as *const u8, top as *const u8, bottom as *const u8);
+    let s = [pri_strength, sec_strength, dir, damping];
+    cdef_entry(
+        1,
+        true,
+        dst as *mut u8,
+        stride,
+        l,
+        t,
+        b,
+        s,
+        edges,
+        bitdepth_max,
+    )
+}
+
+/// dav1d 1.0.0's CDEF `fb[2]` (4x4: 4:2:0 chroma), 8 bits per pixel: the result is in `dst`
+/// once [`daedalus_flush`] returns. Strides are in bytes.
+///
+/// # Safety
+/// As for dav1d's function: the block at `dst` with two pixels to its right, `left` (one pair
+/// per row), and two rows of `top` and `bottom` from two pixels left of the block to two right
+/// of it must be valid where `edges` has those sides; the block must stay valid and untouched
+/// until the calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_av1_cdef_filter_4x4_8bpc(
+    dst: *mut u8,
+    stride: isize,
+    left: *const [u8; 2],
+    top: *const u8,
+    bottom: *const u8,
+    pri_strength: c_int,
+    sec_strength: c_int,
+    dir: c_int,
+    damping: c_int,
+    edges: c_int,
+) {
+    let (l, t, b) = (left as *const u8, top, bottom);
+    let s = [pri_strength, sec_strength, dir, damping];
+    cdef_entry(2, false, dst, stride, l, t, b, s, edges, 255)
+}
+
+/// dav1d 1.0.0's CDEF `fb[2]` (4x4: 4:2:0 chroma), 16 bits per pixel (`bitdepth_max` 1023 or
+/// 4095): as the 8-bit function.
+///
+/// # Safety
+/// As the 8-bit function, with two-byte pixels.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_av1_cdef_filter_4x4_16bpc(
+    dst: *mut u16,
+    stride: isize,
+    left: *const [u16; 2],
+    top: *const u16,
+    bottom: *const u16,
+    pri_strength: c_int,
+    sec_strength: c_int,
+    dir: c_int,
+    damping: c_int,
+    edges: c_int,
+    bitdepth_max: c_int,
+) {
+    let (l, t, b) = (left as *const u8, top as *const u8, bottom as *const u8);
+    let s = [pri_strength, sec_strength, dir, damping];
+    cdef_entry(
+        2,
+        true,
+        dst as *mut u8,
+        stride,
+        l,
+        t,
+        b,
+        s,
+        edges,
+        bitdepth_max,
+    )
 }
 
 // The MC and loop-filter exports, generated by build.rs (with `MC_EXPORTS`, `LF_EXPORTS`).

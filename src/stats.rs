@@ -11,6 +11,8 @@ pub struct Counters {
     pub deferred_itx: AtomicU64,
     pub deferred_mc: AtomicU64,
     pub deferred_lf: AtomicU64,
+    /// Deferred CDEF calls (AV1).
+    pub deferred_cdef: AtomicU64,
     /// Motion compensations that read their source in place on the GPU (the others copied
     /// their source window at call time).
     pub mc_source_in_place: AtomicU64,
@@ -90,6 +92,7 @@ pub static COUNTERS: Counters = Counters {
     deferred_itx: AtomicU64::new(0),
     deferred_mc: AtomicU64::new(0),
     deferred_lf: AtomicU64::new(0),
+    deferred_cdef: AtomicU64::new(0),
     mc_source_in_place: AtomicU64::new(0),
     inter_deferred: AtomicU64::new(0),
     inter_completed_early: AtomicU64::new(0),

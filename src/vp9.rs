@@ -754,7 +754,7 @@ pub fn stats_line() -> String {
     };
     format!(
         "daedalus: device=\"{device}\" path={path} kernels={kernels} kernels_by={kernels_by} calibration={calibration} deferred={} itx_deferred={} mc_deferred={} \
-         lf_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
+         lf_deferred={} cdef_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
          itx_redo_possible={} early_completions={} completed_early={} inter_deferred={} inter_completed_early={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
          flush_full={} flush_immediate={} flush_registry={} unattended_submissions={} \
@@ -766,6 +766,7 @@ pub fn stats_line() -> String {
         r(&c.deferred_itx),
         r(&c.deferred_mc),
         r(&c.deferred_lf),
+        r(&c.deferred_cdef),
         r(&c.mc_source_in_place),
         r(&c.immediate),
         r(&c.placed_on_cpu),

@@ -172,6 +172,15 @@ impl Pipelines {
                 jobs_per_group: MC_LF_JOBS_PER_GROUP,
             });
         }
+        let (m, needs) = module(device, "cdef", info)?;
+        modules.push(("cdef", m, needs.clone()));
+        if needs.invocations() != 64 {
+            return Err("shader cdef: 64 invocations per job expected".into());
+        }
+        kernels.push(Kernel {
+            pipeline: compute_pipeline(device, m, layout, &[])?,
+            jobs_per_group: 1,
+        });
         for (_, m, _) in modules {
             device.destroy_shader_module(m, None);
         }

@@ -216,6 +216,130 @@ pub unsafe fn filter<P: Pixel>(
     }
 }
 
+/// One call of dav1d's `fb[]` as the recorder keeps it: pointers as dav1d passed them (bytes;
+/// strides in bytes), the block size index of `fb[]` (0: 8x8, 1: 4x8, 2: 4x4), and whether
+/// pixels take two bytes (the 16 bpc functions).
+#[derive(Clone, Copy, Debug)]
+pub struct CdefCall {
+    pub dst: *mut u8,
+    pub stride: isize,
+    pub left: *const u8,
+    pub top: *const u8,
+    pub bottom: *const u8,
+    pub strengths: Strengths,
+    pub size: usize,
+    pub two_bytes: bool,
+    pub edges: u32,
+}
+
+impl CdefCall {
+    /// Width and height in pixels.
+    pub fn dims(&self) -> (usize, usize) {
+        [(8, 8), (4, 8), (4, 4)][self.size.min(2)]
+    }
+
+    pub fn bytes_per_pixel(&self) -> usize {
+        1 + self.two_bytes as usize
+    }
+
+    /// The areas (first byte, row stride, bytes per row, rows) its window reads when taken,
+    /// as [`pad`] reads them: the block's rows with two pixels to the right (the two to the
+    /// left come from `left`), the two rows of `top` and of `bottom` with two pixels either
+    /// side, and the `left` pairs; each side only where `edges` has it.
+    pub fn read_areas(&self) -> Vec<(*const u8, isize, usize, usize)> {
+        let (w, h) = self.dims();
+        let b = self.bytes_per_pixel();
+        let left = if self.edges & HAVE_LEFT != 0 { 2 } else { 0 };
+        let right = if self.edges & HAVE_RIGHT != 0 { 2 } else { 0 };
+        let row = (left + w + right) * b;
+        let back = |p: *const u8| p.wrapping_sub(left * b);
+        let mut areas = vec![(self.dst as *const u8, self.stride, (w + right) * b, h)];
+        if self.edges & HAVE_TOP != 0 {
+            areas.push((back(self.top), self.stride, row, 2));
+        }
+        if self.edges & HAVE_BOTTOM != 0 {
+            areas.push((back(self.bottom), self.stride, row, 2));
+        }
+        if left > 0 {
+            areas.push((self.left, (2 * b) as isize, 2 * b, h));
+        }
+        areas
+    }
+
+    /// Takes the call's padded input window.
+    ///
+    /// # Safety
+    /// As dav1d's function for its inputs.
+    pub unsafe fn window(&self, window: &mut [i16; WINDOW_LEN]) {
+        let (w, h) = self.dims();
+        let b = self.bytes_per_pixel() as isize;
+        if self.two_bytes {
+            pad::<u16>(
+                window,
+                self.dst as *const u16,
+                self.stride / b,
+                self.left as *const [u16; 2],
+                self.top as *const u16,
+                self.bottom as *const u16,
+                w,
+                h,
+                self.edges,
+            )
+        } else {
+            pad::<u8>(
+                window,
+                self.dst,
+                self.stride,
+                self.left as *const [u8; 2],
+                self.top,
+                self.bottom,
+                w,
+                h,
+                self.edges,
+            )
+        }
+    }
+
+    /// Runs the call at once with the reference.
+    ///
+    /// # Safety
+    /// As dav1d's function.
+    pub unsafe fn run_now(&self) {
+        let mut window = [0i16; WINDOW_LEN];
+        self.window(&mut window);
+        let (w, h) = self.dims();
+        filter_bytes(
+            &window,
+            self.dst,
+            self.stride,
+            w,
+            h,
+            &self.strengths,
+            self.two_bytes,
+        );
+    }
+}
+
+/// [`filter`] on pixels of one or two bytes at `dst` (stride in bytes).
+///
+/// # Safety
+/// As [`filter`].
+pub unsafe fn filter_bytes(
+    window: &[i16; WINDOW_LEN],
+    dst: *mut u8,
+    stride: isize,
+    w: usize,
+    h: usize,
+    s: &Strengths,
+    two_bytes: bool,
+) {
+    if two_bytes {
+        filter::<u16>(window, dst as *mut u16, stride / 2, w, h, s)
+    } else {
+        filter::<u8>(window, dst, stride, w, h, s)
+    }
+}
+
 /// A job's parameter word (`shaders/cdef.comp`): the strengths, the block size (0: 8x8, 1:
 /// 4x8, 2: 4x4) and whether pixels take two bytes.
 pub fn job_params(s: &Strengths, size: usize, two_bytes: bool) -> u32 {

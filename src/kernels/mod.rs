@@ -1,7 +1,7 @@
 //! One module per DSP family: the CPU reference beside the GPU job encoding.
 //!
 //! Kernels are numbered for the pipelines and the batch's buckets: the transforms first (by
-//! [`itx::ItxKernel::index`]), then motion compensation, then the loop filter.
+//! [`itx::ItxKernel::index`]), then motion compensation, the loop filter and CDEF.
 
 pub mod cdef;
 pub mod itx;
@@ -12,7 +12,9 @@ pub mod mc;
 pub const MC_KERNEL: usize = itx::ItxKernel::COUNT;
 /// The loop-filter kernel (`shaders/lf.comp`).
 pub const LF_KERNEL: usize = itx::ItxKernel::COUNT + 1;
-pub const KERNEL_COUNT: usize = itx::ItxKernel::COUNT + 2;
+/// AV1's CDEF (`shaders/cdef.comp`): one job per block, a workgroup of 64 invocations each.
+pub const CDEF_KERNEL: usize = itx::ItxKernel::COUNT + 2;
+pub const KERNEL_COUNT: usize = itx::ItxKernel::COUNT + 3;
 
 /// 32-bit words of one job of `kernel` in the job buffer (a multiple of 4: `uvec4`s).
 pub fn job_words(kernel: usize) -> usize {

@@ -528,3 +528,69 @@ pub fn clone_canvases(c: &[Canvas]) -> Vec<Canvas> {
         })
         .collect()
 }
+
+/// dav1d's `Dav1dCdefDSPContext` for one pixel size: `dir`, then `fb[3]` (8x8, 4x8, 4x4).
+#[repr(C)]
+pub struct CdefDsp {
+    pub dir: *const std::ffi::c_void,
+    pub fb: [*const std::ffi::c_void; 3],
+}
+
+pub type Fb8 = unsafe extern "C" fn(
+    *mut u8,
+    isize,
+    *const [u8; 2],
+    *const u8,
+    *const u8,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+);
+pub type Fb16 = unsafe extern "C" fn(
+    *mut u16,
+    isize,
+    *const [u16; 2],
+    *const u16,
+    *const u16,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+);
+
+#[cfg(daedalus_dav1d_oracle_c)]
+extern "C" {
+    fn dav1d_cdef_dsp_init_8bpc(c: *mut CdefDsp);
+    fn dav1d_cdef_dsp_init_16bpc(c: *mut CdefDsp);
+}
+
+/// dav1d's C CDEF table for 8 or 16 bits per pixel.
+pub fn dav1d_c(high_bitdepth: bool) -> CdefDsp {
+    #[cfg(daedalus_dav1d_oracle_c)]
+    {
+        let mut dsp = CdefDsp {
+            dir: std::ptr::null(),
+            fb: [std::ptr::null(); 3],
+        };
+        unsafe {
+            if high_bitdepth {
+                dav1d_cdef_dsp_init_16bpc(&mut dsp)
+            } else {
+                dav1d_cdef_dsp_init_8bpc(&mut dsp)
+            }
+        };
+        assert!(dsp.fb.iter().all(|f| !f.is_null()), "dav1d fills fb[]");
+        dsp
+    }
+    #[cfg(not(daedalus_dav1d_oracle_c))]
+    {
+        let _ = high_bitdepth;
+        panic!(
+            "the dav1d C oracle (build/dav1d-oracle-c) is missing: run scripts/setup, then rebuild"
+        );
+    }
+}
