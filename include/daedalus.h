@@ -163,8 +163,9 @@ void daedalus_av1_cdef_filter_8x8_8bpc(uint8_t *dst,
                                        int edges);
 
 /**
- * dav1d 1.0.0's CDEF `fb[0]` (8x8: luma and 4:4:4 chroma), 16 bits per pixel (`bitdepth_max` 1023 or
- * 4095): as the 8-bit function.
+ * dav1d 1.0.0's CDEF `fb[0]` (8x8: luma and 4:4:4 chroma), 16 bits per pixel (`bitdepth_max`
+ * 1023 or 4095; pixels at most `bitdepth_max`; pointers and stride even): as the 8-bit
+ * function.
  *
  * # Safety
  * As the 8-bit function, with two-byte pixels.
@@ -203,8 +204,9 @@ void daedalus_av1_cdef_filter_4x8_8bpc(uint8_t *dst,
                                        int edges);
 
 /**
- * dav1d 1.0.0's CDEF `fb[1]` (4x8: 4:2:2 chroma), 16 bits per pixel (`bitdepth_max` 1023 or
- * 4095): as the 8-bit function.
+ * dav1d 1.0.0's CDEF `fb[1]` (4x8: 4:2:2 chroma), 16 bits per pixel (`bitdepth_max`
+ * 1023 or 4095; pixels at most `bitdepth_max`; pointers and stride even): as the 8-bit
+ * function.
  *
  * # Safety
  * As the 8-bit function, with two-byte pixels.
@@ -243,8 +245,9 @@ void daedalus_av1_cdef_filter_4x4_8bpc(uint8_t *dst,
                                        int edges);
 
 /**
- * dav1d 1.0.0's CDEF `fb[2]` (4x4: 4:2:0 chroma), 16 bits per pixel (`bitdepth_max` 1023 or
- * 4095): as the 8-bit function.
+ * dav1d 1.0.0's CDEF `fb[2]` (4x4: 4:2:0 chroma), 16 bits per pixel (`bitdepth_max`
+ * 1023 or 4095; pixels at most `bitdepth_max`; pointers and stride even): as the 8-bit
+ * function.
  *
  * # Safety
  * As the 8-bit function, with two-byte pixels.

@@ -119,8 +119,9 @@ unsafe fn lf_entry(
 }
 
 /// One CDEF call through the C ABI (strengths: primary, secondary, direction, damping):
-/// checked, then recorded. dav1d never passes both strengths 0 (its C function asserts that),
-/// nor values outside these ranges.
+/// checked, then recorded; a call outside what dav1d passes (both strengths 0, which its C
+/// function asserts against; other ranges, bit depths than 10 and 12 for 16 bpc, misaligned
+/// 16-bit pixels or strides) is counted as rejected and does nothing.
 #[allow(clippy::too_many_arguments)]
 unsafe fn cdef_entry(
     size: usize,
@@ -144,13 +145,25 @@ unsafe fn cdef_entry(
         {
             return reject_null("CDEF");
         }
-        let bits = 32 - (bitdepth_max.max(0) as u32).leading_zeros() as i32;
-        let valid = (0..=255).contains(&primary)
+        // dav1d's 16 bpc functions serve 10 and 12 bits; their pixels are aligned `u16`s.
+        let bits = match (two_bytes, bitdepth_max) {
+            (false, _) => 8,
+            (true, 1023) => 10,
+            (true, 4095) => 12,
+            _ => 0,
+        };
+        let aligned = |p: *const u8| !two_bytes || p as usize % 2 == 0;
+        let valid = bits > 0
+            && (0..=255).contains(&primary)
             && (0..=255).contains(&secondary)
             && primary + secondary > 0
             && (0..8).contains(&dir)
             && (0..32).contains(&damping)
-            && (if two_bytes { 9..=16 } else { 8..=8 }).contains(&bits);
+            && aligned(dst)
+            && aligned(left)
+            && aligned(top)
+            && aligned(bottom)
+            && (!two_bytes || stride % 2 == 0);
         if !valid {
             stats::add(&COUNTERS.rejected, 1);
             return;
@@ -202,8 +215,9 @@ pub unsafe extern "C" fn daedalus_av1_cdef_filter_8x8_8bpc(
     cdef_entry(0, false, dst, stride, l, t, b, s, edges, 255)
 }
 
-/// dav1d 1.0.0's CDEF `fb[0]` (8x8: luma and 4:4:4 chroma), 16 bits per pixel (`bitdepth_max` 1023 or
-/// 4095): as the 8-bit function.
+/// dav1d 1.0.0's CDEF `fb[0]` (8x8: luma and 4:4:4 chroma), 16 bits per pixel (`bitdepth_max`
+/// 1023 or 4095; pixels at most `bitdepth_max`; pointers and stride even): as the 8-bit
+/// function.
 ///
 /// # Safety
 /// As the 8-bit function, with two-byte pixels.
@@ -263,8 +277,9 @@ pub unsafe extern "C" fn daedalus_av1_cdef_filter_4x8_8bpc(
     cdef_entry(1, false, dst, stride, l, t, b, s, edges, 255)
 }
 
-/// dav1d 1.0.0's CDEF `fb[1]` (4x8: 4:2:2 chroma), 16 bits per pixel (`bitdepth_max` 1023 or
-/// 4095): as the 8-bit function.
+/// dav1d 1.0.0's CDEF `fb[1]` (4x8: 4:2:2 chroma), 16 bits per pixel (`bitdepth_max`
+/// 1023 or 4095; pixels at most `bitdepth_max`; pointers and stride even): as the 8-bit
+/// function.
 ///
 /// # Safety
 /// As the 8-bit function, with two-byte pixels.
@@ -324,8 +339,9 @@ pub unsafe extern "C" fn daedalus_av1_cdef_filter_4x4_8bpc(
     cdef_entry(2, false, dst, stride, l, t, b, s, edges, 255)
 }
 
-/// dav1d 1.0.0's CDEF `fb[2]` (4x4: 4:2:0 chroma), 16 bits per pixel (`bitdepth_max` 1023 or
-/// 4095): as the 8-bit function.
+/// dav1d 1.0.0's CDEF `fb[2]` (4x4: 4:2:0 chroma), 16 bits per pixel (`bitdepth_max`
+/// 1023 or 4095; pixels at most `bitdepth_max`; pointers and stride even): as the 8-bit
+/// function.
 ///
 /// # Safety
 /// As the 8-bit function, with two-byte pixels.

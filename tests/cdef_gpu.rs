@@ -324,3 +324,39 @@ fn cdef_on_the_gpu_equals_dav1d_c() {
         }
     }
 }
+
+/// Calls outside what dav1d passes are counted as rejected and leave the pixels alone: both
+/// strengths 0, a 16 bpc bit depth other than 10 or 12, an odd 16-bit stride, a misaligned
+/// 16-bit block.
+#[test]
+fn calls_dav1d_never_makes_are_rejected() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut frame = vec![0x155u16; 32 * 16];
+    let copy = frame.clone();
+    let left = [[0u16; 2]; 8];
+    let before = stats();
+    let p = frame.as_mut_ptr();
+    let none = std::ptr::null();
+    unsafe {
+        let f = ffi::daedalus_av1_cdef_filter_8x8_16bpc;
+        f(p, 64, left.as_ptr(), none, none, 0, 0, 3, 4, 0, 1023);
+        f(p, 64, left.as_ptr(), none, none, 5, 2, 3, 4, 0, 65535);
+        f(p, 63, left.as_ptr(), none, none, 5, 2, 3, 4, 0, 1023);
+        f(
+            (p as *mut u8).add(1) as *mut u16,
+            64,
+            left.as_ptr(),
+            none,
+            none,
+            5,
+            2,
+            3,
+            4,
+            0,
+            1023,
+        );
+        ffi::daedalus_flush();
+    }
+    assert_eq!(stats().rejected - before.rejected, 4);
+    assert_eq!(frame, copy);
+}
