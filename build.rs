@@ -9,8 +9,9 @@
 //!    the header (cbindgen cannot see generated functions);
 //! 4. link lines for the oracles that `scripts/setup` builds: the pure-C static libavcodec
 //!    for tests (`cfg(daedalus_oracle_c)`), the SIMD one for benchmarks
-//!    (`cfg(daedalus_oracle_asm)`), and the pure-C static libdav1d for tests
-//!    (`cfg(daedalus_dav1d_oracle_c)`).
+//!    (`cfg(daedalus_oracle_asm)`), and the static libdav1d without asm for tests
+//!    (`cfg(daedalus_dav1d_oracle_c)`) and with it for benchmarks
+//!    (`cfg(daedalus_dav1d_oracle_asm)`).
 
 use std::env;
 use std::fs;
@@ -31,7 +32,20 @@ fn main() {
         "tests",
         "daedalus_oracle_c",
     );
-    link_dav1d_oracle(&root);
+    link_dav1d_oracle(
+        &root,
+        "dav1d-oracle-c",
+        "DAEDALUS_DAV1D_ORACLE_C",
+        "tests",
+        "daedalus_dav1d_oracle_c",
+    );
+    link_dav1d_oracle(
+        &root,
+        "dav1d-oracle-asm",
+        "DAEDALUS_DAV1D_ORACLE_ASM",
+        "benches",
+        "daedalus_dav1d_oracle_asm",
+    );
     link_oracle(
         &root,
         "oracle-asm",
@@ -132,21 +146,21 @@ fn link_oracle(root: &Path, name: &str, var: &str, targets: &str, cfg: &str) {
     }
 }
 
-/// dav1d's C functions for the tests: the static, asm-disabled libdav1d that `scripts/setup`
-/// builds (`cfg(daedalus_dav1d_oracle_c)`).
-fn link_dav1d_oracle(root: &Path) {
-    let cfg = "daedalus_dav1d_oracle_c";
+/// dav1d's functions from the static libdav1d builds of `scripts/setup`: without asm for the
+/// tests (`cfg(daedalus_dav1d_oracle_c)`), with it for the benchmarks
+/// (`cfg(daedalus_dav1d_oracle_asm)`).
+fn link_dav1d_oracle(root: &Path, name: &str, var: &str, targets: &str, cfg: &str) {
     println!("cargo:rustc-check-cfg=cfg({cfg})");
-    println!("cargo:rerun-if-env-changed=DAEDALUS_DAV1D_ORACLE_C");
-    let dir = env::var_os("DAEDALUS_DAV1D_ORACLE_C")
+    println!("cargo:rerun-if-env-changed={var}");
+    let dir = env::var_os(var)
         .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("build").join("dav1d-oracle-c"));
+        .unwrap_or_else(|| root.join("build").join(name));
     let archive = dir.join("lib").join("libdav1d.a");
     println!("cargo:rerun-if-changed={}", archive.display());
     if archive.exists() {
         println!("cargo:rustc-cfg={cfg}");
-        println!("cargo:rustc-link-arg-tests={}", archive.display());
-        println!("cargo:rustc-link-arg-tests=-lpthread");
+        println!("cargo:rustc-link-arg-{targets}={}", archive.display());
+        println!("cargo:rustc-link-arg-{targets}=-lpthread");
     }
 }
 
