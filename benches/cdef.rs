@@ -12,9 +12,7 @@ mod common;
 mod support;
 
 use common::*;
-use daedalus::ffi;
-use daedalus::kernels::cdef::{HAVE_BOTTOM, HAVE_LEFT, HAVE_RIGHT, HAVE_TOP};
-use std::time::Instant;
+use daedalus::kernels::cdef::{BLOCK_SIZES, HAVE_BOTTOM, HAVE_LEFT, HAVE_RIGHT, HAVE_TOP};
 use support::*;
 
 #[cfg(daedalus_dav1d_oracle_asm)]
@@ -79,11 +77,9 @@ struct Block {
     edges: i32,
 }
 
-const SIZES: [(usize, usize); 3] = [(8, 8), (4, 8), (4, 4)];
-
 impl Batch {
     fn new(rng: &mut Rng, size: usize, bits: u32, count: usize) -> Batch {
-        let (w, h) = SIZES[size];
+        let (w, h) = BLOCK_SIZES[size];
         let per_row = 1920 / w;
         let rows = count.div_ceil(per_row);
         let stride = 1920 + 32;
@@ -142,7 +138,7 @@ impl Batch {
     }
 
     fn name(&self) -> String {
-        let (w, h) = SIZES[self.size];
+        let (w, h) = BLOCK_SIZES[self.size];
         format!("{w}x{h}, {} bits", self.bits)
     }
 }
@@ -162,103 +158,33 @@ unsafe fn run_calls(
     bottoms: *const u8,
     lefts: *const u8,
 ) {
-    let (w, h) = SIZES[b.size];
+    let (w, h) = BLOCK_SIZES[b.size];
     let wide = b.bits > 8;
     let px = 1 + wide as usize;
     let stride = (b.stride * px) as isize;
     let bitdepth_max = (1 << b.bits) - 1;
     let per_row = 1920 / w;
+    let f = match path {
+        Path::Gpu => CdefFn::of_daedalus(b.size, wide),
+        Path::Dav1d(t) => CdefFn::of_dav1d(t, b.size, wide),
+    };
     for (i, blk) in b.blocks.iter().enumerate() {
         let dst = plane.add((blk.y * b.stride + blk.x) * px);
         let line = (i / per_row) * 2 * b.stride + blk.x;
         let top = tops.add(line * px);
         let bottom = bottoms.add(line * px);
         let left = lefts.add(i * h * 2 * px);
-        let [p, s, dir, damping] = blk.params;
-        match (path, wide) {
-            (Path::Gpu, false) => {
-                let f = [
-                    ffi::daedalus_av1_cdef_filter_8x8_8bpc as Fb8,
-                    ffi::daedalus_av1_cdef_filter_4x8_8bpc,
-                    ffi::daedalus_av1_cdef_filter_4x4_8bpc,
-                ][b.size];
-                f(
-                    dst,
-                    stride,
-                    left.cast(),
-                    top,
-                    bottom,
-                    p,
-                    s,
-                    dir,
-                    damping,
-                    blk.edges,
-                )
-            }
-            (Path::Gpu, true) => {
-                let f = [
-                    ffi::daedalus_av1_cdef_filter_8x8_16bpc as Fb16,
-                    ffi::daedalus_av1_cdef_filter_4x8_16bpc,
-                    ffi::daedalus_av1_cdef_filter_4x4_16bpc,
-                ][b.size];
-                let (d, t, bo) = (dst.cast(), top.cast(), bottom.cast());
-                f(
-                    d,
-                    stride,
-                    left.cast(),
-                    t,
-                    bo,
-                    p,
-                    s,
-                    dir,
-                    damping,
-                    blk.edges,
-                    bitdepth_max,
-                )
-            }
-            (Path::Dav1d(t), false) => {
-                let f: Fb8 = std::mem::transmute(t.fb[b.size]);
-                f(
-                    dst,
-                    stride,
-                    left.cast(),
-                    top,
-                    bottom,
-                    p,
-                    s,
-                    dir,
-                    damping,
-                    blk.edges,
-                )
-            }
-            (Path::Dav1d(t), true) => {
-                let f: Fb16 = std::mem::transmute(t.fb[b.size]);
-                let (d, t, bo) = (dst.cast(), top.cast(), bottom.cast());
-                f(
-                    d,
-                    stride,
-                    left.cast(),
-                    t,
-                    bo,
-                    p,
-                    s,
-                    dir,
-                    damping,
-                    blk.edges,
-                    bitdepth_max,
-                )
-            }
-        }
+        f.call(
+            dst,
+            stride,
+            left,
+            top,
+            bottom,
+            blk.params,
+            blk.edges,
+            bitdepth_max,
+        );
     }
-}
-
-struct Measured {
-    seconds: f64,
-    record_seconds: f64,
-    gpu_seconds: f64,
-    checksum: u64,
-    submissions: f64,
-    dispatches: f64,
 }
 
 /// The batch's pixels as the functions take them: bytes for 8 bits, `u16`s otherwise.
@@ -272,60 +198,15 @@ fn as_pixels(b: &Batch, v: &[u16]) -> Vec<u8> {
 
 /// Median time of one pass over the batch (record + flush for daedalus).
 fn measure(b: &Batch, path: Path, min_time: f64) -> Measured {
-    let plane = as_pixels(b, &b.plane);
     let tops = Aligned::new(&as_pixels(b, &b.tops));
     let bottoms = Aligned::new(&as_pixels(b, &b.bottoms));
     let lefts: Vec<u16> = b.lefts.iter().flatten().copied().collect();
     let lefts = Aligned::new(&as_pixels(b, &lefts));
-    let mut work = Aligned::new(&plane);
+    let (t, bo, l) = (tops.as_slice(), bottoms.as_slice(), lefts.as_slice());
     let gpu = matches!(path, Path::Gpu);
-    if gpu {
-        let s = work.as_mut_slice();
-        assert_eq!(
-            ffi::daedalus_register_memory(s.as_mut_ptr().cast(), s.len()),
-            0
-        );
-    }
-    let (mut times, mut record_times, mut total) = (Vec::new(), Vec::new(), 0.0);
-    let before = stats();
-    while (total < min_time || times.len() < 3) && times.len() < 200 {
-        work.as_mut_slice().copy_from_slice(&plane);
-        let px = work.as_mut_slice().as_mut_ptr();
-        let t0 = Instant::now();
-        unsafe {
-            let (t, bo, l) = (tops.as_slice(), bottoms.as_slice(), lefts.as_slice());
-            run_calls(b, path, px, t.as_ptr(), bo.as_ptr(), l.as_ptr())
-        };
-        if gpu {
-            record_times.push(t0.elapsed().as_secs_f64());
-            ffi::daedalus_flush();
-        }
-        let t = t0.elapsed().as_secs_f64();
-        times.push(t);
-        total += t;
-    }
-    let after = stats();
-    let sum = checksum(work.as_slice());
-    if gpu {
-        assert_eq!(
-            ffi::daedalus_unregister_memory(work.as_mut_slice().as_mut_ptr().cast()),
-            0
-        );
-    }
-    times.sort_by(f64::total_cmp);
-    record_times.sort_by(f64::total_cmp);
-    let runs = times.len() as f64;
-    Measured {
-        seconds: times[times.len() / 2],
-        record_seconds: record_times
-            .get(record_times.len() / 2)
-            .copied()
-            .unwrap_or(0.0),
-        gpu_seconds: (after.gpu_busy_ns - before.gpu_busy_ns) as f64 / runs / 1e9,
-        checksum: sum,
-        submissions: (after.submissions - before.submissions) as f64 / runs,
-        dispatches: (after.dispatches - before.dispatches) as f64 / runs,
-    }
+    measure_passes(&as_pixels(b, &b.plane), gpu, min_time, |px| unsafe {
+        run_calls(b, path, px, t.as_ptr(), bo.as_ptr(), l.as_ptr())
+    })
 }
 
 fn main() {

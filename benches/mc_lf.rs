@@ -11,11 +11,10 @@ mod common;
 mod support;
 
 use common::*;
-use daedalus::ffi::{self, LF_EXPORTS, MC_EXPORTS};
+use daedalus::ffi::{LF_EXPORTS, MC_EXPORTS};
 use daedalus::kernels::lf::{LfDir, LfFunction};
 use daedalus::kernels::mc::{McFilter, McFunction};
 use daedalus::vp9dsp::Vp9DspContext;
-use std::time::Instant;
 use support::*;
 
 /// One kernel's calls over a frame-like plane, in raster order as a decoder issues them:
@@ -116,15 +115,6 @@ enum Path {
     Cpu(&'static Vp9DspContext),
 }
 
-struct Measured {
-    seconds: f64,
-    record_seconds: f64,
-    gpu_seconds: f64,
-    checksum: u64,
-    submissions: f64,
-    dispatches: f64,
-}
-
 unsafe fn run_calls(b: &Batch, kernel: Kernel, path: Path, px: *mut u8) {
     let s = b.stride as isize;
     for &(dst, arg, p, q) in &b.calls {
@@ -150,52 +140,10 @@ unsafe fn run_calls(b: &Batch, kernel: Kernel, path: Path, px: *mut u8) {
 
 /// Median time of one pass over the batch (record + flush for daedalus).
 fn measure(b: &Batch, kernel: Kernel, path: Path, min_time: f64) -> Measured {
-    let mut work = Aligned::new(&b.plane);
     let gpu = matches!(path, Path::Gpu);
-    if gpu {
-        let s = work.as_mut_slice();
-        assert_eq!(
-            ffi::daedalus_register_memory(s.as_mut_ptr().cast(), s.len()),
-            0
-        );
-    }
-    let (mut times, mut record_times, mut total) = (Vec::new(), Vec::new(), 0.0);
-    let before = stats();
-    while (total < min_time || times.len() < 3) && times.len() < 200 {
-        work.as_mut_slice().copy_from_slice(&b.plane);
-        let px = work.as_mut_slice().as_mut_ptr();
-        let t0 = Instant::now();
-        unsafe { run_calls(b, kernel, path, px) };
-        if gpu {
-            record_times.push(t0.elapsed().as_secs_f64());
-            ffi::daedalus_flush();
-        }
-        let t = t0.elapsed().as_secs_f64();
-        times.push(t);
-        total += t;
-    }
-    let after = stats();
-    let sum = checksum(work.as_slice());
-    if gpu {
-        assert_eq!(
-            ffi::daedalus_unregister_memory(work.as_mut_slice().as_mut_ptr().cast()),
-            0
-        );
-    }
-    times.sort_by(f64::total_cmp);
-    record_times.sort_by(f64::total_cmp);
-    let runs = times.len() as f64;
-    Measured {
-        seconds: times[times.len() / 2],
-        record_seconds: record_times
-            .get(record_times.len() / 2)
-            .copied()
-            .unwrap_or(0.0),
-        gpu_seconds: (after.gpu_busy_ns - before.gpu_busy_ns) as f64 / runs / 1e9,
-        checksum: sum,
-        submissions: (after.submissions - before.submissions) as f64 / runs,
-        dispatches: (after.dispatches - before.dispatches) as f64 / runs,
-    }
+    measure_passes(&b.plane, gpu, min_time, |px| unsafe {
+        run_calls(b, kernel, path, px)
+    })
 }
 
 fn name(k: Kernel) -> String {

@@ -1859,7 +1859,15 @@ impl Recorder {
             if self.gpu.is_none() {
                 return self.run_now(op, dst, stride, origin);
             }
-            self.complete_before_cpu_read(&call.read_areas());
+            let (read, count) = call.read_areas();
+            let areas = read.map(|(at, stride, w, h)| Area {
+                at: at as *mut u8,
+                stride,
+                w,
+                h,
+            });
+            // A window's read is no decoder sync: not counted as one.
+            self.complete_early_where_possible(Reason::Overlap, &areas[..count]);
             if self.gpu.is_none() {
                 return self.run_now(op, dst, stride, origin); // the device failed
             }
@@ -2035,49 +2043,32 @@ impl Recorder {
     /// Completes what a reader of `areas` needs: on the GPU path, the pending calls there
     /// and what they depend on, on the CPU when that is little work; else the whole batch.
     fn complete(&mut self, reason: Reason, areas: &[Area]) {
-        // What the pending calls to run on the CPU read may come from the batch in flight.
-        self.settle();
-        if self.pending() == 0 {
-            return;
-        }
-        let arena = self.arena.ptr;
-        match &mut self.gpu {
-            Some(g) if g.pending > 0 => {
-                let before = g.completed_early;
-                if g.complete_areas(areas, EARLY_COST_LIMIT, arena) {
-                    stats::add(&COUNTERS.early_completions, 1);
-                    if self.inter_frame {
-                        self.counts.inter_completed_early += (g.completed_early - before) as u64;
-                    }
-                } else {
-                    self.flush(reason);
-                }
-            }
-            _ => self.flush(reason),
+        if self.complete_early_where_possible(reason, areas) {
+            stats::add(&COUNTERS.early_completions, 1);
         }
     }
 
-    /// Completes the pending calls that write what the CPU is about to read in `areas` (first
-    /// byte, row stride, bytes per row, rows), and what they depend on: early on the CPU where
-    /// the cells tell, else the whole batch.
-    fn complete_before_cpu_read(&mut self, areas: &[(*const u8, isize, usize, usize)]) {
+    /// [`Recorder::complete`] without counting the sync; `true` where the calls completed
+    /// early (none may have been needed), `false` where the batch completed as a whole or
+    /// nothing was pending.
+    fn complete_early_where_possible(&mut self, reason: Reason, areas: &[Area]) -> bool {
+        // What the pending calls to run on the CPU read may come from the batch in flight.
         self.settle();
-        let arena = self.arena.ptr;
-        let Some(g) = self.gpu.as_mut().filter(|g| g.pending > 0) else {
-            return;
-        };
-        let areas: Vec<Area> = areas
-            .iter()
-            .map(|&(at, stride, w, h)| Area {
-                at: at as *mut u8,
-                stride,
-                w,
-                h,
-            })
-            .collect();
-        if !g.complete_areas(&areas, EARLY_COST_LIMIT, arena) {
-            self.flush(Reason::Overlap);
+        if self.pending() == 0 {
+            return false;
         }
+        let arena = self.arena.ptr;
+        if let Some(g) = self.gpu.as_mut().filter(|g| g.pending > 0) {
+            let before = g.completed_early;
+            if g.complete_areas(areas, EARLY_COST_LIMIT, arena) {
+                if self.inter_frame {
+                    self.counts.inter_completed_early += (g.completed_early - before) as u64;
+                }
+                return true;
+            }
+        }
+        self.flush(reason);
+        false
     }
 
     fn flush(&mut self, reason: Reason) {

@@ -9,15 +9,13 @@
 
 mod common;
 
-use common::{dav1d_c, require_gpu, stats, Fb16, Fb8, Rng};
+use common::{dav1d_c, require_gpu, stats, CdefFn, Rng};
 use daedalus::ffi;
-use daedalus::kernels::cdef::{HAVE_BOTTOM, HAVE_LEFT, HAVE_RIGHT, HAVE_TOP};
+use daedalus::kernels::cdef::{BLOCK_SIZES, HAVE_BOTTOM, HAVE_LEFT, HAVE_RIGHT, HAVE_TOP};
 use std::sync::Mutex;
 
 /// The tests share the process's counters.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-const SIZES: [(usize, usize); 3] = [(8, 8), (4, 8), (4, 4)];
 
 /// One call: block position, its own `left`, `top` and `bottom` inputs (`top` and `bottom`
 /// two rows the frame's width apart, as dav1d steps them by the frame's stride; the block's
@@ -40,7 +38,7 @@ const LINE: usize = 16;
 const LINE_AT: usize = 4;
 
 fn calls(rng: &mut Rng, size: usize, width: usize, height: usize, bits: u32) -> Vec<Call> {
-    let (w, h) = SIZES[size];
+    let (w, h) = BLOCK_SIZES[size];
     let max = (1usize << bits) - 1;
     let b = bits as i32 - 8;
     let mut out = Vec::new();
@@ -152,6 +150,24 @@ struct Args<'a> {
     c: &'a Call,
 }
 
+impl Args<'_> {
+    unsafe fn call(&self, f: CdefFn, bits: u32) {
+        let c = self.c;
+        let strengths = [c.primary, c.secondary, c.dir, c.damping];
+        let (edges, max) = (c.edges as i32, (1 << bits) - 1);
+        f.call(
+            self.dst,
+            self.stride,
+            self.left,
+            self.top,
+            self.bottom,
+            strengths,
+            edges,
+            max,
+        )
+    }
+}
+
 fn check(bits: u32, size: usize, register: bool, bottom_in_frame: bool, seed: u64) {
     require_gpu();
     let (width, height) = (64, 48);
@@ -167,7 +183,7 @@ fn check(bits: u32, size: usize, register: bool, bottom_in_frame: bool, seed: u6
     }
 
     let dsp = dav1d_c(bits > 8);
-    let fb = dsp.fb[size];
+    let theirs_fn = CdefFn::of_dav1d(&dsp, size, bits > 8);
     let mut theirs = frame.clone();
     run(
         &mut theirs,
@@ -175,56 +191,11 @@ fn check(bits: u32, size: usize, register: bool, bottom_in_frame: bool, seed: u6
         bits,
         &calls,
         bottom_in_frame,
-        &|a: Args| unsafe {
-            let c = a.c;
-            if bits == 8 {
-                let f: Fb8 = std::mem::transmute(fb);
-                f(
-                    a.dst,
-                    a.stride,
-                    a.left as *const [u8; 2],
-                    a.top,
-                    a.bottom,
-                    c.primary,
-                    c.secondary,
-                    c.dir,
-                    c.damping,
-                    c.edges as i32,
-                )
-            } else {
-                let f: Fb16 = std::mem::transmute(fb);
-                f(
-                    a.dst as *mut u16,
-                    a.stride,
-                    a.left as *const [u16; 2],
-                    a.top as *const u16,
-                    a.bottom as *const u16,
-                    c.primary,
-                    c.secondary,
-                    c.dir,
-                    c.damping,
-                    c.edges as i32,
-                    (1 << bits) - 1,
-                )
-            }
-        },
+        &|a: Args| unsafe { a.call(theirs_fn, bits) },
     );
 
     let mut ours = frame.clone();
-    let (f8, f16) = [
-        (
-            ffi::daedalus_av1_cdef_filter_8x8_8bpc as Fb8,
-            ffi::daedalus_av1_cdef_filter_8x8_16bpc as Fb16,
-        ),
-        (
-            ffi::daedalus_av1_cdef_filter_4x8_8bpc as Fb8,
-            ffi::daedalus_av1_cdef_filter_4x8_16bpc as Fb16,
-        ),
-        (
-            ffi::daedalus_av1_cdef_filter_4x4_8bpc as Fb8,
-            ffi::daedalus_av1_cdef_filter_4x4_16bpc as Fb16,
-        ),
-    ][size];
+    let ours_fn = CdefFn::of_daedalus(size, bits > 8);
     let before = stats();
     let registered = std::cell::Cell::new(false);
     // Bytes from the frame's start to a call's block.
@@ -244,34 +215,7 @@ fn check(bits: u32, size: usize, register: bool, bottom_in_frame: bool, seed: u6
                 assert_eq!(ffi::daedalus_register_memory(start.cast(), len), 0);
                 registered.set(true);
             }
-            if bits == 8 {
-                f8(
-                    a.dst,
-                    a.stride,
-                    a.left as *const [u8; 2],
-                    a.top,
-                    a.bottom,
-                    c.primary,
-                    c.secondary,
-                    c.dir,
-                    c.damping,
-                    c.edges as i32,
-                )
-            } else {
-                f16(
-                    a.dst as *mut u16,
-                    a.stride,
-                    a.left as *const [u16; 2],
-                    a.top as *const u16,
-                    a.bottom as *const u16,
-                    c.primary,
-                    c.secondary,
-                    c.dir,
-                    c.damping,
-                    c.edges as i32,
-                    (1 << bits) - 1,
-                )
-            }
+            a.call(ours_fn, bits);
             if std::ptr::eq(c, calls.last().unwrap()) {
                 ffi::daedalus_flush();
                 if register {
@@ -287,7 +231,7 @@ fn check(bits: u32, size: usize, register: bool, bottom_in_frame: bool, seed: u6
             t,
             o,
             "{bits} bits, {:?}, registered {register}: pixel ({}, {}) differs",
-            SIZES[size],
+            BLOCK_SIZES[size],
             i % width,
             i / width
         );

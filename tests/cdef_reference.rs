@@ -6,11 +6,8 @@
 
 mod common;
 
-use common::{dav1d_c, Fb16, Fb8, Rng};
-use daedalus::kernels::cdef::{self, Pixel, Strengths, WINDOW_LEN};
-
-/// The block sizes of `fb[0..2]`.
-const SIZES: [(usize, usize); 3] = [(8, 8), (4, 8), (4, 4)];
+use common::{dav1d_c, CdefFn, Rng};
+use daedalus::kernels::cdef::{self, Pixel, Strengths, BLOCK_SIZES, WINDOW_LEN};
 
 /// A frame area with the block at (16, 16), and dav1d's separate `left`, `top` and `bottom`
 /// inputs, all random (or extreme) pixels of `bits` bits.
@@ -82,7 +79,7 @@ unsafe fn both<P: Pixel + PartialEq + std::fmt::Debug>(
     let mut theirs = c.frame.clone();
     dav1d(&mut theirs, c);
     let mut ours = c.frame.clone();
-    let (w, h) = SIZES[size];
+    let (w, h) = BLOCK_SIZES[size];
     let mut window = [0i16; WINDOW_LEN];
     cdef::pad(
         &mut window,
@@ -112,7 +109,8 @@ fn check<P: Pixel + PartialEq + std::fmt::Debug>(bits: u32, seed: u64) {
     let mut rng = Rng::new(seed);
     let mut checked = 0;
     let mut changed = 0;
-    for (size, &fb) in dsp.fb.iter().enumerate() {
+    for (size, &dims) in BLOCK_SIZES.iter().enumerate() {
+        let fb = CdefFn::of_dav1d(&dsp, size, bits > 8);
         for edges in 0..16u32 {
             for dir in 0..8 {
                 for draw in 0..8 {
@@ -129,42 +127,25 @@ fn check<P: Pixel + PartialEq + std::fmt::Debug>(bits: u32, seed: u64) {
                         let stride = (STRIDE * std::mem::size_of::<P>()) as isize;
                         let top = c.top.as_ptr().add(LINE_START);
                         let bottom = c.bottom.as_ptr().add(LINE_START);
-                        if bits == 8 {
-                            let f: Fb8 = std::mem::transmute(fb);
-                            f(
-                                dst as *mut u8,
-                                stride,
-                                c.left.as_ptr() as *const [u8; 2],
-                                top as *const u8,
-                                bottom as *const u8,
-                                s.primary,
-                                s.secondary,
-                                s.dir,
-                                s.damping,
-                                edges as i32,
-                            )
-                        } else {
-                            let f: Fb16 = std::mem::transmute(fb);
-                            f(
-                                dst as *mut u16,
-                                stride,
-                                c.left.as_ptr() as *const [u16; 2],
-                                top as *const u16,
-                                bottom as *const u16,
-                                s.primary,
-                                s.secondary,
-                                s.dir,
-                                s.damping,
-                                edges as i32,
-                                (1 << bits) - 1,
-                            )
-                        }
+                        let strengths = [s.primary, s.secondary, s.dir, s.damping];
+                        let (left, max) = (c.left.as_ptr().cast(), (1 << bits) - 1);
+                        let (top, bottom) = (top.cast(), bottom.cast());
+                        fb.call(
+                            dst.cast(),
+                            stride,
+                            left,
+                            top,
+                            bottom,
+                            strengths,
+                            edges as i32,
+                            max,
+                        )
                     };
                     let (theirs, ours) = unsafe { both(&c, size, &s, edges, &call) };
                     assert_eq!(
                         theirs, ours,
                         "{bits} bits, size {:?}, edges {edges}, {s:?}, draw {draw}",
-                        SIZES[size]
+                        dims
                     );
                     checked += 1;
                     changed += (theirs != c.frame) as usize;

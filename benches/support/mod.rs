@@ -167,3 +167,70 @@ pub fn cpu_model() -> String {
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
+
+/// One path's figures over a batch: the median pass, and for daedalus the median recording
+/// time and per pass the GPU busy time, submissions and dispatches; the output's checksum.
+pub struct Measured {
+    pub seconds: f64,
+    pub record_seconds: f64,
+    pub gpu_seconds: f64,
+    pub checksum: u64,
+    pub submissions: f64,
+    pub dispatches: f64,
+}
+
+/// Times passes over a batch whose pixels start as `input`: `pass` runs the calls on the
+/// working copy (for daedalus, `gpu`: registered, then recorded and flushed). At least 3
+/// passes and `min_time` seconds, at most 200.
+pub fn measure_passes(
+    input: &[u8],
+    gpu: bool,
+    min_time: f64,
+    mut pass: impl FnMut(*mut u8),
+) -> Measured {
+    let mut work = crate::common::Aligned::new(input);
+    if gpu {
+        let s = work.as_mut_slice();
+        assert_eq!(
+            ffi::daedalus_register_memory(s.as_mut_ptr().cast(), s.len()),
+            0
+        );
+    }
+    let (mut times, mut record_times, mut total) = (Vec::new(), Vec::new(), 0.0);
+    let before = stats();
+    while (total < min_time || times.len() < 3) && times.len() < 200 {
+        work.as_mut_slice().copy_from_slice(input);
+        let px = work.as_mut_slice().as_mut_ptr();
+        let t0 = std::time::Instant::now();
+        pass(px);
+        if gpu {
+            record_times.push(t0.elapsed().as_secs_f64());
+            ffi::daedalus_flush();
+        }
+        let t = t0.elapsed().as_secs_f64();
+        times.push(t);
+        total += t;
+    }
+    let after = stats();
+    let sum = checksum(work.as_slice());
+    if gpu {
+        assert_eq!(
+            ffi::daedalus_unregister_memory(work.as_mut_slice().as_mut_ptr().cast()),
+            0
+        );
+    }
+    times.sort_by(f64::total_cmp);
+    record_times.sort_by(f64::total_cmp);
+    let runs = times.len() as f64;
+    Measured {
+        seconds: times[times.len() / 2],
+        record_seconds: record_times
+            .get(record_times.len() / 2)
+            .copied()
+            .unwrap_or(0.0),
+        gpu_seconds: (after.gpu_busy_ns - before.gpu_busy_ns) as f64 / runs / 1e9,
+        checksum: sum,
+        submissions: (after.submissions - before.submissions) as f64 / runs,
+        dispatches: (after.dispatches - before.dispatches) as f64 / runs,
+    }
+}

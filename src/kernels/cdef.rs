@@ -17,6 +17,10 @@ pub const WINDOW_LEN: usize = WINDOW_STRIDE * WINDOW_STRIDE;
 /// Index of the block's top-left pixel in the window.
 pub const WINDOW_ORIGIN: usize = 2 * WINDOW_STRIDE + 2;
 
+/// Width and height of the blocks of dav1d's `fb[0]`, `fb[1]` and `fb[2]`: 8x8 (luma and
+/// 4:4:4 chroma), 4x8 (4:2:2 chroma), 4x4 (4:2:0 chroma).
+pub const BLOCK_SIZES: [(usize, usize); 3] = [(8, 8), (4, 8), (4, 4)];
+
 /// dav1d's `CdefEdgeFlags`: which neighbours of the block exist.
 pub const HAVE_LEFT: u32 = 1;
 pub const HAVE_RIGHT: u32 = 2;
@@ -235,7 +239,7 @@ pub struct CdefCall {
 impl CdefCall {
     /// Width and height in pixels.
     pub fn dims(&self) -> (usize, usize) {
-        [(8, 8), (4, 8), (4, 4)][self.size.min(2)]
+        BLOCK_SIZES[self.size.min(2)]
     }
 
     pub fn bytes_per_pixel(&self) -> usize {
@@ -245,25 +249,34 @@ impl CdefCall {
     /// The areas (first byte, row stride, bytes per row, rows) its window reads when taken,
     /// as [`pad`] reads them: the block's rows with two pixels to the right (the two to the
     /// left come from `left`), the two rows of `top` and of `bottom` with two pixels either
-    /// side, and the `left` pairs; each side only where `edges` has it.
-    pub fn read_areas(&self) -> Vec<(*const u8, isize, usize, usize)> {
+    /// side, and the `left` pairs; each side only where `edges` has it. The first `count`
+    /// entries of the array.
+    pub fn read_areas(&self) -> ([(*const u8, isize, usize, usize); 4], usize) {
         let (w, h) = self.dims();
         let b = self.bytes_per_pixel();
         let left = if self.edges & HAVE_LEFT != 0 { 2 } else { 0 };
         let right = if self.edges & HAVE_RIGHT != 0 { 2 } else { 0 };
         let row = (left + w + right) * b;
         let back = |p: *const u8| p.wrapping_sub(left * b);
-        let mut areas = vec![(self.dst as *const u8, self.stride, (w + right) * b, h)];
-        if self.edges & HAVE_TOP != 0 {
-            areas.push((back(self.top), self.stride, row, 2));
+        let mut areas = [(self.dst as *const u8, self.stride, (w + right) * b, h); 4];
+        let mut count = 1;
+        for (present, area) in [
+            (
+                self.edges & HAVE_TOP != 0,
+                (back(self.top), self.stride, row, 2),
+            ),
+            (
+                self.edges & HAVE_BOTTOM != 0,
+                (back(self.bottom), self.stride, row, 2),
+            ),
+            (left > 0, (self.left, (2 * b) as isize, 2 * b, h)),
+        ] {
+            if present {
+                areas[count] = area;
+                count += 1;
+            }
         }
-        if self.edges & HAVE_BOTTOM != 0 {
-            areas.push((back(self.bottom), self.stride, row, 2));
-        }
-        if left > 0 {
-            areas.push((self.left, (2 * b) as isize, 2 * b, h));
-        }
-        areas
+        (areas, count)
     }
 
     /// Takes the call's padded input window.
@@ -364,7 +377,7 @@ pub fn from_job_params(p: u32) -> (Strengths, usize, usize, bool) {
         damping: (p >> 19 & 31) as i32,
         bitdepth_min_8: (p >> 26 & 7) as i32,
     };
-    let (w, h) = [(8, 8), (4, 8), (4, 4)][(p >> 24 & 3).min(2) as usize];
+    let (w, h) = BLOCK_SIZES[(p >> 24 & 3).min(2) as usize];
     (s, w, h, p >> 29 & 1 != 0)
 }
 
@@ -374,7 +387,7 @@ mod tests {
 
     #[test]
     fn job_params_round_trip() {
-        for size in 0..3 {
+        for (size, &dims) in BLOCK_SIZES.iter().enumerate() {
             for (primary, secondary, damping, bitdepth_min_8) in [
                 (0, 1, 2, 0),
                 (15, 4, 6, 0),
@@ -392,7 +405,7 @@ mod tests {
                     for two_bytes in [false, true] {
                         let (t, w, h, two) = from_job_params(job_params(&s, size, two_bytes));
                         assert_eq!((t, two), (s, two_bytes));
-                        assert_eq!((w, h), [(8, 8), (4, 8), (4, 4)][size]);
+                        assert_eq!((w, h), dims);
                     }
                 }
             }

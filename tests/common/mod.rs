@@ -594,3 +594,85 @@ pub fn dav1d_c(high_bitdepth: bool) -> CdefDsp {
         );
     }
 }
+
+/// A CDEF `fb[]` function of either pixel size; `call` passes dav1d's arguments with the
+/// pixel pointers as bytes.
+#[derive(Clone, Copy)]
+pub enum CdefFn {
+    Bits8(Fb8),
+    Bits16(Fb16),
+}
+
+impl CdefFn {
+    /// `fb[size]` of a table that `dav1d_cdef_dsp_init_{8,16}bpc` filled.
+    pub fn of_dav1d(dsp: &CdefDsp, size: usize, high_bitdepth: bool) -> CdefFn {
+        let f = dsp.fb[size];
+        assert!(!f.is_null(), "dav1d fills fb[]");
+        unsafe {
+            if high_bitdepth {
+                CdefFn::Bits16(std::mem::transmute::<*const std::ffi::c_void, Fb16>(f))
+            } else {
+                CdefFn::Bits8(std::mem::transmute::<*const std::ffi::c_void, Fb8>(f))
+            }
+        }
+    }
+
+    /// daedalus's export for `fb[size]`.
+    pub fn of_daedalus(size: usize, high_bitdepth: bool) -> CdefFn {
+        match (size, high_bitdepth) {
+            (0, false) => CdefFn::Bits8(ffi::daedalus_av1_cdef_filter_8x8_8bpc),
+            (1, false) => CdefFn::Bits8(ffi::daedalus_av1_cdef_filter_4x8_8bpc),
+            (2, false) => CdefFn::Bits8(ffi::daedalus_av1_cdef_filter_4x4_8bpc),
+            (0, true) => CdefFn::Bits16(ffi::daedalus_av1_cdef_filter_8x8_16bpc),
+            (1, true) => CdefFn::Bits16(ffi::daedalus_av1_cdef_filter_4x8_16bpc),
+            (2, true) => CdefFn::Bits16(ffi::daedalus_av1_cdef_filter_4x4_16bpc),
+            _ => panic!("fb[] has sizes 0, 1 and 2"),
+        }
+    }
+
+    /// Calls it; `strengths` are primary, secondary, direction, damping, and `bitdepth_max`
+    /// goes to the 16 bpc functions only.
+    ///
+    /// # Safety
+    /// As dav1d's function.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn call(
+        self,
+        dst: *mut u8,
+        stride: isize,
+        left: *const u8,
+        top: *const u8,
+        bottom: *const u8,
+        [p, s, dir, damping]: [i32; 4],
+        edges: i32,
+        bitdepth_max: i32,
+    ) {
+        match self {
+            CdefFn::Bits8(f) => f(
+                dst,
+                stride,
+                left.cast(),
+                top,
+                bottom,
+                p,
+                s,
+                dir,
+                damping,
+                edges,
+            ),
+            CdefFn::Bits16(f) => f(
+                dst.cast(),
+                stride,
+                left.cast(),
+                top.cast(),
+                bottom.cast(),
+                p,
+                s,
+                dir,
+                damping,
+                edges,
+                bitdepth_max,
+            ),
+        }
+    }
+}
