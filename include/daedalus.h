@@ -453,6 +453,12 @@ void daedalus_get_stats(struct DaedalusStats *out);
  */
 const void *daedalus_vp9_provider(void);
 
+/**
+ * The hooks the patched dav1d 1.0.0 looks up with `dlsym(RTLD_DEFAULT, ...)`: a
+ * `DaedalusAv1Provider` as `ffmpeg-patches/dav1d-1.0` defines it. Not meant for other callers.
+ */
+const void *daedalus_av1_provider(void);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -6,9 +6,11 @@
 //! - [`batch`]: the per-thread recorder and flush.
 //! - [`gpu`]: the Vulkan runtime.
 //! - [`vp9`]: the provider the patched FFmpeg decoder finds at run time.
+//! - [`av1`]: the CDEF provider the patched dav1d finds at run time.
 
 #[macro_use]
 pub mod log;
+pub mod av1;
 pub mod batch;
 pub mod calibrate;
 pub mod config;

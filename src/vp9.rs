@@ -700,7 +700,7 @@ unsafe extern "C" fn frame_free(opaque: *mut c_void, _data: *mut u8) {
     })
 }
 
-fn register_stats_at_exit() {
+pub(crate) fn register_stats_at_exit() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     if crate::config::get().stats_at_exit {
         ONCE.call_once(|| unsafe {

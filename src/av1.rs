@@ -1,0 +1,181 @@
+//! The AV1 provider for dav1d 1.0.0 (see `ffmpeg-patches/dav1d-1.0`).
+//!
+//! The patched `dav1d_cdef_dsp_init_{8,16}bpc` looks `daedalus_av1_provider` up with
+//! `dlsym(RTLD_DEFAULT, ...)` (found whether this library is LD_PRELOADed or linked into the
+//! program) and calls `attach_cdef`, which hands it the `daedalus_av1_cdef_filter_*` exports
+//! for `fb[0..2]`; `dir` stays dav1d's. Each call records its block (the input window is
+//! taken at call time, so dav1d's `left`, `top` and `bottom` buffers may change at once after
+//! it). After each superblock row's CDEF the decoder calls `sync`, which completes the calling
+//! thread's pending calls: resize, loop restoration, progress and output read those rows next.
+//!
+//! dav1d also reports each picture's planes when it allocates the picture and when it releases
+//! it: on the GPU path with host-memory import each plane is registered for that time, so that
+//! CDEF writes its blocks in place and the calls of a superblock row go out in one submission
+//! (blocks in unregistered memory are copied through staging, and a call whose window meets
+//! pending copied blocks completes them first). A plane is released only after the syncs of
+//! every row written in it.
+use crate::batch;
+use crate::stats::Reason;
+use once_cell::sync::Lazy;
+use std::collections::HashMap;
+use std::ffi::c_int;
+use std::sync::Mutex;
+
+/// Must equal the `abi_version` the dav1d patch accepts.
+pub const ABI_VERSION: c_int = 1;
+
+/// Any function pointer, as the patch's `void (*)(void)`: dav1d casts each back to its `cdef_fn`.
+type AnyFn = unsafe extern "C" fn();
+
+/// The hooks the patched dav1d calls (the patch's `DaedalusAv1Provider`).
+#[repr(C)]
+pub struct DaedalusAv1Provider {
+    pub abi_version: c_int,
+    /// For dav1d's pixel size in bytes (1: 8 bpc, 2: 16 bpc): fills `fb[0..3]` (8x8, 4x8,
+    /// 4x4) and returns 1, or returns 0 and dav1d keeps its own functions.
+    pub attach_cdef: unsafe extern "C" fn(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> c_int,
+    /// Completes the calling thread's pending calls.
+    pub sync: unsafe extern "C" fn(),
+    /// A picture's planes (`data[0..3]`; `stride[0]` luma, `stride[1]` chroma; `h` rows,
+    /// padded to a multiple of 128 in memory; dav1d's `Dav1dPixelLayout`).
+    pub picture_allocated:
+        unsafe extern "C" fn(data: *const *mut u8, stride: *const isize, h: c_int, layout: c_int),
+    /// The picture with these planes is about to be freed.
+    pub picture_released: unsafe extern "C" fn(data: *const *mut u8),
+}
+
+pub static PROVIDER: DaedalusAv1Provider = DaedalusAv1Provider {
+    abi_version: ABI_VERSION,
+    attach_cdef,
+    sync,
+    picture_allocated,
+    picture_released,
+};
+
+/// An export as the untyped pointer the patch takes; dav1d casts it back to its `cdef_fn`,
+/// whose signature the export has.
+fn any_fn(f: *const ()) -> AnyFn {
+    // SAFETY: `f` is a function; only the pointer's type changes.
+    unsafe { std::mem::transmute::<*const (), AnyFn>(f) }
+}
+
+unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> c_int {
+    crate::ffi::guard("attach_cdef", 0, || {
+        if crate::config::get().mode == crate::config::Mode::Off {
+            crate::log::once(
+                crate::log::Level::Info,
+                "off",
+                format_args!("DAEDALUS=off: dav1d's own CDEF runs"),
+            );
+            return 0;
+        }
+        if fb.is_null() {
+            return 0;
+        }
+        use crate::ffi::*;
+        let functions = match pixel_bytes {
+            1 => [
+                any_fn(daedalus_av1_cdef_filter_8x8_8bpc as *const ()),
+                any_fn(daedalus_av1_cdef_filter_4x8_8bpc as *const ()),
+                any_fn(daedalus_av1_cdef_filter_4x4_8bpc as *const ()),
+            ],
+            2 => [
+                any_fn(daedalus_av1_cdef_filter_8x8_16bpc as *const ()),
+                any_fn(daedalus_av1_cdef_filter_4x8_16bpc as *const ()),
+                any_fn(daedalus_av1_cdef_filter_4x4_16bpc as *const ()),
+            ],
+            _ => return 0,
+        };
+        crate::vp9::register_stats_at_exit();
+        for (i, f) in functions.into_iter().enumerate() {
+            fb.add(i).write(Some(f));
+        }
+        crate::debug!("dav1d's CDEF ({pixel_bytes}-byte pixels) taken over");
+        1
+    })
+}
+
+unsafe extern "C" fn sync() {
+    crate::ffi::guard("av1 sync", (), || batch::flush_for(Reason::RowDone))
+}
+
+/// dav1d's `Dav1dPixelLayout`: I400 (no chroma) and I420 (half-height chroma).
+const LAYOUT_I400: c_int = 0;
+const LAYOUT_I420: c_int = 1;
+
+/// The byte ranges of a picture's planes, as dav1d's allocator rules lay them out.
+unsafe fn planes(
+    data: *const *mut u8,
+    stride: *const isize,
+    h: c_int,
+    layout: c_int,
+) -> Vec<(usize, usize)> {
+    let padded_rows = (h.max(0) as usize).div_ceil(128) * 128;
+    let chroma_rows = if layout == LAYOUT_I420 {
+        padded_rows / 2
+    } else {
+        padded_rows
+    };
+    let planes = if layout == LAYOUT_I400 { 1 } else { 3 };
+    (0..planes)
+        .filter_map(|i| {
+            let (ptr, stride) = (*data.add(i) as usize, *stride.add(i.min(1)));
+            let rows = if i == 0 { padded_rows } else { chroma_rows };
+            // dav1d's planes have positive strides; anything else stays unregistered.
+            (ptr != 0 && stride > 0).then(|| (ptr, stride as usize * rows))
+        })
+        .collect()
+}
+
+/// Whether the GPU could work on registered planes in place: host memory is imported only
+/// on the GPU path, where the device can.
+fn registers_planes() -> bool {
+    crate::config::get().mode == crate::config::Mode::Gpu
+        && crate::gpu::get().is_some_and(|g| g.info.host_import_alignment.is_some())
+        && !crate::regions::frames_from_pool()
+}
+
+/// The planes registered here, with their registration counts: only those are unregistered.
+fn lock_registered() -> std::sync::MutexGuard<'static, HashMap<usize, usize>> {
+    static REGISTERED: Lazy<Mutex<HashMap<usize, usize>>> = Lazy::new(Default::default);
+    REGISTERED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+unsafe extern "C" fn picture_allocated(
+    data: *const *mut u8,
+    stride: *const isize,
+    h: c_int,
+    layout: c_int,
+) {
+    crate::ffi::guard("picture_allocated", (), || {
+        if data.is_null() || stride.is_null() || !registers_planes() {
+            return;
+        }
+        for (ptr, len) in planes(data, stride, h, layout) {
+            match crate::regions::register(ptr, len) {
+                Ok(()) => *lock_registered().entry(ptr).or_default() += 1,
+                // Its blocks are then copied: slower, still exact.
+                Err(e) => crate::debug!("picture plane {ptr:#x}+{len} not registered: {e}"),
+            }
+        }
+    })
+}
+
+unsafe extern "C" fn picture_released(data: *const *mut u8) {
+    crate::ffi::guard("picture_released", (), || {
+        if data.is_null() {
+            return;
+        }
+        let mut registered = lock_registered();
+        for i in 0..3 {
+            let ptr = *data.add(i) as usize;
+            if let Some(count) = registered.get_mut(&ptr) {
+                crate::regions::unregister(ptr);
+                *count -= 1;
+                if *count == 0 {
+                    registered.remove(&ptr);
+                }
+            }
+        }
+    })
+}
