@@ -1,6 +1,7 @@
 //! End to end, FATE style: every stream of the corpus (`scripts/gen-streams`) decoded by the
 //! patched FFmpeg with daedalus gives, frame for frame (`-bitexact -f framemd5`), what Debian's
-//! `/usr/bin/ffmpeg -c:v vp9` gives, and the corpus agrees with `vpxdec --md5`.
+//! `/usr/bin/ffmpeg -c:v vp9` gives (AV1: `-c:v libdav1d`, the patched FFmpeg decoding through
+//! the patched dav1d), and the VP9 corpus agrees with `vpxdec --md5`.
 //!
 //! Matrix: every stream x {1 thread, 4 frame threads, 4 slice threads} x {LD_PRELOAD, linked}
 //! x {gpu with the device's frame memory, gpu on the frame pool, cpu}. Every run with daedalus prints its stats line (`DAEDALUS_STATS=1`), which must
@@ -27,7 +28,9 @@ struct Setup {
     ffmpeg: PathBuf,
     linked: PathBuf,
     lib: PathBuf,
+    /// VP9 streams, and AV1 streams (names starting with `av1-`).
     streams: Vec<Stream>,
+    av1_streams: Vec<Stream>,
 }
 
 #[derive(Clone, Debug)]
@@ -74,7 +77,7 @@ fn setup() -> &'static Setup {
         let manifest = root.join("build/streams/manifest.tsv");
         let text = std::fs::read_to_string(&manifest)
             .unwrap_or_else(|_| panic!("{} is missing: run scripts/gen-streams", manifest.display()));
-        let streams = text
+        let (av1_streams, streams): (Vec<Stream>, Vec<Stream>) = text
             .lines()
             .filter_map(|l| {
                 let f: Vec<&str> = l.split('\t').collect();
@@ -84,9 +87,18 @@ fn setup() -> &'static Setup {
                     high_bit_depth: f[0].contains("bit"),
                 })
             })
-            .collect::<Vec<_>>();
-        assert!(streams.len() > 30, "the corpus is incomplete: run scripts/gen-streams");
-        Setup { ffmpeg, linked, lib, streams }
+            .partition(|s| s.name.starts_with("av1-"));
+        assert!(
+            streams.len() > 30 && av1_streams.len() >= 12,
+            "the corpus is incomplete: run scripts/gen-streams"
+        );
+        Setup {
+            ffmpeg,
+            linked,
+            lib,
+            streams,
+            av1_streams,
+        }
     })
 }
 
@@ -167,9 +179,15 @@ fn reference(stream: &Stream) -> Vec<String> {
     }
     let mut cmd = Command::new("/usr/bin/ffmpeg");
     let mut args = decode_args(&stream.path, &["-threads", "1"], "framemd5");
-    // Debian's ffmpeg also has libvpx; FFmpeg's own decoder is the reference.
+    // Debian's ffmpeg also has libvpx and libaom; FFmpeg's own VP9 decoder and dav1d are the
+    // references.
+    let decoder = if stream.name.starts_with("av1-") {
+        "libdav1d"
+    } else {
+        "vp9"
+    };
     let at = args.iter().position(|a| a == "-i").unwrap();
-    args.splice(at..at, ["-c:v".to_string(), "vp9".to_string()]);
+    args.splice(at..at, ["-c:v".to_string(), decoder.to_string()]);
     cmd.args(&args);
     let out = run(cmd);
     assert_eq!(
@@ -920,4 +938,248 @@ fn several_decoders_in_one_process() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// --- AV1: CDEF through the patched dav1d ----------------------------------------------------
+
+/// dav1d's threading through FFmpeg's `-threads` (dav1d runs frame and tile tasks itself).
+const AV1_THREADING: [(&str, &[&str]); 2] = [
+    ("1 thread", &["-threads", "1"]),
+    ("4 threads", &["-threads", "4"]),
+];
+
+/// Checks one AV1 decode against Debian's `ffmpeg -c:v libdav1d` and its stats line: the
+/// expected path, CDEF calls deferred and run on the GPU (GPU path) or run at once (CPU
+/// path), nothing rejected; without daedalus or with `DAEDALUS=off`, no message at all. Returns the calls deferred
+/// or run at once.
+fn check_av1(
+    stream: &Stream,
+    way: Way,
+    mode: &str,
+    threading: (&str, &[&str]),
+) -> Result<u64, String> {
+    let what = format!("{} / {way:?} / {mode} / {}", stream.name, threading.0);
+    let out = ours(way, mode, &stream.path, threading.1, "framemd5", &[]);
+    if out.status != Some(0) {
+        return Err(format!("{what}: exit {:?}: {}", out.status, out.stderr));
+    }
+    let (ours, theirs) = (frames(&out.stdout), reference(stream));
+    if ours != theirs {
+        let i = ours
+            .iter()
+            .zip(&theirs)
+            .position(|(a, b)| a != b)
+            .unwrap_or(ours.len().min(theirs.len()));
+        return Err(format!(
+            "{what}: differs from Debian's libdav1d at frame {i} ({} vs {} frames)",
+            ours.len(),
+            theirs.len()
+        ));
+    }
+    // Without the library, or with it declining (`off`): dav1d's own functions, no message.
+    if matches!(way, Way::Without) || mode == "off" {
+        return match out.stderr.is_empty() {
+            true => Ok(0),
+            false => Err(format!("{what}: unexpected messages: {}", out.stderr)),
+        };
+    }
+    let path = stat(&out.stderr, "path").ok_or_else(|| {
+        format!(
+            "{what}: no stats line, daedalus did not run: {}",
+            out.stderr
+        )
+    })?;
+    if path != mode {
+        return Err(format!("{what}: ran on path {path}, expected {mode}"));
+    }
+    let count = |key| -> u64 {
+        stat(&out.stderr, key)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    // The GPU path defers CDEF calls; the CPU path runs them at once with the reference.
+    let cdef = count("cdef_deferred");
+    let (deferred, immediate) = (count("deferred"), count("immediate"));
+    let right = match mode {
+        "gpu" => cdef > 0 && deferred == cdef,
+        _ => cdef == 0 && deferred == 0 && immediate > 0,
+    };
+    if !right || count("rejected") != 0 {
+        return Err(format!(
+            "{what}: {cdef} CDEF calls deferred of {deferred}, {immediate} run at once, {} \
+             rejected",
+            count("rejected")
+        ));
+    }
+    if mode == "gpu" && count("gpu_calls") == 0 {
+        return Err(format!("{what}: no call ran on the GPU"));
+    }
+    // Where the device imports host memory, dav1d's planes are registered and CDEF writes
+    // its blocks in place: no pixel goes through staging.
+    let imports = stat(&out.stderr, "frame_memory") == Some("import");
+    if imports && (count("imports") == 0 || count("pixel_bytes_copied") != 0) {
+        return Err(format!(
+            "{what}: {} imports, {} pixel bytes copied",
+            count("imports"),
+            count("pixel_bytes_copied")
+        ));
+    }
+    let unexpected: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| !l.starts_with("daedalus: device="))
+        .collect();
+    if !unexpected.is_empty() {
+        return Err(format!("{what}: unexpected messages: {unexpected:?}"));
+    }
+    Ok(cdef + immediate)
+}
+
+fn av1_matrix(modes: &[&str], ways: &[Way]) {
+    let s = setup();
+    let mut jobs = Vec::new();
+    for stream in &s.av1_streams {
+        for threading in AV1_THREADING {
+            for &way in ways {
+                for &mode in modes {
+                    jobs.push((stream.clone(), way, mode, threading));
+                }
+            }
+        }
+    }
+    let count = jobs.len();
+    let cdef = Mutex::new(0u64);
+    let failures = in_parallel(jobs, |(stream, way, mode, threading)| {
+        *cdef.lock().unwrap() += check_av1(&stream, way, mode, threading)?;
+        Ok(())
+    });
+    assert!(
+        failures.is_empty(),
+        "{} of {count} AV1 decodes failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    println!(
+        "{count} AV1 decodes ({modes:?}, {ways:?}) equal Debian's libdav1d; {} CDEF calls taken",
+        cdef.into_inner().unwrap()
+    );
+}
+
+/// Every AV1 stream x {1, 4 threads} x {LD_PRELOAD, linked}, CDEF on the GPU.
+#[test]
+fn av1_gpu_path_equals_debian_libdav1d() {
+    av1_matrix(&["gpu"], &[Way::Preload, Way::Linked]);
+}
+
+/// The same with CDEF recorded and run by the CPU reference.
+#[test]
+fn av1_cpu_path_equals_debian_libdav1d() {
+    av1_matrix(&["cpu"], &[Way::Preload, Way::Linked]);
+}
+
+/// The patched dav1d without daedalus, and with `DAEDALUS=off`, decodes as Debian's.
+#[test]
+fn av1_without_daedalus_or_off_equals_debian_libdav1d() {
+    av1_matrix(&["off"], &[Way::Preload]);
+    av1_matrix(&["gpu"], &[Way::Without]);
+}
+
+/// Damaged AV1 streams: the same exit status, frames and messages as the program without
+/// daedalus (frames and messages with 1 thread, where dav1d is deterministic on them).
+#[test]
+fn av1_damaged_streams_behave_as_without_daedalus() {
+    let s = setup();
+    let dir = std::env::temp_dir().join(format!("daedalus-av1-damaged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let picked = [
+        "av1-aom-420-tiles",
+        "av1-aom-yuv420p10le",
+        "av1-svt-natural-bikes",
+        "av1-rav1e-natural-carphone",
+    ];
+    let mut jobs = Vec::new();
+    for stream in s
+        .av1_streams
+        .iter()
+        .filter(|st| picked.contains(&st.name.as_str()))
+    {
+        for file in damaged_copies(stream, &dir) {
+            for threading in AV1_THREADING {
+                jobs.push((file.clone(), threading));
+            }
+        }
+    }
+    assert_eq!(
+        jobs.len(),
+        picked.len() * 14,
+        "streams of the selection are missing"
+    );
+    let failures = in_parallel(jobs, |(file, threading)| {
+        let what = format!(
+            "{} / {}",
+            file.file_name().unwrap().to_string_lossy(),
+            threading.0
+        );
+        let without = ours(Way::Without, "gpu", &file, threading.1, "framemd5", &[]);
+        let with = ours(Way::Preload, "gpu", &file, threading.1, "framemd5", &[]);
+        if with.status.is_none() || without.status.is_none() {
+            return Err(format!("{what}: did not finish within {TIME_LIMIT:?}"));
+        }
+        if with.status != without.status {
+            return Err(format!(
+                "{what}: exit {:?} with daedalus, {:?} without",
+                with.status, without.status
+            ));
+        }
+        if stat(&with.stderr, "path").is_none() {
+            return Err(format!("{what}: daedalus did not run"));
+        }
+        if threading.1[1] != "1" {
+            return Ok(());
+        }
+        if frames(&with.stdout) != frames(&without.stdout) {
+            return Err(format!(
+                "{what}: frames differ from the program without daedalus"
+            ));
+        }
+        if messages(&with.stderr) != messages(&without.stderr) {
+            return Err(format!(
+                "{what}: messages differ:\nwith: {:?}\nwithout: {:?}",
+                messages(&with.stderr),
+                messages(&without.stderr)
+            ));
+        }
+        Ok(())
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// No Vulkan device: one warning, CDEF on the CPU reference, the same frames.
+#[test]
+fn av1_without_a_vulkan_device_warns_once_and_decodes_the_same() {
+    let s = setup();
+    let stream = s
+        .av1_streams
+        .iter()
+        .find(|st| st.name == "av1-aom-420-tiles")
+        .expect("the av1-aom-420-tiles stream");
+    let missing = "/nonexistent/daedalus-test-icd.json";
+    let out = ours(
+        Way::Preload,
+        "gpu",
+        &stream.path,
+        &["-threads", "4"],
+        "framemd5",
+        &[("VK_ICD_FILENAMES", missing), ("VK_DRIVER_FILES", missing)],
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(frames(&out.stdout), reference(stream), "frames differ");
+    let warnings = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("daedalus: warning:"))
+        .count();
+    assert_eq!(warnings, 1, "one warning expected: {}", out.stderr);
+    assert_eq!(stat(&out.stderr, "path"), Some("cpu"), "{}", out.stderr);
 }
