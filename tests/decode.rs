@@ -241,7 +241,10 @@ fn ours(
         _ => &s.ffmpeg,
     });
     cmd.args(decode_args(input, threading, muxer));
+    // Cargo's LD_LIBRARY_PATH (target/debug...) would override the linked program's runpath,
+    // which names the release library the checks above vouch for.
     cmd.env_remove("LD_PRELOAD")
+        .env_remove("LD_LIBRARY_PATH")
         .env("DAEDALUS", mode)
         .env("DAEDALUS_STATS", "1");
     cmd.env_remove("DAEDALUS_VALIDATION"); // the kernel tests cover validation; decoding is long
@@ -959,7 +962,12 @@ fn check_av1(
     threading: (&str, &[&str]),
 ) -> Result<u64, String> {
     let what = format!("{} / {way:?} / {mode} / {}", stream.name, threading.0);
-    let out = ours(way, mode, &stream.path, threading.1, "framemd5", &[]);
+    // `gpu+pool`: the GPU path with the frame memory of a device without import.
+    let (mode, env): (&str, &[(&str, &str)]) = match mode.strip_suffix("+pool") {
+        Some(m) => (m, &[("DAEDALUS_FRAME_MEMORY", "pool")]),
+        None => (mode, &[]),
+    };
+    let out = ours(way, mode, &stream.path, threading.1, "framemd5", env);
     if out.status != Some(0) {
         return Err(format!("{what}: exit {:?}: {}", out.status, out.stderr));
     }
@@ -1016,7 +1024,14 @@ fn check_av1(
     }
     // Where the device imports host memory, dav1d's planes are registered and CDEF writes
     // its blocks in place: no pixel goes through staging.
-    let imports = stat(&out.stderr, "frame_memory") == Some("import");
+    let memory = stat(&out.stderr, "frame_memory");
+    let imports = memory == Some("import");
+    if !env.is_empty() && (memory != Some("pool") || count("imports") != 0) {
+        return Err(format!(
+            "{what}: frame_memory={memory:?} with {} imports",
+            count("imports")
+        ));
+    }
     if imports && (count("imports") == 0 || count("pixel_bytes_copied") != 0) {
         return Err(format!(
             "{what}: {} imports, {} pixel bytes copied",
@@ -1069,6 +1084,13 @@ fn av1_matrix(modes: &[&str], ways: &[Way]) {
 #[test]
 fn av1_gpu_path_equals_debian_libdav1d() {
     av1_matrix(&["gpu"], &[Way::Preload, Way::Linked]);
+}
+
+/// As on a device without host-memory import (`DAEDALUS_FRAME_MEMORY=pool`): dav1d's planes
+/// stay unregistered and CDEF's blocks go through staging (a flush per call, still exact).
+#[test]
+fn av1_gpu_path_through_staging_equals_debian_libdav1d() {
+    av1_matrix(&["gpu+pool"], &[Way::Preload]);
 }
 
 /// The same with CDEF recorded and run by the CPU reference.
@@ -1182,4 +1204,6 @@ fn av1_without_a_vulkan_device_warns_once_and_decodes_the_same() {
         .count();
     assert_eq!(warnings, 1, "one warning expected: {}", out.stderr);
     assert_eq!(stat(&out.stderr, "path"), Some("cpu"), "{}", out.stderr);
+    let immediate: u64 = stat(&out.stderr, "immediate").unwrap().parse().unwrap();
+    assert!(immediate > 0, "CDEF was not taken: {}", out.stderr);
 }
