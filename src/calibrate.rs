@@ -226,17 +226,9 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// `$XDG_CACHE_HOME/daedalus/placement.tsv`, else `$HOME/.cache/daedalus/placement.tsv`.
+/// `placement.tsv` in daedalus's cache directory ([`crate::config::cache_dir`]).
 fn cache_file() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".cache"))
-        })?;
-    Some(base.join("daedalus").join("placement.tsv"))
+    Some(crate::config::cache_dir()?.join("placement.tsv"))
 }
 
 /// Lines `key \t placement \t measured \t device`; a line that does not parse is ignored.

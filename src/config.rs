@@ -213,6 +213,20 @@ pub fn get() -> &'static Config {
     &CONFIG
 }
 
+/// Where daedalus keeps what it measured or built once per machine:
+/// `$XDG_CACHE_HOME/daedalus`, else `$HOME/.cache/daedalus`.
+pub fn cache_dir() -> Option<std::path::PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| std::path::PathBuf::from(h).join(".cache"))
+        })?;
+    Some(base.join("daedalus"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -746,6 +746,11 @@ pub fn stats_line() -> String {
     } else {
         "import"
     };
+    // How the device was set up: pipelines compiled (and cached) or loaded, and in how long.
+    let (pipeline_cache, setup_ms) = match crate::gpu::set_up() {
+        Some(g) if path == "gpu" => (g.pipeline_cache.name(), format!("{:.1}", g.setup_ms)),
+        _ => ("-", "-".to_string()),
+    };
     let submissions = r(&c.submissions);
     let mean = if submissions > 0 {
         r(&c.gpu_calls) as f64 / submissions as f64
@@ -761,7 +766,7 @@ pub fn stats_line() -> String {
          awaits_in_flight={} await_ms={:.3} calls_per_submission_mean={mean:.1} \
          calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
          host_bytes_from_device={} frame_memory={frame_memory} frames={} pool_buffers={} imports={} \
-         pixel_bytes_copied={}",
+         pixel_bytes_copied={} pipeline_cache={pipeline_cache} device_setup_ms={setup_ms}",
         r(&c.deferred),
         r(&c.deferred_itx),
         r(&c.deferred_mc),

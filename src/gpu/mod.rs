@@ -2,6 +2,7 @@
 //! device; per-thread [`stream::Stream`]s that reuse their command buffers and buffers across
 //! flushes.
 
+pub mod cache;
 pub mod memory;
 pub mod pipeline;
 pub mod select;
@@ -49,6 +50,10 @@ pub struct Gpu {
     pub memory: vk::PhysicalDeviceMemoryProperties,
     pub host_import: Option<ash::ext::external_memory_host::Device>,
     pub pipelines: pipeline::Pipelines,
+    /// Whether the pipelines came from the disk cache, and how long setting up the device
+    /// took (instance, device, pipelines), for the stats line.
+    pub pipeline_cache: cache::Outcome,
+    pub setup_ms: f64,
     _validation: Option<validation::Messenger>,
     lost: AtomicBool,
 }
@@ -131,6 +136,7 @@ pub(crate) fn vkerr(what: &str) -> impl Fn(vk::Result) -> String + '_ {
 
 impl Gpu {
     unsafe fn new() -> GpuResult<Gpu> {
+        let started = std::time::Instant::now();
         let entry =
             ash::Entry::load().map_err(|e| format!("cannot load the Vulkan loader: {e}"))?;
         let config = crate::config::get();
@@ -214,7 +220,11 @@ impl Gpu {
         let host_import = info
             .host_import_alignment
             .map(|_| ash::ext::external_memory_host::Device::new(&instance, &device));
-        let pipelines = match pipeline::Pipelines::new(&device, &info) {
+        let disk_cache =
+            cache::DiskCache::open(&device, &instance.get_physical_device_properties(physical));
+        let pipelines = pipeline::Pipelines::new(&device, &info, disk_cache.cache);
+        let pipeline_cache = disk_cache.close(&device);
+        let pipelines = match pipelines {
             Ok(p) => p,
             Err(e) => {
                 device.destroy_device(None);
@@ -235,6 +245,8 @@ impl Gpu {
             memory,
             host_import,
             pipelines,
+            pipeline_cache,
+            setup_ms: started.elapsed().as_secs_f64() * 1e3,
             _validation: messenger,
             lost: AtomicBool::new(false),
         })

@@ -84,6 +84,7 @@ unsafe fn compute_pipeline(
     module: vk::ShaderModule,
     layout: vk::PipelineLayout,
     spec: &[u32],
+    cache: vk::PipelineCache,
 ) -> GpuResult<vk::Pipeline> {
     let entries: Vec<vk::SpecializationMapEntry> = (0..spec.len() as u32)
         .map(|i| {
@@ -106,15 +107,20 @@ unsafe fn compute_pipeline(
         .stage(stage)
         .layout(layout)];
     device
-        .create_compute_pipelines(vk::PipelineCache::null(), &info, None)
+        .create_compute_pipelines(cache, &info, None)
         .map(|p| p[0])
         .map_err(|(_, e)| format!("vkCreateComputePipelines: {e}"))
 }
 
 impl Pipelines {
     /// # Safety
-    /// `device` is a live device whose limits `info` describes.
-    pub unsafe fn new(device: &ash::Device, info: &DeviceInfo) -> GpuResult<Pipelines> {
+    /// `device` is a live device whose limits `info` describes; `cache` (may be null) is one
+    /// of its pipeline caches.
+    pub unsafe fn new(
+        device: &ash::Device,
+        info: &DeviceInfo,
+        cache: vk::PipelineCache,
+    ) -> GpuResult<Pipelines> {
         let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..BINDINGS)
             .map(|b| {
                 vk::DescriptorSetLayoutBinding::default()
@@ -154,7 +160,7 @@ impl Pipelines {
             }
             let (_, m, needs) = modules.iter().find(|(s, _, _)| *s == stem).unwrap();
             let needs = needs.clone();
-            let pipeline = compute_pipeline(device, *m, layout, &kernel.spec_constants())?;
+            let pipeline = compute_pipeline(device, *m, layout, &kernel.spec_constants(), cache)?;
             kernels.push(Kernel {
                 pipeline,
                 jobs_per_group: needs.invocations() / kernel.size().n() as u32,
@@ -163,7 +169,7 @@ impl Pipelines {
         for stem in ["mc", "lf"] {
             let (m, needs) = module(device, stem, info)?;
             modules.push((stem, m, needs.clone()));
-            let pipeline = compute_pipeline(device, m, layout, &[])?;
+            let pipeline = compute_pipeline(device, m, layout, &[], cache)?;
             if needs.invocations() != 8 * MC_LF_JOBS_PER_GROUP {
                 return Err(format!("shader {stem}: 8 invocations per job expected"));
             }
@@ -178,7 +184,7 @@ impl Pipelines {
             return Err("shader cdef: 64 invocations per job expected".into());
         }
         kernels.push(Kernel {
-            pipeline: compute_pipeline(device, m, layout, &[])?,
+            pipeline: compute_pipeline(device, m, layout, &[], cache)?,
             jobs_per_group: 1,
         });
         for (_, m, _) in modules {
