@@ -8,7 +8,7 @@
 //! still holds pending work on a range keeps its Vulkan objects alive even if another thread
 //! unregisters it meanwhile.
 
-use crate::gpu::{self, memory::HostBuffer, memory::Imported, memory::InPlace};
+use crate::gpu::{self, memory::HostBuffer, memory::Imported, memory::InPlace, memory::OwnImport};
 use once_cell::sync::Lazy;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -151,12 +151,23 @@ fn insert(reg: &mut Registry, start: usize, end: usize, in_place: Option<InPlace
 pub fn register_pool_frame(buffer: HostBuffer) -> Result<(), String> {
     let start = buffer.ptr as usize;
     let end = start + buffer.size as usize;
+    register_own(start, end, InPlace::Pool(buffer))
+}
+
+/// Registers a frame buffer of ours in host memory, imported for its whole life, until
+/// `unregister`.
+pub fn register_own_import(own: OwnImport, len: usize) -> Result<(), String> {
+    let start = own.ptr() as usize;
+    register_own(start, start + len, InPlace::Own(own))
+}
+
+fn register_own(start: usize, end: usize, in_place: InPlace) -> Result<(), String> {
     let mut reg = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
     if reg.regions.iter().any(|r| r.start < end && start < r.end) {
         // A mapping of new memory cannot overlap memory registered before; never happens.
         return Err("a pool frame overlaps a registered range".into());
     }
-    insert(&mut reg, start, end, Some(InPlace::Pool(buffer)));
+    insert(&mut reg, start, end, Some(in_place));
     Ok(())
 }
 

@@ -61,10 +61,13 @@ pub struct Counters {
     pub flushes_frame_end: AtomicU64,
     /// The most calls one submission carried.
     pub max_calls_per_submission: AtomicU64,
-    /// Frames the provider saw begin; buffers of the frame pool allocated; host ranges
-    /// imported (a frame's buffer, imported for its decoding or as a reference).
+    /// Frames the provider saw begin; the decoder's frame buffers daedalus allocated (in
+    /// device memory: `pool_buffers`; in host memory imported for their life, or either);
+    /// host ranges imported (such a buffer once, any other frame buffer for each frame that
+    /// decodes into it or reads it).
     pub frames: AtomicU64,
     pub pool_buffers: AtomicU64,
+    pub frame_buffers: AtomicU64,
     pub imports: AtomicU64,
     /// Pixel bytes copied between the caller's memory and the staging buffer (both ways).
     pub pixel_bytes_copied: AtomicU64,
@@ -119,6 +122,7 @@ pub static COUNTERS: Counters = Counters {
     max_calls_per_submission: AtomicU64::new(0),
     frames: AtomicU64::new(0),
     pool_buffers: AtomicU64::new(0),
+    frame_buffers: AtomicU64::new(0),
     imports: AtomicU64::new(0),
     pixel_bytes_copied: AtomicU64::new(0),
     submissions: AtomicU64::new(0),

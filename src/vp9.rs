@@ -654,24 +654,39 @@ unsafe extern "C" fn detach(_ctx: *mut c_void) {
     crate::ffi::guard("detach", (), || batch::flush_for(Reason::Caller))
 }
 
-/// A buffer of the decoder's frame pool (see [`crate::regions::frames_from_pool`]), registered until
-/// `frame_free`; null where the pool is not used or its allocation fails.
+/// A buffer of the decoder's frame pool, registered until `frame_free`: device memory of ours
+/// on the frame-pool path (see [`crate::regions::frames_from_pool`]), else, where the device
+/// imports host memory, host memory of ours imported once for its whole life. Null where
+/// neither applies or the allocation fails: the decoder then allocates the frame itself.
 unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_void) -> *mut u8 {
     crate::ffi::guard("frame_alloc", std::ptr::null_mut(), || {
-        let Some(gpu) = crate::gpu::get().filter(|_| crate::regions::frames_from_pool()) else {
+        let Some(gpu) = crate::gpu::get() else {
             return std::ptr::null_mut();
         };
-        if opaque.is_null() || size == 0 {
+        if opaque.is_null() || size == 0 || crate::config::get().mode != crate::config::Mode::Gpu {
             return std::ptr::null_mut();
         }
-        let registered =
+        let registered = if crate::regions::frames_from_pool() {
             crate::gpu::memory::HostBuffer::for_frame(gpu, size as u64).and_then(|buffer| {
                 let data = buffer.ptr;
                 crate::regions::register_pool_frame(buffer).map(|()| data)
-            });
+            })
+        } else if gpu.info.host_import_alignment.is_some() {
+            crate::gpu::memory::OwnImport::new(gpu, size).and_then(|own| {
+                let data = own.ptr();
+                crate::regions::register_own_import(own, size).map(|()| data)
+            })
+        } else {
+            return std::ptr::null_mut();
+        };
         match registered {
             Ok(data) => {
-                stats::add(&COUNTERS.pool_buffers, 1);
+                if crate::regions::frames_from_pool() {
+                    stats::add(&COUNTERS.pool_buffers, 1);
+                } else {
+                    stats::add(&COUNTERS.imports, 1);
+                }
+                stats::add(&COUNTERS.frame_buffers, 1);
                 *opaque = data as *mut c_void;
                 data
             }
@@ -765,7 +780,7 @@ pub fn stats_line() -> String {
          flush_full={} flush_immediate={} flush_registry={} unattended_submissions={} \
          awaits_in_flight={} await_ms={:.3} calls_per_submission_mean={mean:.1} \
          calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
-         host_bytes_from_device={} frame_memory={frame_memory} frames={} pool_buffers={} imports={} \
+         host_bytes_from_device={} frame_memory={frame_memory} frames={} pool_buffers={} frame_buffers={} imports={} \
          pixel_bytes_copied={} pipeline_cache={pipeline_cache} device_setup_ms={setup_ms}",
         r(&c.deferred),
         r(&c.deferred_itx),
@@ -804,6 +819,7 @@ pub fn stats_line() -> String {
         r(&c.bytes_from_device),
         r(&c.frames),
         r(&c.pool_buffers),
+        r(&c.frame_buffers),
         r(&c.imports),
         r(&c.pixel_bytes_copied),
     )

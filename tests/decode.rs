@@ -350,22 +350,33 @@ fn check_with(
     }
     if path == "gpu" && !stream.high_bit_depth {
         // The frames the GPU works on are in place, from the pool or imported, and no pixel
-        // is copied between them and a staging buffer.
+        // is copied between them and a staging buffer. Every frame buffer is daedalus's own
+        // allocation, so that an import covers a buffer's whole life: none is imported again
+        // for each frame that uses it.
         let memory = stat(&out.stderr, "frame_memory").unwrap_or("missing");
         let wanted = env
             .iter()
             .find(|(k, _)| *k == "DAEDALUS_FRAME_MEMORY")
             .map(|&(_, v)| v);
         let in_place = match memory {
-            "pool" => count("pool_buffers") > 0 && count("imports") == 0,
-            "import" => count("imports") > 0 && count("pool_buffers") == 0,
+            "pool" => {
+                count("pool_buffers") > 0
+                    && count("imports") == 0
+                    && count("frame_buffers") == count("pool_buffers")
+            }
+            "import" => {
+                count("imports") > 0
+                    && count("pool_buffers") == 0
+                    && count("frame_buffers") == count("imports")
+            }
             _ => false,
         };
         if !in_place || wanted.is_some_and(|w| w != memory) {
             return Err(format!(
-                "{what}: frame_memory={memory} (wanted {wanted:?}) with {} pool buffers and {} \
-                 imports",
+                "{what}: frame_memory={memory} (wanted {wanted:?}) with {} pool buffers, {} \
+                 frame buffers and {} imports",
                 count("pool_buffers"),
+                count("frame_buffers"),
                 count("imports")
             ));
         }
