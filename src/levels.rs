@@ -18,10 +18,12 @@
 //! a read there comes after nothing pending, and most of the cells a decoder's calls touch are
 //! those of motion compensation's source windows.
 //!
-//! Levels are kept per 4x4-pixel cell of a registered region, for the region's stride (a
-//! decoder's plane). A block that is not aligned to the cells takes every cell it touches,
-//! which can only add levels. A call with another stride than the region's pending calls
-//! cannot be placed: the batch is completed first.
+//! Levels are kept per 4x4-pixel cell of a registered region, laid out for the stride of the
+//! calls there (a decoder's plane; a region holding a whole picture gets one grid of cells for
+//! its luma stride and one for its chroma stride). A block that is not aligned to the cells
+//! takes every cell it touches, which can only add levels. A call at a stride whose cells
+//! cannot tell its conflicts (its bytes meet those of pending calls at another stride, or the
+//! region has no grid left for it) cannot be placed: the batch is completed first.
 
 /// Levels one batch may use; a call that would need more completes the batch first.
 pub const MAX_LEVELS: u32 = 1024;
@@ -128,50 +130,33 @@ struct Cell {
     reader: u32,
 }
 
-struct RegionLevels {
-    id: u64,
-    len: usize,
-    /// The stride the cells are laid out for (0: none yet), and `ceil(2^64 / stride)`.
+/// A region's cells for one stride.
+struct Grid {
+    /// The stride the cells are laid out for, and `ceil(2^64 / stride)`.
     stride: usize,
     stride_magic: u64,
     /// The layout may change only while the batch has not used it.
     used: bool,
-    /// This batch wrote the region (its cells hold the writes and every later read).
-    written: bool,
-    /// The bytes (`lo .. hi`, offsets in the region) that calls of this batch read before any
-    /// wrote the region: such reads (a motion compensation's reference frame) keep no cells,
-    /// since nothing pending writes there. A write that meets these bytes cannot tell which
-    /// cells they read.
-    unmarked: (usize, usize),
-    /// The highest stamp among those reads.
-    unmarked_stamp: u32,
+    /// The bytes (`lo .. hi`, offsets in the region) of this batch's calls on these cells:
+    /// a call at another stride may use cells of its own only where it meets none of them.
+    span: (usize, usize),
     cols: usize,
     /// One per cell, row by row (one memory access per cell).
     cells: Vec<Cell>,
 }
 
-impl RegionLevels {
-    fn new(id: u64, len: usize) -> RegionLevels {
-        RegionLevels {
-            id,
-            len,
-            stride: 0,
-            stride_magic: 0,
+impl Grid {
+    fn new(stride: usize, len: usize) -> Grid {
+        let cols = stride.div_ceil(4) + 1;
+        let rows = (len / stride + 1).div_ceil(4) + 1;
+        Grid {
+            stride,
+            stride_magic: (u64::MAX / stride as u64).wrapping_add(1),
             used: false,
-            written: false,
-            unmarked: NO_BYTES,
-            unmarked_stamp: 0,
-            cols: 0,
-            cells: Vec::new(),
+            span: NO_BYTES,
+            cols,
+            cells: vec![Cell::default(); rows * cols],
         }
-    }
-
-    fn choose_stride(&mut self, stride: usize) {
-        self.stride = stride;
-        self.stride_magic = (u64::MAX / stride as u64).wrapping_add(1);
-        self.cols = stride.div_ceil(4) + 1;
-        let rows = (self.len / stride + 1).div_ceil(4) + 1;
-        self.cells = vec![Cell::default(); rows * self.cols];
     }
 
     /// `offset / stride` without a division instruction: with `m = ceil(2^64 / d)`,
@@ -186,46 +171,141 @@ impl RegionLevels {
         ((offset as u128 * self.stride_magic as u128) >> 64) as usize
     }
 
-    /// The cells a `w` x `h` block at `offset` touches; `None` if the region is laid out for
-    /// another stride in this batch.
-    fn cells(&mut self, offset: usize, stride: isize, w: usize, h: usize) -> Option<Cells> {
-        // A negative stride covers the same bytes as the mirrored block with a positive one.
-        let (offset, stride) = if stride < 0 {
-            (
-                (offset as isize + (h as isize - 1) * stride) as usize,
-                stride.unsigned_abs(),
-            )
-        } else {
-            (offset, stride as usize)
-        };
-        if stride == 0 || w == 0 || h == 0 {
-            return None;
-        }
-        if self.stride != stride {
-            if self.used {
-                return None;
-            }
-            self.choose_stride(stride);
-        }
-        self.used = true;
+    /// The cells a `w` x `h` block at `offset` (rows `self.stride` apart) touches.
+    fn cells(&self, offset: usize, w: usize, h: usize) -> Cells {
+        let stride = self.stride;
         let y = self.row_of(offset);
         let x = offset - y * stride;
         let (cy0, cy1) = (y / 4, (y + h - 1) / 4 + 1);
         if x + w > stride {
             // Its rows wrap into the next row of the grid: whole cell rows (rare).
-            return Some(Cells {
+            return Cells {
                 cy0,
                 cy1: cy1 + 1,
                 cx0: 0,
                 cx1: self.cols,
-            });
+            };
         }
-        Some(Cells {
+        Cells {
             cy0,
             cy1,
             cx0: x / 4,
             cx1: (x + w - 1) / 4 + 1,
-        })
+        }
+    }
+}
+
+/// Strides one region may be laid out for in one batch: a picture's luma and chroma planes
+/// in one buffer (dav1d's pictures from FFmpeg's allocator) need two.
+const MAX_GRIDS: usize = 3;
+
+struct RegionLevels {
+    id: u64,
+    len: usize,
+    /// The region's cells, one grid per stride its calls use (at most [`MAX_GRIDS`]).
+    grids: Vec<Grid>,
+    /// This batch wrote the region (its cells hold the writes and every later read).
+    written: bool,
+    /// The bytes (`lo .. hi`, offsets in the region) that calls of this batch read before any
+    /// wrote the region: such reads (a motion compensation's reference frame) keep no cells,
+    /// since nothing pending writes there. A write that meets these bytes cannot tell which
+    /// cells they read.
+    unmarked: (usize, usize),
+    /// The highest stamp among those reads.
+    unmarked_stamp: u32,
+}
+
+/// A block's bytes in its region with a positive stride: `(offset, stride)` of the mirrored
+/// block for a negative one (it covers the same bytes); `None` for an empty block.
+fn positive(offset: usize, stride: isize, w: usize, h: usize) -> Option<(usize, usize)> {
+    let (offset, stride) = if stride < 0 {
+        (
+            (offset as isize + (h as isize - 1) * stride) as usize,
+            stride.unsigned_abs(),
+        )
+    } else {
+        (offset, stride as usize)
+    };
+    (stride != 0 && w != 0 && h != 0).then_some((offset, stride))
+}
+
+impl RegionLevels {
+    fn new(id: u64, len: usize) -> RegionLevels {
+        RegionLevels {
+            id,
+            len,
+            grids: Vec::new(),
+            written: false,
+            unmarked: NO_BYTES,
+            unmarked_stamp: 0,
+        }
+    }
+
+    /// Whether a block at `stride` over `bytes` meets the calls of this batch on the grids
+    /// of other strides (their cells cannot tell what it conflicts with).
+    fn meets_other_grids(&self, stride: usize, bytes: (usize, usize)) -> bool {
+        self.grids
+            .iter()
+            .any(|g| g.used && g.stride != stride && meets(g.span, bytes))
+    }
+
+    /// The grid and cells of a `w` x `h` block at `offset`, claiming them for this batch
+    /// (laying out a grid for its stride if needed); `None` where that cannot be: the block
+    /// meets bytes of this batch's calls at another stride, or the region has no grid left.
+    fn claim(
+        &mut self,
+        offset: usize,
+        stride: isize,
+        w: usize,
+        h: usize,
+    ) -> Option<(usize, Cells)> {
+        let (offset, stride) = positive(offset, stride, w, h)?;
+        let bytes = (offset, offset + (h - 1) * stride + w);
+        if self.meets_other_grids(stride, bytes) {
+            return None;
+        }
+        let g = match self.grids.iter().position(|g| g.stride == stride) {
+            Some(g) => g,
+            None => match self.grids.iter().position(|g| !g.used) {
+                Some(g) => {
+                    self.grids[g] = Grid::new(stride, self.len);
+                    g
+                }
+                None if self.grids.len() < MAX_GRIDS => {
+                    self.grids.push(Grid::new(stride, self.len));
+                    self.grids.len() - 1
+                }
+                None => return None,
+            },
+        };
+        let grid = &mut self.grids[g];
+        grid.used = true;
+        grid.span = (grid.span.0.min(bytes.0), grid.span.1.max(bytes.1));
+        Some((g, grid.cells(offset, w, h)))
+    }
+
+    /// [`RegionLevels::claim`] without claiming: `Ok(None)` where no call of this batch is
+    /// on the block's cells, `Err(())` where the cells cannot tell.
+    fn look(
+        &self,
+        offset: usize,
+        stride: isize,
+        w: usize,
+        h: usize,
+    ) -> Result<Option<(usize, Cells)>, ()> {
+        let Some((offset, stride)) = positive(offset, stride, w, h) else {
+            // No bytes: nothing pending there. Rows at stride 0: no grid can tell.
+            return if w == 0 || h == 0 { Ok(None) } else { Err(()) };
+        };
+        let bytes = (offset, offset + (h - 1) * stride + w);
+        if self.meets_other_grids(stride, bytes) {
+            return Err(());
+        }
+        Ok(self
+            .grids
+            .iter()
+            .position(|g| g.used && g.stride == stride)
+            .map(|g| (g, self.grids[g].cells(offset, w, h))))
     }
 }
 
@@ -250,8 +330,8 @@ impl Levels {
     pub fn clear(&mut self) {
         let serial_top = self.serial_base + self.done.len() as u32;
         if self.top >= 1 << 30 || serial_top >= 1 << 30 {
-            for r in &mut self.regions {
-                r.cells.fill(Cell::default());
+            for g in self.regions.iter_mut().flat_map(|r| &mut r.grids) {
+                g.cells.fill(Cell::default());
             }
             self.top = 0;
             self.serial_base = 0;
@@ -261,7 +341,13 @@ impl Levels {
         self.done.clear();
         self.base = self.top;
         for r in &mut self.regions {
-            r.used = false;
+            // The cells of a grid the ending batch did not use go: a thread keeps cells only
+            // for the buffers it works on now, not for every buffer a decoder's pool holds.
+            r.grids.retain(|g| g.used);
+            for g in &mut r.grids {
+                g.used = false;
+                g.span = NO_BYTES;
+            }
             r.written = false;
             r.unmarked = NO_BYTES;
             r.unmarked_stamp = 0;
@@ -323,9 +409,10 @@ impl Levels {
 
     /// Where a call that does `access` to `b` may go, adding the pending calls it must come
     /// after to `deps`: the last writer of each cell, and for a write also its reader. `None`
-    /// (complete the batch first) when the region is written in this batch and laid out for
-    /// another stride, or a write meets a cell that several pending calls only read (never in
-    /// a decoder: motion compensation reads frames that no pending call writes).
+    /// (complete the batch first) when its bytes meet those of this batch's calls at another
+    /// stride or the region has no grid left for its stride, or a write meets a cell that
+    /// several pending calls only read (never in a decoder: motion compensation reads frames
+    /// that no pending call writes).
     pub fn need(&mut self, b: &Block, access: Access, deps: &mut Deps) -> Option<Need> {
         let base = self.base;
         let at = self.region_index(b.region, b.region_len);
@@ -335,15 +422,16 @@ impl Levels {
             return Some(Need::default());
         }
         let unknown_readers = access == Access::Write && meets(r.unmarked, b.bytes());
-        let c = r.cells(b.offset, b.stride, b.w, b.h)?;
+        let (g, c) = r.claim(b.offset, b.stride, b.w, b.h)?;
         let r = &self.regions[at];
+        let grid = &r.grids[g];
         // The highest stamp to come after.
         let mut after = if unknown_readers { r.unmarked_stamp } else { 0 };
         let mut redo = false;
         let mut last = 0u32;
         for cy in c.cy0..c.cy1 {
-            let row = cy * r.cols;
-            for cell in &r.cells[row + c.cx0..row + c.cx1] {
+            let row = cy * grid.cols;
+            for cell in &grid.cells[row + c.cx0..row + c.cx1] {
                 let Cell {
                     write,
                     read,
@@ -378,8 +466,8 @@ impl Levels {
     }
 
     /// Adds to `out` the pending calls that read or write the cells of `b`; `false` when the
-    /// cells cannot tell (the region is laid out for another stride, or pending calls read it
-    /// without marking cells).
+    /// cells cannot tell (pending calls at another stride on its bytes, or pending calls read
+    /// it without marking cells).
     pub fn pending_on(&mut self, b: &Block, out: &mut Vec<u32>) -> bool {
         let Some(at) = self.regions.iter().position(|r| r.id == b.region) else {
             return true; // nothing pending there
@@ -388,20 +476,16 @@ impl Levels {
         if meets(r.unmarked, b.bytes()) {
             return false;
         }
-        if !r.used {
-            return true;
-        }
-        if b.stride.unsigned_abs() != r.stride {
-            return false;
-        }
-        let Some(c) = self.regions[at].cells(b.offset, b.stride, b.w, b.h) else {
-            return false;
+        let (g, c) = match r.look(b.offset, b.stride, b.w, b.h) {
+            Err(()) => return false,
+            Ok(None) => return true,
+            Ok(Some(found)) => found,
         };
-        let r = &self.regions[at];
+        let grid = &r.grids[g];
         let mut last = 0u32;
         for cy in c.cy0..c.cy1 {
-            let row = cy * r.cols;
-            for cell in &r.cells[row + c.cx0..row + c.cx1] {
+            let row = cy * grid.cols;
+            for cell in &grid.cells[row + c.cx0..row + c.cx1] {
                 if many_readers(self, cell.reader) {
                     return false;
                 }
@@ -431,13 +515,13 @@ impl Levels {
             Access::Read if !r.written => None,
             // `None` if the call's own write, marked first, laid the region out for another
             // stride after `need` found it unwritten.
-            Access::Read => r.cells(b.offset, b.stride, b.w, b.h),
+            Access::Read => r.claim(b.offset, b.stride, b.w, b.h),
             Access::Write => {
                 r.written = true;
-                r.cells(b.offset, b.stride, b.w, b.h)
+                r.claim(b.offset, b.stride, b.w, b.h)
             }
         };
-        let Some(c) = cells else {
+        let Some((g, c)) = cells else {
             if access == Access::Read {
                 // A read kept without cells: later writes on its bytes come after it.
                 let (lo, hi) = b.bytes();
@@ -448,9 +532,10 @@ impl Levels {
             }
             return;
         };
+        let grid = &mut r.grids[g];
         for cy in c.cy0..c.cy1 {
-            let row = cy * r.cols;
-            for cell in &mut r.cells[row + c.cx0..row + c.cx1] {
+            let row = cy * grid.cols;
+            for cell in &mut grid.cells[row + c.cx0..row + c.cx1] {
                 cell.read = cell.read.max(stamp);
                 let old = cell.reader;
                 let t = old & !MANY_READERS;
@@ -512,19 +597,31 @@ mod tests {
         for round in 0..200 {
             let mut levels = Levels::default();
             let len = 30_000;
-            let stride = [64isize, 100, 37, 128][round % 4];
+            // Odd rounds: a second "plane" at another stride in the upper half, as a picture's
+            // chroma after its luma in one buffer; now and then a block anywhere.
+            let planes = [
+                [64isize, 100, 37, 128][round % 4],
+                [32isize, 50, 29, 64][round % 4],
+            ];
             for batch in 0..3 {
                 levels.clear();
                 // byte -> (level of its last write, highest level reading or writing it)
                 let mut bytes: HashMap<usize, (Option<u32>, u32)> = HashMap::new();
                 for _ in 0..50 {
                     let (w, h) = SHAPES[rng.below(SHAPES.len())];
+                    let plane = if round % 2 == 1 { rng.below(2) } else { 0 };
+                    let stride = planes[plane];
                     if w > stride as usize {
                         continue;
                     }
+                    let (lo, hi) = match (round % 2, plane, rng.below(25)) {
+                        (0, _, _) | (_, _, 0) => (0, len),
+                        (_, 0, _) => (0, len / 2),
+                        _ => (len / 2, len),
+                    };
                     let s = if rng.below(10) == 0 { -stride } else { stride };
-                    let max = len - (h - 1) * stride as usize - w;
-                    let mut offset = rng.below(max);
+                    let max = hi - lo - (h - 1) * stride as usize - w;
+                    let mut offset = lo + rng.below(max);
                     if s < 0 {
                         offset += (h - 1) * stride as usize;
                     }
@@ -537,12 +634,13 @@ mod tests {
                     let need = match levels.need(&b, access, &mut Deps::default()) {
                         Some(n) => n,
                         None => {
-                            // Written where several pending calls read: a new batch.
+                            // Written where several pending calls read, or on bytes of
+                            // pending calls at the other stride: a new batch.
                             levels.clear();
                             bytes.clear();
                             levels
                                 .need(&b, access, &mut Deps::default())
-                                .expect("one stride per region")
+                                .expect("a new batch")
                         }
                     };
                     for b in bytes_of(offset, s, w, h) {
@@ -618,7 +716,7 @@ mod tests {
         }
         assert!(d.all.is_empty());
         assert!(
-            l.regions.iter().all(|r| r.cells.is_empty()),
+            l.regions.iter().all(|r| r.grids.is_empty()),
             "no cells kept"
         );
         // The last byte read is row 67, column 71; a block mirrored (negative stride) ending
@@ -647,8 +745,9 @@ mod tests {
     }
 
     /// One call that reads a region the batch has not written and writes the same region at
-    /// another stride: its write lays the cells out first, so its read is kept as bytes read
-    /// without cells, and a later write there comes after it and cannot complete early.
+    /// another stride: its write lays out cells for its stride first, so its read is marked on
+    /// cells of its own stride. A later write there at the read's stride comes after it and
+    /// names it; one at the write's stride cannot be placed (its cells cannot tell).
     #[test]
     fn a_read_at_another_stride_than_the_same_calls_write_is_kept() {
         let mut l = Levels::default();
@@ -663,14 +762,17 @@ mod tests {
         let level = r.level.max(w.level);
         l.mark(&write, Access::Write, level, false, serial);
         l.mark(&read, Access::Read, level, false, serial);
-        let later = blk(9, 1 << 16, 0, 32, 8, 8);
-        let n = l.need(&later, Access::Write, &mut d).unwrap();
-        assert_eq!((n.level, n.unknown_readers), (1, true));
-        assert!(!l.pending_on(&later, &mut Vec::new()));
+        let other_stride = blk(9, 1 << 16, 0, 32, 8, 8);
+        assert!(l.need(&other_stride, Access::Write, &mut d).is_none());
+        assert!(!l.pending_on(&other_stride, &mut Vec::new()));
+        let mut d = Deps::default();
+        let n = l.need(&read, Access::Write, &mut d).unwrap();
+        assert_eq!((n.level, n.unknown_readers), (1, false));
+        assert_eq!(d.all, [serial]);
     }
 
     #[test]
-    fn another_stride_is_refused_until_the_next_batch() {
+    fn another_stride_on_the_same_bytes_is_refused_until_the_next_batch() {
         let mut l = Levels::default();
         let mut d = Deps::default();
         assert!(l
@@ -679,10 +781,88 @@ mod tests {
         assert!(l
             .need(&blk(1, 4096, 0, 32, 8, 8), Access::Write, &mut d)
             .is_none());
+        assert!(!l.pending_on(&blk(1, 4096, 0, 32, 8, 8), &mut Vec::new()));
         l.clear();
         assert!(l
             .need(&blk(1, 4096, 0, 32, 8, 8), Access::Write, &mut d)
             .is_some());
+    }
+
+    /// A picture in one buffer: luma at one stride, chroma at half of it after it. Each stride
+    /// gets its grid; calls on either order among themselves, and a block at one stride that
+    /// meets the other's bytes cannot be placed. A fourth stride finds no grid left.
+    #[test]
+    fn disjoint_planes_at_two_strides_keep_grids_of_their_own() {
+        let mut l = Levels::default();
+        let (len, luma, chroma) = (1 << 16, 256isize, 128isize);
+        let chroma_at = 256 * 128;
+        let place = |l: &mut Levels, b: Block| {
+            let mut d = Deps::default();
+            let n = l.need(&b, Access::Write, &mut d)?;
+            let serial = l.new_serial();
+            l.mark(&b, Access::Write, n.level, false, serial);
+            Some((n.level, d.all))
+        };
+        let y = place(&mut l, blk(3, len, 8, luma, 8, 8)).unwrap();
+        let u = place(&mut l, blk(3, len, chroma_at + 4, chroma, 4, 4)).unwrap();
+        assert_eq!((y.0, u.0), (0, 0));
+        let y2 = place(&mut l, blk(3, len, 12 + 4 * 256, luma, 8, 8)).unwrap();
+        assert_eq!(y2, (1, vec![1]), "after the luma block it overlaps");
+        let u2 = place(&mut l, blk(3, len, chroma_at + 6, chroma, 4, 4)).unwrap();
+        assert_eq!(u2, (1, vec![2]), "after the chroma block it overlaps");
+        assert_eq!(l.regions[0].grids.len(), 2);
+        // Luma rows reaching into the chroma plane's bytes: the cells cannot tell.
+        assert!(place(&mut l, blk(3, len, chroma_at - 2 * 256, luma, 8, 8)).is_none());
+        let mut found = Vec::new();
+        assert!(l.pending_on(&blk(3, len, chroma_at + 4, chroma, 2, 2), &mut found));
+        assert_eq!(
+            found,
+            [4],
+            "the last writer of its cell (it follows call 2)"
+        );
+        // A third stride elsewhere takes the last grid; a fourth finds none.
+        assert!(place(&mut l, blk(3, len, 60_000, 64, 4, 4)).is_some());
+        assert!(place(&mut l, blk(3, len, 62_000, 32, 4, 4)).is_none());
+        l.clear();
+        assert!(
+            place(&mut l, blk(3, len, 62_000, 32, 4, 4)).is_some(),
+            "a new batch"
+        );
+    }
+
+    /// A batch frees the cells of the grids the batch before it left unused, so a thread
+    /// keeps cells only for the buffers it works on; a grid made again starts clean, also
+    /// after the stamps ran out.
+    #[test]
+    fn unused_grids_are_freed_and_come_back_clean() {
+        let mut l = Levels::default();
+        let mut d = Deps::default();
+        let len = 1 << 16;
+        let mut write = |l: &mut Levels, region, offset, stride| {
+            let b = blk(region, len, offset, stride, 8, 8);
+            let n = l.need(&b, Access::Write, &mut d).unwrap();
+            let serial = l.new_serial();
+            l.mark(&b, Access::Write, n.level, false, serial);
+            n.level
+        };
+        write(&mut l, 1, 0, 256);
+        write(&mut l, 1, 40_000, 128);
+        write(&mut l, 2, 0, 256);
+        l.clear();
+        assert_eq!(l.regions[0].grids.len(), 2, "used by the batch that ended");
+        write(&mut l, 2, 0, 256);
+        l.clear();
+        assert!(
+            l.regions[0].grids.is_empty(),
+            "unused by the batch that ended"
+        );
+        assert_eq!(l.regions[1].grids.len(), 1);
+        assert_eq!(write(&mut l, 1, 0, 256), 0, "a new grid, nothing pending");
+        assert_eq!(write(&mut l, 1, 0, 256), 1);
+        l.top = 1 << 30; // the stamps run out: every cell is reset
+        l.clear();
+        assert_eq!(write(&mut l, 1, 0, 256), 0);
+        assert_eq!(write(&mut l, 2, 0, 256), 0);
     }
 
     #[test]
@@ -719,7 +899,22 @@ mod tests {
     #[test]
     fn dependencies_close_every_conflict() {
         let mut rng = Rng(23);
-        let (len, stride) = (40_000usize, 160isize);
+        let len = 40_000usize;
+        // Odd rounds: a second "plane" at another stride in the upper half (see
+        // `levels_keep_every_dependency`).
+        let pick = |rng: &mut Rng, round: usize, w: usize, h: usize| {
+            let plane = if round % 2 == 1 { rng.below(2) } else { 0 };
+            let stride = [160isize, 96][plane];
+            let (lo, hi) = match (round % 2, plane, rng.below(25)) {
+                (0, _, _) | (_, _, 0) => (0, len),
+                (_, 0, _) => (0, len / 2),
+                _ => (len / 2, len),
+            };
+            (
+                lo + rng.below(hi - lo - (h - 1) * stride as usize - w),
+                stride,
+            )
+        };
         for round in 0..60 {
             let mut levels = Levels::default();
             for _batch in 0..2 {
@@ -731,8 +926,7 @@ mod tests {
                 let mut unknown: Vec<bool> = Vec::new();
                 for _ in 0..120 {
                     let (w, h) = SHAPES[rng.below(SHAPES.len())];
-                    let max = len - (h - 1) * stride as usize - w;
-                    let offset = rng.below(max);
+                    let (offset, stride) = pick(&mut rng, round, w, h);
                     let access = if rng.below(4) == 0 {
                         Access::Read
                     } else {
@@ -743,8 +937,8 @@ mod tests {
                     let need = match levels.need(&b, access, &mut d) {
                         Some(n) => n,
                         None => {
-                            // A write on cells several calls read: the batch completes.
-                            assert!(access == Access::Write);
+                            // A write on cells several calls read, or a block on bytes of
+                            // pending calls at the other stride: the batch completes.
                             levels.clear();
                             calls.clear();
                             done.clear();
@@ -764,7 +958,7 @@ mod tests {
                     }
                     // A reader's block: close over the dependencies.
                     let (w, h) = SHAPES[rng.below(SHAPES.len())];
-                    let offset = rng.below(len - (h - 1) * stride as usize - w);
+                    let (offset, stride) = pick(&mut rng, round, w, h);
                     let query: HashSet<usize> =
                         bytes_of(offset, stride, w, h).into_iter().collect();
                     let mut roots = Vec::new();
@@ -812,10 +1006,15 @@ mod tests {
     #[test]
     fn row_of_divides_exactly() {
         let mut rng = Rng(8);
-        let mut r = RegionLevels::new(0, 1 << 31);
         for d in (1..300).chain([1920, 1984, 4096, 7680, 65535, 1 << 20, (1 << 31) - 1]) {
-            r.stride = d;
-            r.stride_magic = (u64::MAX / d as u64).wrapping_add(1);
+            let r = Grid {
+                stride: d,
+                stride_magic: (u64::MAX / d as u64).wrapping_add(1),
+                used: false,
+                span: NO_BYTES,
+                cols: 0,
+                cells: Vec::new(),
+            };
             let edges = [
                 0,
                 1,
