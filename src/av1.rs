@@ -8,12 +8,15 @@
 //! it). After each superblock row's CDEF the decoder calls `sync`, which completes the calling
 //! thread's pending calls: resize, loop restoration, progress and output read those rows next.
 //!
-//! dav1d also reports each picture's planes when it allocates the picture and when it releases
-//! it: on the GPU path with host-memory import each plane is registered for that time, so that
-//! CDEF writes its blocks in place and the calls of a superblock row go out in one submission
-//! (blocks in unregistered memory are copied through staging, and a call whose window meets
-//! pending copied blocks completes them first). A plane is released only after the syncs of
-//! every row written in it.
+//! The pictures' memory comes from the FFmpeg patch's `libdav1d.c`, which takes its pool's
+//! buffers from the VP9 provider's `frame_alloc`: on the GPU path, device memory of the frame
+//! pool or host memory imported once, registered for the buffer's life, so CDEF writes its
+//! blocks in place and the calls of a superblock row go out in one submission, with or
+//! without host-memory import. dav1d also reports each picture's planes when it allocates and
+//! releases the picture: planes in memory of another allocator are registered (imported) for
+//! that time where the device imports host memory, else their blocks are copied through
+//! staging (a call whose window meets pending copied blocks completes them first). A plane is
+//! released only after the syncs of every row written in it.
 use crate::batch;
 use crate::stats::Reason;
 use once_cell::sync::Lazy;
@@ -152,6 +155,10 @@ unsafe extern "C" fn picture_allocated(
             return;
         }
         for (ptr, len) in planes(data, stride, h, layout) {
+            if crate::regions::inside_one(ptr, ptr + len) {
+                // A buffer of ours (`frame_alloc`), registered and in place for its life.
+                continue;
+            }
             match crate::regions::register(ptr, len) {
                 Ok(()) => *lock_registered().entry(ptr).or_default() += 1,
                 // Its blocks are then copied: slower, still exact.
