@@ -146,16 +146,21 @@ struct Grid {
 }
 
 impl Grid {
-    fn new(stride: usize, len: usize) -> Grid {
+    /// A grid for `stride` over a region of `len` bytes, on the cells of a freed grid where
+    /// `spare` has one: their stale stamps and serials are of earlier batches, which every
+    /// lookup ignores, so they need no clearing (and fresh pages no faulting in).
+    fn new(stride: usize, len: usize, spare: &mut Vec<Vec<Cell>>) -> Grid {
         let cols = stride.div_ceil(4) + 1;
         let rows = (len / stride + 1).div_ceil(4) + 1;
+        let mut cells = spare.pop().unwrap_or_default();
+        cells.resize(rows * cols, Cell::default());
         Grid {
             stride,
             stride_magic: (u64::MAX / stride as u64).wrapping_add(1),
             used: false,
             span: NO_BYTES,
             cols,
-            cells: vec![Cell::default(); rows * cols],
+            cells,
         }
     }
 
@@ -254,6 +259,7 @@ impl RegionLevels {
     /// meets bytes of this batch's calls at another stride, or the region has no grid left.
     fn claim(
         &mut self,
+        spare: &mut Vec<Vec<Cell>>,
         offset: usize,
         stride: isize,
         w: usize,
@@ -268,11 +274,13 @@ impl RegionLevels {
             Some(g) => g,
             None => match self.grids.iter().position(|g| !g.used) {
                 Some(g) => {
-                    self.grids[g] = Grid::new(stride, self.len);
+                    let new = Grid::new(stride, self.len, spare);
+                    let old = std::mem::replace(&mut self.grids[g], new);
+                    spare.push(old.cells);
                     g
                 }
                 None if self.grids.len() < MAX_GRIDS => {
-                    self.grids.push(Grid::new(stride, self.len));
+                    self.grids.push(Grid::new(stride, self.len, spare));
                     self.grids.len() - 1
                 }
                 None => return None,
@@ -322,7 +330,12 @@ pub struct Levels {
     serial_base: u32,
     /// Per call of this batch: whether it completed early.
     done: Vec<bool>,
+    /// Cells of freed grids, for the next grid laid out (at most [`MAX_SPARE`]).
+    spare: Vec<Vec<Cell>>,
 }
+
+/// Freed grids' cells kept for reuse.
+const MAX_SPARE: usize = 4;
 
 impl Levels {
     /// Starts a new batch: every earlier stamp is forgotten without touching the maps, until
@@ -333,6 +346,7 @@ impl Levels {
             for g in self.regions.iter_mut().flat_map(|r| &mut r.grids) {
                 g.cells.fill(Cell::default());
             }
+            self.spare.clear(); // their stamps would be of the batches to come
             self.top = 0;
             self.serial_base = 0;
         } else {
@@ -343,7 +357,17 @@ impl Levels {
         for r in &mut self.regions {
             // The cells of a grid the ending batch did not use go: a thread keeps cells only
             // for the buffers it works on now, not for every buffer a decoder's pool holds.
-            r.grids.retain(|g| g.used);
+            let mut i = 0;
+            while i < r.grids.len() {
+                if r.grids[i].used {
+                    i += 1;
+                } else {
+                    let freed = r.grids.swap_remove(i);
+                    if self.spare.len() < MAX_SPARE {
+                        self.spare.push(freed.cells);
+                    }
+                }
+            }
             for g in &mut r.grids {
                 g.used = false;
                 g.span = NO_BYTES;
@@ -422,7 +446,7 @@ impl Levels {
             return Some(Need::default());
         }
         let unknown_readers = access == Access::Write && meets(r.unmarked, b.bytes());
-        let (g, c) = r.claim(b.offset, b.stride, b.w, b.h)?;
+        let (g, c) = r.claim(&mut self.spare, b.offset, b.stride, b.w, b.h)?;
         let r = &self.regions[at];
         let grid = &r.grids[g];
         // The highest stamp to come after.
@@ -515,10 +539,10 @@ impl Levels {
             Access::Read if !r.written => None,
             // `None` if the call's own write, marked first, laid the region out for another
             // stride after `need` found it unwritten.
-            Access::Read => r.claim(b.offset, b.stride, b.w, b.h),
+            Access::Read => r.claim(&mut self.spare, b.offset, b.stride, b.w, b.h),
             Access::Write => {
                 r.written = true;
-                r.claim(b.offset, b.stride, b.w, b.h)
+                r.claim(&mut self.spare, b.offset, b.stride, b.w, b.h)
             }
         };
         let Some((g, c)) = cells else {
