@@ -220,7 +220,7 @@ fn cache_key() -> String {
 }
 
 /// A hash that stays the same across builds and Rust versions (64-bit FNV-1a).
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })

@@ -666,7 +666,8 @@ unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_void) -> *mut 
         if opaque.is_null() || size == 0 || crate::config::get().mode != crate::config::Mode::Gpu {
             return std::ptr::null_mut();
         }
-        let registered = if crate::regions::frames_from_pool() {
+        let pool = crate::regions::frames_from_pool();
+        let registered = if pool {
             crate::gpu::memory::HostBuffer::for_frame(gpu, size as u64).and_then(|buffer| {
                 let data = buffer.ptr;
                 crate::regions::register_pool_frame(buffer).map(|()| data)
@@ -681,7 +682,7 @@ unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_void) -> *mut 
         };
         match registered {
             Ok(data) => {
-                if crate::regions::frames_from_pool() {
+                if pool {
                     stats::add(&COUNTERS.pool_buffers, 1);
                 } else {
                     stats::add(&COUNTERS.imports, 1);

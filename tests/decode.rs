@@ -280,6 +280,41 @@ fn stat<'a>(stderr: &'a str, key: &str) -> Option<&'a str> {
 /// compensations that read their reference in place.
 type Deferred = [u64; 4];
 
+/// Decodes `stream` with daedalus (`way`, `mode`, `env`) to framemd5 and checks that it exits
+/// 0 with the frames of Debian's decoder (`reference`); returns the run's output.
+fn decode_as_debian(
+    stream: &Stream,
+    way: Way,
+    mode: &str,
+    threading: (&str, &[&str]),
+    env: &[(&str, &str)],
+    what: &str,
+) -> Result<Output, String> {
+    let out = ours(way, mode, &stream.path, threading.1, "framemd5", env);
+    if out.status != Some(0) {
+        return Err(format!("{what}: exit {:?}: {}", out.status, out.stderr));
+    }
+    let (ours, theirs) = (frames(&out.stdout), reference(stream));
+    if ours != theirs {
+        let i = ours
+            .iter()
+            .zip(&theirs)
+            .position(|(a, b)| a != b)
+            .unwrap_or(ours.len().min(theirs.len()));
+        let decoder = if stream.name.starts_with("av1-") {
+            "libdav1d"
+        } else {
+            "ffmpeg"
+        };
+        return Err(format!(
+            "{what}: differs from Debian's {decoder} at frame {i} ({} vs {} frames)",
+            ours.len(),
+            theirs.len()
+        ));
+    }
+    Ok(out)
+}
+
 /// Checks one decode, with `env` added to its environment, against the reference and its
 /// stats line against the expected path; returns what was deferred and `placed_on_cpu`.
 fn check_with(
@@ -293,23 +328,7 @@ fn check_with(
         "{} / {way:?} / {mode} / {} / {env:?}",
         stream.name, threading.0
     );
-    let out = ours(way, mode, &stream.path, threading.1, "framemd5", env);
-    if out.status != Some(0) {
-        return Err(format!("{what}: exit {:?}: {}", out.status, out.stderr));
-    }
-    let (ours, theirs) = (frames(&out.stdout), reference(stream));
-    if ours != theirs {
-        let i = ours
-            .iter()
-            .zip(&theirs)
-            .position(|(a, b)| a != b)
-            .unwrap_or(ours.len().min(theirs.len()));
-        return Err(format!(
-            "{what}: differs from Debian's ffmpeg at frame {i} ({} vs {} frames)",
-            ours.len(),
-            theirs.len()
-        ));
-    }
+    let out = decode_as_debian(stream, way, mode, threading, env, &what)?;
     let path = stat(&out.stderr, "path").ok_or_else(|| {
         format!(
             "{what}: no stats line, daedalus did not run: {}",
@@ -989,23 +1008,7 @@ fn check_av1(
         Some(m) => (m, &[("DAEDALUS_FRAME_MEMORY", "pool")]),
         None => (mode, &[]),
     };
-    let out = ours(way, mode, &stream.path, threading.1, "framemd5", env);
-    if out.status != Some(0) {
-        return Err(format!("{what}: exit {:?}: {}", out.status, out.stderr));
-    }
-    let (ours, theirs) = (frames(&out.stdout), reference(stream));
-    if ours != theirs {
-        let i = ours
-            .iter()
-            .zip(&theirs)
-            .position(|(a, b)| a != b)
-            .unwrap_or(ours.len().min(theirs.len()));
-        return Err(format!(
-            "{what}: differs from Debian's libdav1d at frame {i} ({} vs {} frames)",
-            ours.len(),
-            theirs.len()
-        ));
-    }
+    let out = decode_as_debian(stream, way, mode, threading, env, &what)?;
     // Without the library, or with it declining (`off`): dav1d's own functions, no message.
     if matches!(way, Way::Without) || mode == "off" {
         return match out.stderr.is_empty() {

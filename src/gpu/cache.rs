@@ -45,19 +45,13 @@ pub struct DiskCache {
 
 /// Names the embedded shaders and this library's version: a new build starts a new cache.
 fn shaders_tag() -> [u8; 16] {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut feed = |bytes: &[u8]| {
-        for &b in bytes {
-            h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    };
-    feed(env!("CARGO_PKG_VERSION").as_bytes());
+    let mut named = env!("CARGO_PKG_VERSION").as_bytes().to_vec();
     for (stem, spirv) in shaders::SHADERS {
-        feed(stem.as_bytes());
-        feed(spirv);
+        named.extend_from_slice(stem.as_bytes());
+        named.extend_from_slice(spirv);
     }
     let mut tag = *b"daedpipe\0\0\0\0\0\0\0\0";
-    tag[8..].copy_from_slice(&h.to_le_bytes());
+    tag[8..].copy_from_slice(&crate::calibrate::fnv1a(&named).to_le_bytes());
     tag
 }
 
