@@ -2,8 +2,10 @@
 //!
 //! The patched `dav1d_cdef_dsp_init_{8,16}bpc` looks `daedalus_av1_provider` up with
 //! `dlsym(RTLD_DEFAULT, ...)` (found whether this library is LD_PRELOADed or linked into the
-//! program) and calls `attach_cdef`, which hands it the `daedalus_av1_cdef_filter_*` exports
-//! for `fb[0..2]`; `dir` stays dav1d's. Each call records its block (the input window is
+//! program) and calls `attach_cdef` with its own `fb[0..2]`. Where CDEF is placed on the GPU
+//! (`DAEDALUS_KERNELS`, else a calibration against those functions of dav1d, cached as
+//! VP9's), it hands back the `daedalus_av1_cdef_filter_*` exports; otherwise dav1d keeps its
+//! own. `dir` stays dav1d's. Each call records its block (the input window is
 //! taken at call time, so dav1d's `left`, `top` and `bottom` buffers may change at once after
 //! it). After each superblock row's CDEF the decoder calls `sync`, which completes the calling
 //! thread's pending calls: resize, loop restoration, progress and output read those rows next.
@@ -19,23 +21,28 @@
 //! released only after the syncs of every row written in it.
 use crate::batch;
 use crate::stats::Reason;
-use once_cell::sync::Lazy;
+use once_cell::sync::{Lazy, OnceCell};
 use std::collections::HashMap;
 use std::ffi::c_int;
 use std::sync::Mutex;
 
-/// Must equal the `abi_version` the dav1d patch accepts.
-pub const ABI_VERSION: c_int = 1;
+/// Must equal the `abi_version` the dav1d patch accepts (2: `fb` holds dav1d's functions on
+/// entry).
+pub const ABI_VERSION: c_int = 2;
 
 /// Any function pointer, as the patch's `void (*)(void)`: dav1d casts each back to its `cdef_fn`.
-type AnyFn = unsafe extern "C" fn();
+pub type AnyFn = unsafe extern "C" fn();
+
+/// dav1d's own CDEF functions (8x8, 4x8, 4x4) and their pixel size in bytes, as the first
+/// `attach_cdef` received them: what the calibration compares with.
+pub static DAV1D_CDEF: OnceCell<(usize, [AnyFn; 3])> = OnceCell::new();
 
 /// The hooks the patched dav1d calls (the patch's `DaedalusAv1Provider`).
 #[repr(C)]
 pub struct DaedalusAv1Provider {
     pub abi_version: c_int,
-    /// For dav1d's pixel size in bytes (1: 8 bpc, 2: 16 bpc): fills `fb[0..3]` (8x8, 4x8,
-    /// 4x4) and returns 1, or returns 0 and dav1d keeps its own functions.
+    /// For dav1d's pixel size in bytes (1: 8 bpc, 2: 16 bpc) and its own `fb[0..3]` (8x8,
+    /// 4x8, 4x4): replaces them and returns 1, or returns 0 and dav1d keeps its own.
     pub attach_cdef: unsafe extern "C" fn(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> c_int,
     /// Completes the calling thread's pending calls.
     pub sync: unsafe extern "C" fn(),
@@ -75,6 +82,10 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
         if fb.is_null() {
             return 0;
         }
+        let own: [Option<AnyFn>; 3] = std::array::from_fn(|i| *fb.add(i));
+        if let (1 | 2, [Some(a), Some(b), Some(c)]) = (pixel_bytes, own) {
+            let _ = DAV1D_CDEF.set((pixel_bytes as usize, [a, b, c]));
+        }
         use crate::ffi::*;
         let functions = match pixel_bytes {
             1 => [
@@ -90,6 +101,18 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
             _ => return 0,
         };
         crate::vp9::register_stats_at_exit();
+        let decision = crate::calibrate::decide_cdef();
+        if decision.placement.of(crate::config::Family::Cdef) == crate::config::Place::Cpu {
+            crate::log::once(
+                crate::log::Level::Info,
+                "cdef-on-cpu",
+                format_args!(
+                    "CDEF placed on the CPU ({}: {}): dav1d's own functions run",
+                    decision.by, decision.measured
+                ),
+            );
+            return 0;
+        }
         for (i, f) in functions.into_iter().enumerate() {
             fb.add(i).write(Some(f));
         }

@@ -20,6 +20,7 @@ use crate::kernels::lf::{LfDir, LfFunction};
 use crate::kernels::mc::{McFilter, McFunction};
 use crate::stats::Reason;
 use once_cell::sync::OnceCell;
+use std::ffi::c_int;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -41,31 +42,106 @@ pub struct Decision {
 }
 
 impl Decision {
-    /// Whether the provider should take no part: the device was measured (or its result
-    /// cached) and every family is faster on the CPU, where FFmpeg's table as it is costs
+    /// Whether the VP9 provider should take no part: the device was measured (or its result
+    /// cached) and every VP9 family is faster on the CPU, where FFmpeg's table as it is costs
     /// nothing per call. A placement set with `DAEDALUS_KERNELS` is always followed.
     pub fn keeps_ffmpeg(&self) -> bool {
         !self.placement.forced
-            && Family::ALL
+            && Family::VP9
                 .iter()
                 .all(|&f| self.placement.of(f) == Place::Cpu)
     }
 }
 
-static DECISION: OnceCell<Decision> = OnceCell::new();
-
-/// The placement in force: decided at the provider's first `attach`, every family on the GPU
-/// before that (the C ABI's calls are not placed).
-pub fn placement() -> Placement {
-    DECISION.get().map_or(Placement::ALL_GPU, |d| d.placement)
+/// Families calibrated together, at their decoder's first attach: VP9's three with FFmpeg's
+/// table, CDEF with dav1d's functions. Each has its own decision and cache line.
+struct Group {
+    families: &'static [Family],
+    /// Appended to the cache key.
+    key_suffix: &'static str,
 }
 
-/// The decision, once made.
+const VP9_GROUP: Group = Group {
+    families: &Family::VP9,
+    key_suffix: "",
+};
+
+const CDEF_GROUP: Group = Group {
+    families: &[Family::Cdef],
+    key_suffix: " cdef",
+};
+
+/// VP9's families.
+static DECISION: OnceCell<Decision> = OnceCell::new();
+/// CDEF's.
+static CDEF_DECISION: OnceCell<Decision> = OnceCell::new();
+
+/// The placement in force: each group's as decided at its decoder's first attach, every family
+/// on the GPU before that (the C ABI's calls are not placed).
+pub fn placement() -> Placement {
+    let mut p = DECISION.get().map_or(Placement::ALL_GPU, |d| d.placement);
+    if let Some(d) = CDEF_DECISION.get() {
+        p.set(Family::Cdef, d.placement.of(Family::Cdef));
+    }
+    p
+}
+
+/// VP9's decision, once made.
 pub fn decision() -> Option<&'static Decision> {
     DECISION.get()
 }
 
-/// Fixes the placement as `DAEDALUS_KERNELS` would, unless it is already decided (for
+/// CDEF's decision, once made.
+pub fn cdef_decision() -> Option<&'static Decision> {
+    CDEF_DECISION.get()
+}
+
+/// The decisions made, as the stats line shows them: the placement of their families, what
+/// chose it (per group where the groups differ) and what was measured; `None` before any.
+pub fn describe_decisions() -> Option<(String, String, String)> {
+    let decided: Vec<(&Group, &Decision)> =
+        [(&VP9_GROUP, &DECISION), (&CDEF_GROUP, &CDEF_DECISION)]
+            .into_iter()
+            .filter_map(|(g, cell)| cell.get().map(|d| (g, d)))
+            .collect();
+    let (_, first) = decided.first()?;
+    let kernels = decided
+        .iter()
+        .map(|(g, d)| d.placement.describe_only(g.families))
+        .collect::<Vec<_>>()
+        .join(",");
+    let by = if decided.iter().all(|(_, d)| d.by == first.by) {
+        first.by.to_string()
+    } else {
+        decided
+            .iter()
+            .map(|(g, d)| format!("{}:{}", g.families[0].name(), d.by))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let measured = decided
+        .iter()
+        .map(|(_, d)| d.measured.as_str())
+        .filter(|m| !m.is_empty())
+        .collect::<Vec<_>>()
+        .join(",");
+    Some((kernels, by, measured))
+}
+
+/// The device measured where every decided group keeps its decoder's own functions, so that
+/// no provider took part (VP9: unless `DAEDALUS_KERNELS` placed them; CDEF on the CPU is
+/// always dav1d's own).
+pub fn declined() -> Option<String> {
+    let (vp9, cdef) = (DECISION.get(), CDEF_DECISION.get());
+    let vp9_declined = vp9.is_none_or(|d| d.keeps_ffmpeg());
+    let cdef_declined = cdef.is_none_or(|d| d.placement.of(Family::Cdef) == Place::Cpu);
+    let device = &vp9.or(cdef)?.device;
+    // A placement from `DAEDALUS_KERNELS` measured no device.
+    let device = if device.is_empty() { "none" } else { device };
+    (vp9_declined && cdef_declined).then(|| device.to_string())
+}
+
+/// Fixes VP9's placement as `DAEDALUS_KERNELS` would, unless it is already decided (for
 /// programs and tests that attach the provider themselves). Returns whether it took effect.
 pub fn force(placement: Placement) -> bool {
     DECISION
@@ -78,73 +154,97 @@ pub fn force(placement: Placement) -> bool {
         .is_ok()
 }
 
-/// Decides the placement once per process. Needs FFmpeg's table (`FFMPEG_DSP`), so the
+/// Decides VP9's placement once per process. Needs FFmpeg's table (`FFMPEG_DSP`), so the
 /// provider calls it from `attach`.
 pub fn decide() -> &'static Decision {
-    DECISION.get_or_init(|| {
-        let config = crate::config::get();
-        let fixed = |by| Decision {
-            placement: config.kernels,
-            by,
-            measured: String::new(),
-            device: String::new(),
-        };
-        if config.kernels.forced {
-            return fixed("DAEDALUS_KERNELS");
-        }
-        if config.mode != crate::config::Mode::Gpu {
-            return fixed("cpu-path");
-        }
-        // A cached result needs no Vulkan at all (an instance alone costs tens of ms).
-        let key = cache_key();
-        if let Some(d) = read_cache(&key) {
-            return d;
-        }
-        let Some(gpu) = gpu::get() else {
-            return fixed("no-device");
-        };
-        let started = Instant::now();
-        match crate::stats::quietly(|| unsafe { measure() }) {
-            Ok(times) => {
-                let mut d = Decision {
-                    placement: Placement::ALL_GPU,
-                    by: "calibration",
-                    measured: String::new(),
-                    device: gpu.info.name.clone(),
+    DECISION.get_or_init(|| decide_group(&VP9_GROUP, || unsafe { measure_vp9() }))
+}
+
+/// Decides CDEF's placement once per process. Needs dav1d's functions
+/// ([`crate::av1::DAV1D_CDEF`]), so `attach_cdef` calls it.
+pub fn decide_cdef() -> &'static Decision {
+    CDEF_DECISION.get_or_init(|| decide_group(&CDEF_GROUP, || unsafe { measure_cdef() }))
+}
+
+/// A group's decision: `DAEDALUS_KERNELS`, the CPU path, the cache, or `measure` (host
+/// nanoseconds per call, GPU and CPU, per family of the group).
+fn decide_group(
+    group: &Group,
+    measure: impl FnOnce() -> Result<Vec<(f64, f64)>, String>,
+) -> Decision {
+    let config = crate::config::get();
+    let fixed = |by| Decision {
+        placement: config.kernels,
+        by,
+        measured: String::new(),
+        device: String::new(),
+    };
+    if config.kernels.forced {
+        return fixed("DAEDALUS_KERNELS");
+    }
+    if config.mode != crate::config::Mode::Gpu {
+        return fixed("cpu-path");
+    }
+    // A cached result needs no Vulkan at all (an instance alone costs tens of ms).
+    let key = format!("{}{}", cache_key(), group.key_suffix);
+    if let Some(d) = read_cache(&key, group) {
+        return d;
+    }
+    let Some(gpu) = gpu::get() else {
+        return fixed("no-device");
+    };
+    let started = Instant::now();
+    match crate::stats::quietly(measure) {
+        Ok(times) => {
+            let mut placement = Placement::ALL_GPU;
+            let mut parts = Vec::new();
+            for (&f, (gpu_ns, cpu_ns)) in group.families.iter().zip(times) {
+                let (gpu_ns, cpu_ns) = (gpu_ns.round(), cpu_ns.round());
+                let place = if gpu_ns < cpu_ns {
+                    Place::Gpu
+                } else {
+                    Place::Cpu
                 };
-                let mut places = [Place::Gpu; 3];
-                let mut parts = Vec::new();
-                for (f, (gpu_ns, cpu_ns)) in Family::ALL.iter().zip(times) {
-                    let (gpu_ns, cpu_ns) = (gpu_ns.round(), cpu_ns.round());
-                    places[*f as usize] = if gpu_ns < cpu_ns {
-                        Place::Gpu
-                    } else {
-                        Place::Cpu
-                    };
-                    parts.push(format!("{}:{gpu_ns:.0}/{cpu_ns:.0}", f.name()));
-                }
-                d.placement = Placement::new(places, false);
-                d.measured = parts.join(",");
-                crate::info!(
-                    "calibrated in {:.0} ms (host ns per call, gpu/cpu: {}): {}",
-                    started.elapsed().as_secs_f64() * 1e3,
-                    d.measured,
-                    d.placement.describe()
-                );
-                write_cache(&key, &d);
-                d
+                placement.set(f, place);
+                parts.push(format!("{}:{gpu_ns:.0}/{cpu_ns:.0}", f.name()));
             }
-            Err(e) => {
-                crate::warn!("calibration failed ({e}); FFmpeg's own functions run");
-                Decision {
-                    placement: Placement::new([Place::Cpu; 3], false),
-                    by: "calibration-failed",
-                    measured: String::new(),
-                    device: gpu.info.name.clone(),
-                }
+            let d = Decision {
+                placement,
+                by: "calibration",
+                measured: parts.join(","),
+                device: gpu.info.name.clone(),
+            };
+            crate::info!(
+                "calibrated in {:.0} ms (host ns per call, gpu/cpu: {}): {}",
+                started.elapsed().as_secs_f64() * 1e3,
+                d.measured,
+                d.placement.describe_only(group.families)
+            );
+            write_cache(&key, group, &d);
+            d
+        }
+        Err(e) => {
+            crate::warn!(
+                "calibration failed ({e}); the decoder's own functions run ({})",
+                group
+                    .families
+                    .iter()
+                    .map(|f| f.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let mut placement = Placement::ALL_GPU;
+            for &f in group.families {
+                placement.set(f, Place::Cpu);
+            }
+            Decision {
+                placement,
+                by: "calibration-failed",
+                measured: String::new(),
+                device: gpu.info.name.clone(),
             }
         }
-    })
+    }
 }
 
 /// What decides the device, its driver and the CPU baseline, read without Vulkan: the
@@ -231,8 +331,9 @@ fn cache_file() -> Option<PathBuf> {
     Some(crate::config::cache_dir()?.join("placement.tsv"))
 }
 
-/// Lines `key \t placement \t measured \t device`; a line that does not parse is ignored.
-fn read_cache(key: &str) -> Option<Decision> {
+/// Lines `key \t placement \t measured \t device`; a line that does not parse, or lacks a
+/// family of the group, is ignored.
+fn read_cache(key: &str, group: &Group) -> Option<Decision> {
     let text = std::fs::read_to_string(cache_file()?).ok()?;
     text.lines().find_map(|line| {
         let mut fields = line.split('\t');
@@ -245,10 +346,17 @@ fn read_cache(key: &str) -> Option<Decision> {
         if k != key {
             return None;
         }
-        let (placement, bad) = Placement::parse(&p.replace(':', "="));
-        let complete = Family::ALL.iter().all(|f| p.contains(f.name()));
+        let (parsed, bad) = Placement::parse(&p.replace(':', "="));
+        let complete = group.families.iter().all(|f| {
+            p.split(',')
+                .any(|item| item.split(':').next() == Some(f.name()))
+        });
+        let mut placement = Placement::ALL_GPU;
+        for &f in group.families {
+            placement.set(f, parsed.of(f));
+        }
         (bad.is_empty() && complete).then(|| Decision {
-            placement: Placement::new(Family::ALL.map(|f| placement.of(f)), false),
+            placement,
             by: "cache",
             measured: m.to_string(),
             device: device.to_string(),
@@ -258,7 +366,7 @@ fn read_cache(key: &str) -> Option<Decision> {
 
 /// Replaces this key's line; written to a temporary file and renamed, so that concurrent
 /// processes never read half a file. Failure only costs a calibration next time.
-fn write_cache(key: &str, d: &Decision) {
+fn write_cache(key: &str, group: &Group, d: &Decision) {
     let Some(path) = cache_file() else { return };
     let result = (|| -> std::io::Result<()> {
         std::fs::create_dir_all(path.parent().expect("has a parent"))?;
@@ -270,7 +378,7 @@ fn write_cache(key: &str, d: &Decision) {
             .collect();
         text.push_str(&format!(
             "{key}\t{}\t{}\t{}\n",
-            d.placement.describe(),
+            d.placement.describe_only(group.families),
             d.measured,
             d.device.replace(['\t', '\n'], " ")
         ));
@@ -309,16 +417,22 @@ impl Scratch {
         unsafe { self.base.add((y + MARGIN) * STRIDE + x + MARGIN) }
     }
 
-    /// Smooth content with a little noise, so that loop filters filter.
-    fn fill(&self, seed: u32) {
+    /// Smooth content with a little noise, so that loop filters filter; with two-byte
+    /// pixels (native endian, as dav1d's) ten-bit values.
+    fn fill(&self, seed: u32, pixel_bytes: usize) {
         let mut state = seed.wrapping_mul(2_654_435_761) | 1;
-        for i in 0..FRAME_BYTES {
+        for i in (0..FRAME_BYTES).step_by(pixel_bytes) {
             state ^= state << 13;
             state ^= state >> 17;
             state ^= state << 5;
-            let (x, y) = (i % STRIDE, i / STRIDE);
-            let v = ((x / 5 + y / 3) % 200) as u8 + (state % 5) as u8 + 20;
-            unsafe { *self.base.add(i) = v };
+            let (x, y) = (i % STRIDE / pixel_bytes, i / STRIDE);
+            let v = ((x / 5 + y / 3) % 200) as u16 + (state % 5) as u16 + 20;
+            unsafe {
+                match pixel_bytes {
+                    1 => *self.base.add(i) = v as u8,
+                    _ => (self.base.add(i) as *mut u16).write(v * 4 + (state % 4) as u16),
+                }
+            }
         }
     }
 
@@ -537,46 +651,243 @@ unsafe fn run(
     Ok(start.elapsed().as_nanos() as f64 / calls.len() as f64)
 }
 
-/// Host nanoseconds per call, (GPU, FFmpeg), per family in `Family::ALL` order: the best of
+/// Host nanoseconds per call, (GPU, FFmpeg), per family in `Family::VP9` order: the best of
 /// two timed runs each, after one untimed GPU run (first dispatches may compile).
-unsafe fn measure() -> Result<[(f64, f64); 3], String> {
+unsafe fn measure_vp9() -> Result<Vec<(f64, f64)>, String> {
     let gpu = gpu::get().ok_or("no device")?;
     let (frame, reference) = (Scratch::new(gpu)?, Scratch::new(gpu)?);
-    reference.fill(2);
+    reference.fill(2, 1);
     let (itx_calls, coefs) = itx_workload();
     let workloads = [
         (itx_calls, coefs),
         (mc_workload(), Vec::new()),
         (lf_workload(), Vec::new()),
     ];
-    let mut times = [(0.0, 0.0); 3];
-    for (family, (calls, coefs)) in workloads.iter().enumerate() {
-        let mut best = (f64::MAX, f64::MAX);
-        let mut results: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
-        for round in 0..3 {
-            for (side, on_gpu) in [(0, true), (1, false)] {
-                if round == 0 && !on_gpu {
-                    continue;
-                }
-                frame.fill(1);
-                let ns = run(calls, coefs, &frame, &reference, on_gpu)?;
-                if round > 0 {
-                    let b = if on_gpu { &mut best.0 } else { &mut best.1 };
-                    *b = b.min(ns);
-                    results[side] = frame.pixels();
+    let mut times = Vec::new();
+    for (family, (calls, coefs)) in Family::VP9.iter().zip(&workloads) {
+        times.push(best_of_both(*family, &frame, 1, |on_gpu| {
+            run(calls, coefs, &frame, &reference, on_gpu)
+        })?);
+    }
+    Ok(times)
+}
+
+/// The best host nanoseconds per call of `run` (on the GPU, then with the decoder's own
+/// functions) over two timed rounds after an untimed GPU one, each starting from the same
+/// pixels of `frame` and required to end with the same pixels.
+fn best_of_both(
+    family: Family,
+    frame: &Scratch,
+    pixel_bytes: usize,
+    mut run: impl FnMut(bool) -> Result<f64, String>,
+) -> Result<(f64, f64), String> {
+    let mut best = (f64::MAX, f64::MAX);
+    let mut results: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+    for round in 0..3 {
+        for (side, on_gpu) in [(0, true), (1, false)] {
+            if round == 0 && !on_gpu {
+                continue;
+            }
+            frame.fill(1, pixel_bytes);
+            let ns = run(on_gpu)?;
+            if round > 0 {
+                let b = if on_gpu { &mut best.0 } else { &mut best.1 };
+                *b = b.min(ns);
+                results[side] = frame.pixels();
+            }
+        }
+    }
+    if gpu::get().is_none() {
+        return Err("the device was lost".into());
+    }
+    if results[0] != results[1] {
+        return Err(format!(
+            "the device's {} results differ from the decoder's",
+            family.name()
+        ));
+    }
+    Ok(best)
+}
+
+/// One CDEF call of the workload: a block, its size (dav1d's `fb` index: 0 8x8, 2 4x4) and
+/// where its `left` pairs start in the left buffer.
+struct CdefBlock {
+    x: usize,
+    y: usize,
+    size: usize,
+    left: usize,
+}
+
+/// dav1d's 8 bpc CDEF function (`cdef_fn` without `bitdepth_max`).
+type Dav1dCdef8 = unsafe extern "C" fn(
+    *mut u8,
+    isize,
+    *const [u8; 2],
+    *const u8,
+    *const u8,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+);
+/// dav1d's 16 bpc CDEF function.
+type Dav1dCdef16 = unsafe extern "C" fn(
+    *mut u16,
+    isize,
+    *const [u16; 2],
+    *const u16,
+    *const u16,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+);
+
+/// 8x8 blocks tiling the upper half of the picture and 4x4 blocks the lower (a 4:2:0 frame
+/// has twice as many chroma calls as luma), in raster order as dav1d filters them, each
+/// reading its unfiltered right neighbour; `left` pairs of the unfiltered picture.
+fn cdef_workload(frame: &Scratch, pixel_bytes: usize) -> (Vec<CdefBlock>, Vec<u8>) {
+    let width = WIDTH / pixel_bytes;
+    let mut blocks = Vec::new();
+    let mut left = Vec::new();
+    for (size, n, rows) in [(0, 8, 0..HEIGHT / 2), (2, 4, HEIGHT / 2..HEIGHT)] {
+        for y in rows.step_by(n) {
+            for x in (0..width).step_by(n) {
+                blocks.push(CdefBlock {
+                    x,
+                    y,
+                    size,
+                    left: left.len(),
+                });
+                for row in 0..n {
+                    // Two pixels left of the block (inside the margin at x = 0).
+                    let from = frame
+                        .at(x * pixel_bytes, y + row)
+                        .wrapping_sub(2 * pixel_bytes);
+                    left.extend_from_slice(unsafe {
+                        std::slice::from_raw_parts(from, 2 * pixel_bytes)
+                    });
                 }
             }
         }
-        if gpu::get().is_none() {
-            return Err("the device was lost".into());
-        }
-        if results[0] != results[1] {
-            return Err(format!(
-                "the device's {} results differ from FFmpeg's",
-                Family::ALL[family].name()
-            ));
-        }
-        times[family] = best;
     }
-    Ok(times)
+    (blocks, left)
+}
+
+/// Runs the CDEF workload on `frame` (top and bottom rows from `reference`), recorded for the
+/// GPU or with dav1d's functions; returns the host nanoseconds per call.
+unsafe fn run_cdef(
+    blocks: &[CdefBlock],
+    left: &[u8],
+    frame: &Scratch,
+    reference: &Scratch,
+    (pixel_bytes, dav1d): (usize, [crate::av1::AnyFn; 3]),
+    gpu: bool,
+) -> Result<f64, String> {
+    use crate::kernels::cdef::{self, CdefCall, Strengths};
+    let width = WIDTH / pixel_bytes;
+    let bitdepth_max: c_int = if pixel_bytes == 1 { 255 } else { 1023 };
+    let start = Instant::now();
+    for (k, b) in blocks.iter().enumerate() {
+        let n = if b.size == 0 { 8 } else { 4 };
+        let dst = frame.at(b.x * pixel_bytes, b.y);
+        let top = reference.at(b.x * pixel_bytes, b.y) as *const u8;
+        let bottom = reference.at(b.x * pixel_bytes, b.y + n) as *const u8;
+        let left = left.as_ptr().add(b.left);
+        let mut edges = 0;
+        for (present, flag) in [
+            (b.x > 0, cdef::HAVE_LEFT),
+            (b.x + n < width, cdef::HAVE_RIGHT),
+            (b.y > 0, cdef::HAVE_TOP),
+            (b.y + n < HEIGHT, cdef::HAVE_BOTTOM),
+        ] {
+            if present {
+                edges |= flag;
+            }
+        }
+        let (primary, secondary) = (1 + (k % 15) as c_int, [0, 1, 2, 4][k % 4]);
+        let (dir, damping) = ((k % 8) as c_int, 3 + (k % 4) as c_int);
+        let stride = STRIDE as isize;
+        if gpu {
+            let call = CdefCall {
+                dst,
+                stride,
+                left,
+                top,
+                bottom,
+                strengths: Strengths {
+                    primary,
+                    secondary,
+                    dir,
+                    damping,
+                    bitdepth_min_8: if pixel_bytes == 1 { 0 } else { 2 },
+                },
+                size: b.size,
+                two_bytes: pixel_bytes == 2,
+                edges,
+            };
+            batch::record_cdef(call, Origin::Api);
+        } else {
+            let f = dav1d[b.size];
+            let e = edges as c_int;
+            if pixel_bytes == 1 {
+                // SAFETY: dav1d passed its 8 bpc `cdef_fn`s for one-byte pixels.
+                let f = std::mem::transmute::<crate::av1::AnyFn, Dav1dCdef8>(f);
+                f(
+                    dst,
+                    stride,
+                    left.cast(),
+                    top,
+                    bottom,
+                    primary,
+                    secondary,
+                    dir,
+                    damping,
+                    e,
+                );
+            } else {
+                // SAFETY: and its 16 bpc ones for two-byte pixels.
+                let f = std::mem::transmute::<crate::av1::AnyFn, Dav1dCdef16>(f);
+                let (dst, left, top, bottom) = (dst.cast(), left.cast(), top.cast(), bottom.cast());
+                f(
+                    dst,
+                    stride,
+                    left,
+                    top,
+                    bottom,
+                    primary,
+                    secondary,
+                    dir,
+                    damping,
+                    e,
+                    bitdepth_max,
+                );
+            }
+        }
+    }
+    if gpu {
+        batch::flush_for(Reason::Caller);
+    }
+    Ok(start.elapsed().as_nanos() as f64 / blocks.len() as f64)
+}
+
+/// Host nanoseconds per CDEF call, (GPU, dav1d), as [`measure_vp9`] measures VP9's families,
+/// at the pixel size of the dav1d functions the first `attach_cdef` received.
+unsafe fn measure_cdef() -> Result<Vec<(f64, f64)>, String> {
+    let functions = *crate::av1::DAV1D_CDEF
+        .get()
+        .ok_or("dav1d's CDEF functions are not known")?;
+    let pixel_bytes = functions.0;
+    let gpu = gpu::get().ok_or("no device")?;
+    let (frame, reference) = (Scratch::new(gpu)?, Scratch::new(gpu)?);
+    reference.fill(2, pixel_bytes);
+    frame.fill(1, pixel_bytes);
+    let (blocks, left) = cdef_workload(&frame, pixel_bytes);
+    let times = best_of_both(Family::Cdef, &frame, pixel_bytes, |on_gpu| {
+        run_cdef(&blocks, &left, &frame, &reference, functions, on_gpu)
+    })?;
+    Ok(vec![times])
 }

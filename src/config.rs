@@ -8,7 +8,7 @@
 //! | `DAEDALUS_VALIDATION` | `1` | enable the Khronos validation layer and count its messages |
 //! | `DAEDALUS_STATS` | `1` | print one line of counters on stderr at exit |
 //! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 200) |
-//! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoder's calls runs (`itx`, `mc`, `lf`; `all`): `gpu` deferred to the device (default), `cpu` FFmpeg's own function at once, after what it touches completes |
+//! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoders' calls runs (`itx`, `mc`, `lf` of VP9, `cdef` of AV1; `all`): `gpu` deferred to the device, `cpu` FFmpeg's (dav1d's) own function (VP9: at once, after what it touches completes); default: calibrated per device |
 //! | `DAEDALUS_FRAME_MEMORY` | `pool`, `import` | where the decoder's frames live: `pool` device memory daedalus allocates (the portable path), `import` the decoder's own memory imported with VK_EXT_external_memory_host; default: import where the device can, else pool |
 
 use crate::log::Level;
@@ -22,22 +22,27 @@ pub enum Mode {
     Off,
 }
 
-/// A family of the decoder's DSP calls.
+/// A family of the decoders' DSP calls.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Family {
     Itx,
     Mc,
     Lf,
+    /// dav1d's CDEF filter (AV1).
+    Cdef,
 }
 
 impl Family {
-    pub const ALL: [Family; 3] = [Family::Itx, Family::Mc, Family::Lf];
+    pub const ALL: [Family; 4] = [Family::Itx, Family::Mc, Family::Lf, Family::Cdef];
+    /// The families of FFmpeg's VP9 decoder, placed (and calibrated) together.
+    pub const VP9: [Family; 3] = [Family::Itx, Family::Mc, Family::Lf];
 
     pub fn name(self) -> &'static str {
         match self {
             Family::Itx => "itx",
             Family::Mc => "mc",
             Family::Lf => "lf",
+            Family::Cdef => "cdef",
         }
     }
 }
@@ -54,18 +59,18 @@ pub enum Place {
 /// Each family's place, and whether `DAEDALUS_KERNELS` chose it.
 #[derive(Clone, Copy, Debug)]
 pub struct Placement {
-    places: [Place; 3],
+    places: [Place; 4],
     pub forced: bool,
 }
 
 impl Placement {
     pub const ALL_GPU: Placement = Placement {
-        places: [Place::Gpu; 3],
+        places: [Place::Gpu; 4],
         forced: false,
     };
 
     /// Places in `Family::ALL` order.
-    pub fn new(places: [Place; 3], forced: bool) -> Placement {
+    pub fn new(places: [Place; 4], forced: bool) -> Placement {
         Placement { places, forced }
     }
 
@@ -73,9 +78,18 @@ impl Placement {
         self.places[f as usize]
     }
 
-    /// `itx:gpu,mc:cpu,lf:gpu`, as the stats line shows it.
+    pub fn set(&mut self, f: Family, place: Place) {
+        self.places[f as usize] = place;
+    }
+
+    /// `itx:gpu,mc:cpu,lf:gpu,cdef:gpu`, as the stats line shows it.
     pub fn describe(&self) -> String {
-        Family::ALL
+        self.describe_only(&Family::ALL)
+    }
+
+    /// [`Placement::describe`] of some families.
+    pub fn describe_only(&self, families: &[Family]) -> String {
+        families
             .iter()
             .map(|&f| {
                 let place = match self.of(f) {
@@ -91,7 +105,7 @@ impl Placement {
     /// Reads `family=place` items separated by commas; a bad item is reported and skipped.
     pub fn parse(text: &str) -> (Placement, Vec<String>) {
         let mut placement = Placement {
-            places: [Place::Gpu; 3],
+            places: [Place::Gpu; 4],
             forced: true,
         };
         let mut bad = Vec::new();
@@ -106,7 +120,7 @@ impl Placement {
                 }
             };
             match family.trim() {
-                "all" => placement.places = [place; 3],
+                "all" => placement.places = [place; 4],
                 name => match Family::ALL.iter().find(|f| f.name() == name) {
                     Some(&f) => placement.places[f as usize] = place,
                     None => bad.push(item.to_string()),
@@ -172,15 +186,12 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
         }),
     };
     let kernels = match var("DAEDALUS_KERNELS") {
-        None => Placement {
-            places: [Place::Gpu; 3],
-            forced: false,
-        },
+        None => Placement::ALL_GPU,
         Some(v) => {
             let (placement, bad) = Placement::parse(&v);
             if !bad.is_empty() {
                 eprintln!(
-                    "daedalus: warning: DAEDALUS_KERNELS: ignoring {bad:?} (items are itx, mc, lf or all = gpu or cpu)"
+                    "daedalus: warning: DAEDALUS_KERNELS: ignoring {bad:?} (items are itx, mc, lf, cdef or all = gpu or cpu)"
                 );
             }
             placement
@@ -234,10 +245,11 @@ mod tests {
     #[test]
     fn kernels_setting_parses_items_and_reports_bad_ones() {
         let (p, bad) = Placement::parse("mc=cpu, lf=gpu");
-        assert_eq!(p.describe(), "itx:gpu,mc:cpu,lf:gpu");
+        assert_eq!(p.describe(), "itx:gpu,mc:cpu,lf:gpu,cdef:gpu");
         assert!(bad.is_empty());
         let (p, bad) = Placement::parse("all=cpu,itx=gpu,mc=fast,dct=cpu,lf");
-        assert_eq!(p.describe(), "itx:gpu,mc:cpu,lf:cpu");
+        assert_eq!(p.describe(), "itx:gpu,mc:cpu,lf:cpu,cdef:cpu");
+        assert_eq!(p.describe_only(&[Family::Cdef]), "cdef:cpu");
         assert_eq!(bad, ["mc=fast", "dct=cpu", "lf"]);
     }
 }

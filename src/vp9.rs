@@ -732,10 +732,10 @@ pub fn stats_line() -> String {
     let r = |x: &std::sync::atomic::AtomicU64| stats::read(x);
     // gpu: the device ran the work; cpu: the CPU reference did (DAEDALUS=cpu, or no usable
     // device); unused: nothing was deferred, so no device was set up; off: DAEDALUS=off;
-    // ffmpeg: the calibration kept every family on the CPU, so the provider took no part.
-    let declined = crate::calibrate::decision().filter(|d| d.keeps_ffmpeg());
+    // ffmpeg: the calibration kept every family on the CPU, so the providers took no part.
+    let declined = crate::calibrate::declined();
     let (device, path) = match (crate::config::get().mode, declined) {
-        (crate::config::Mode::Gpu, Some(d)) => (d.device.clone(), "ffmpeg"),
+        (crate::config::Mode::Gpu, Some(device)) => (device, "ffmpeg"),
         (crate::config::Mode::Off, _) => ("none".to_string(), "off"),
         (crate::config::Mode::Cpu, _) => ("cpu".to_string(), "cpu"),
         (crate::config::Mode::Gpu, None) => match crate::gpu::state() {
@@ -744,16 +744,17 @@ pub fn stats_line() -> String {
             crate::gpu::State::NotSetUp => ("none".to_string(), "unused"),
         },
     };
-    // The placement and how it was chosen (see `calibrate`); undecided where the provider
-    // never attached (DAEDALUS=off, other bit depths).
-    let (kernels, kernels_by, calibration) = match crate::calibrate::decision() {
-        Some(d) => (d.placement.describe(), d.by, d.measured.as_str()),
-        None => (crate::config::get().kernels.describe(), "undecided", ""),
-    };
+    // The placement and how it was chosen (see `calibrate`); undecided where no provider
+    // attached (DAEDALUS=off, other bit depths).
+    let (kernels, kernels_by, calibration) =
+        crate::calibrate::describe_decisions().unwrap_or_else(|| {
+            let kernels = crate::config::get().kernels.describe();
+            (kernels, "undecided".to_string(), String::new())
+        });
     let calibration = if calibration.is_empty() {
         "-"
     } else {
-        calibration
+        calibration.as_str()
     };
     let frame_memory = if path != "gpu" {
         "none"

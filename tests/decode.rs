@@ -629,6 +629,70 @@ fn default_placement_is_calibrated_once_and_cached() {
     let _ = std::fs::remove_dir_all(&cache);
 }
 
+/// Without `DAEDALUS_KERNELS` CDEF's placement comes from a calibration against dav1d's own
+/// functions (those the patched dav1d shows `attach_cdef`), cached beside VP9's under a key of
+/// its own: the stats line says which and what it measured, decodes stay exact, CDEF calls are
+/// deferred exactly where CDEF is placed on the GPU, and where it is not dav1d keeps its own
+/// functions (`path=ffmpeg`), also when `DAEDALUS_KERNELS` says so.
+#[test]
+fn cdef_placement_is_calibrated_once_and_cached() {
+    let s = setup();
+    let stream = s
+        .av1_streams
+        .iter()
+        .find(|st| st.name == "av1-svt-natural-bikes")
+        .expect("the av1-svt-natural-bikes stream");
+    let cache = std::env::temp_dir().join(format!("daedalus-cdef-cal-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let cache_str = cache.to_str().unwrap();
+    let file = cache.join("daedalus").join("placement.tsv");
+    let decode = |kernels_setting: &str, expected_by: &str| -> String {
+        let env = [
+            ("DAEDALUS_KERNELS", kernels_setting),
+            ("XDG_CACHE_HOME", cache_str),
+        ];
+        let what = format!("{} / {kernels_setting:?}", stream.name);
+        let threading: (&str, &[&str]) = ("1 thread", &["-threads", "1"]);
+        let out = decode_as_debian(stream, Way::Preload, "gpu", threading, &env, &what)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            stat(&out.stderr, "kernels_by"),
+            Some(expected_by),
+            "{}",
+            out.stderr
+        );
+        let kernels = stat(&out.stderr, "kernels").expect("kernels=").to_string();
+        let on_gpu = match kernels.as_str() {
+            "cdef:gpu" => true,
+            "cdef:cpu" => false,
+            _ => panic!("kernels={kernels}: only CDEF is placed in an AV1 decode"),
+        };
+        if expected_by != "DAEDALUS_KERNELS" {
+            let measured = stat(&out.stderr, "calibration").expect("calibration=");
+            let (gpu_ns, cpu_ns) = measured
+                .strip_prefix("cdef:")
+                .and_then(|m| m.split_once('/'))
+                .unwrap_or_else(|| panic!("no cdef times in {measured}"));
+            let (gpu_ns, cpu_ns): (f64, f64) = (gpu_ns.parse().unwrap(), cpu_ns.parse().unwrap());
+            assert!(gpu_ns > 0.0 && cpu_ns > 0.0, "{measured}");
+            assert_eq!(on_gpu, gpu_ns < cpu_ns, "{kernels} vs {measured}");
+        }
+        let deferred: u64 = stat(&out.stderr, "cdef_deferred").unwrap().parse().unwrap();
+        assert_eq!(deferred > 0, on_gpu, "{}", out.stderr);
+        let path = if on_gpu { "gpu" } else { "ffmpeg" };
+        assert_eq!(stat(&out.stderr, "path"), Some(path), "{}", out.stderr);
+        kernels
+    };
+    let first = decode("", "calibration");
+    let text = std::fs::read_to_string(&file).expect("the calibration was cached");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.lines().all(|l| l.contains(" cdef\tcdef:")), "{text}");
+    assert_eq!(decode("", "cache"), first, "the cached placement differs");
+    assert_eq!(decode("cdef=cpu", "DAEDALUS_KERNELS"), "cdef:cpu");
+    assert_eq!(decode("cdef=gpu", "DAEDALUS_KERNELS"), "cdef:gpu");
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
 /// The corpus itself: Debian's ffmpeg agrees with libvpx's vpxdec, and the patched program
 /// without a provider with Debian's ffmpeg.
 #[test]

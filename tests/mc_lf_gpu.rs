@@ -324,7 +324,7 @@ fn exports_are_ffmpegs_functions_by_name() {
 /// calibrate (and might keep FFmpeg's table where the CPU is faster).
 fn every_family_deferred() {
     use daedalus::config::{Place, Placement};
-    daedalus::calibrate::force(Placement::new([Place::Gpu; 3], true));
+    daedalus::calibrate::force(Placement::new([Place::Gpu; 4], true));
     assert!(
         daedalus::calibrate::placement().forced,
         "the placement was decided otherwise"
