@@ -141,6 +141,17 @@ pub fn declined() -> Option<String> {
     (vp9_declined && cdef_declined).then(|| device.to_string())
 }
 
+/// Whether a provider attached that may put work on the GPU: VP9's (unless it declined,
+/// [`Decision::keeps_ffmpeg`]) or CDEF placed on the GPU. Only then are the decoders' frames
+/// worth daedalus's memory (`frame_alloc`), whose first allocation sets the device up: with
+/// CDEF on the CPU that cost an AV1 decode on NVIDIA a sixth of its time.
+pub fn frames_wanted() -> bool {
+    DECISION.get().is_some_and(|d| !d.keeps_ffmpeg())
+        || CDEF_DECISION
+            .get()
+            .is_some_and(|d| d.placement.of(Family::Cdef) == Place::Gpu)
+}
+
 /// Fixes VP9's placement as `DAEDALUS_KERNELS` would, unless it is already decided (for
 /// programs and tests that attach the provider themselves). Returns whether it took effect.
 pub fn force(placement: Placement) -> bool {

@@ -660,6 +660,10 @@ unsafe extern "C" fn detach(_ctx: *mut c_void) {
 /// neither applies or the allocation fails: the decoder then allocates the frame itself.
 unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_void) -> *mut u8 {
     crate::ffi::guard("frame_alloc", std::ptr::null_mut(), || {
+        // Nothing attached for the GPU (CDEF on the CPU): the heap, no device set up.
+        if !crate::calibrate::frames_wanted() {
+            return std::ptr::null_mut();
+        }
         let Some(gpu) = crate::gpu::get() else {
             return std::ptr::null_mut();
         };

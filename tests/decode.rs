@@ -681,6 +681,10 @@ fn cdef_placement_is_calibrated_once_and_cached() {
         assert_eq!(deferred > 0, on_gpu, "{}", out.stderr);
         let path = if on_gpu { "gpu" } else { "ffmpeg" };
         assert_eq!(stat(&out.stderr, "path"), Some(path), "{}", out.stderr);
+        // dav1d's pictures are daedalus's memory only where its CDEF works on them (dav1d
+        // sets its functions up before it allocates a picture).
+        let buffers: u64 = stat(&out.stderr, "frame_buffers").unwrap().parse().unwrap();
+        assert_eq!(buffers > 0, on_gpu, "{}", out.stderr);
         kernels
     };
     let first = decode("", "calibration");
