@@ -154,9 +154,13 @@ unsafe fn planes(
 }
 
 /// Whether the GPU could work on registered planes in place: host memory is imported only
-/// on the GPU path, where the device can.
+/// where CDEF runs on the GPU path, and the device can.
 fn registers_planes() -> bool {
-    crate::config::get().mode == crate::config::Mode::Gpu
+    // CDEF placed on the CPU (or never attached): dav1d's own functions, nothing to import.
+    let cdef_on_gpu = crate::calibrate::cdef_decision()
+        .is_some_and(|d| d.placement.of(crate::config::Family::Cdef) == crate::config::Place::Gpu);
+    cdef_on_gpu
+        && crate::config::get().mode == crate::config::Mode::Gpu
         && crate::gpu::get().is_some_and(|g| g.info.host_import_alignment.is_some())
         && !crate::regions::frames_from_pool()
 }

@@ -683,8 +683,10 @@ fn cdef_placement_is_calibrated_once_and_cached() {
         assert_eq!(stat(&out.stderr, "path"), Some(path), "{}", out.stderr);
         // dav1d's pictures are daedalus's memory only where its CDEF works on them (dav1d
         // sets its functions up before it allocates a picture).
-        let buffers: u64 = stat(&out.stderr, "frame_buffers").unwrap().parse().unwrap();
-        assert_eq!(buffers > 0, on_gpu, "{}", out.stderr);
+        // Nor is any picture imported then.
+        let count = |key| -> u64 { stat(&out.stderr, key).unwrap().parse().unwrap() };
+        assert_eq!(count("frame_buffers") > 0, on_gpu, "{}", out.stderr);
+        assert_eq!(count("imports") > 0, on_gpu, "{}", out.stderr);
         kernels
     };
     let first = decode("", "calibration");
