@@ -54,21 +54,32 @@ impl Decision {
 }
 
 /// Families calibrated together, at their decoder's first attach: VP9's three with FFmpeg's
-/// table, CDEF with dav1d's functions. Each has its own decision and cache line.
+/// table, CDEF with dav1d's functions (at their pixel size). Each has its own decision and
+/// cache line.
 struct Group {
+    /// As `kernels_by=` names the group where the groups' decisions differ.
+    name: &'static str,
     families: &'static [Family],
     /// Appended to the cache key.
     key_suffix: &'static str,
 }
 
 const VP9_GROUP: Group = Group {
+    name: "vp9",
     families: &Family::VP9,
     key_suffix: "",
 };
 
-const CDEF_GROUP: Group = Group {
+const CDEF8_GROUP: Group = Group {
+    name: "cdef",
     families: &[Family::Cdef],
-    key_suffix: " cdef",
+    key_suffix: " cdef8",
+};
+
+const CDEF16_GROUP: Group = Group {
+    name: "cdef",
+    families: &[Family::Cdef],
+    key_suffix: " cdef16",
 };
 
 /// VP9's families.
@@ -100,7 +111,7 @@ pub fn cdef_decision() -> Option<&'static Decision> {
 /// chose it (per group where the groups differ) and what was measured; `None` before any.
 pub fn describe_decisions() -> Option<(String, String, String)> {
     let decided: Vec<(&Group, &Decision)> =
-        [(&VP9_GROUP, &DECISION), (&CDEF_GROUP, &CDEF_DECISION)]
+        [(&VP9_GROUP, &DECISION), (&CDEF8_GROUP, &CDEF_DECISION)]
             .into_iter()
             .filter_map(|(g, cell)| cell.get().map(|d| (g, d)))
             .collect();
@@ -115,7 +126,7 @@ pub fn describe_decisions() -> Option<(String, String, String)> {
     } else {
         decided
             .iter()
-            .map(|(g, d)| format!("{}:{}", g.families[0].name(), d.by))
+            .map(|(g, d)| format!("{}:{}", g.name, d.by))
             .collect::<Vec<_>>()
             .join(",")
     };
@@ -173,8 +184,16 @@ pub fn decide() -> &'static Decision {
 
 /// Decides CDEF's placement once per process. Needs dav1d's functions
 /// ([`crate::av1::DAV1D_CDEF`]), so `attach_cdef` calls it.
+/// One decision per process, at the pixel size of the first attach that showed dav1d's
+/// functions (cached per pixel size).
 pub fn decide_cdef() -> &'static Decision {
-    CDEF_DECISION.get_or_init(|| decide_group(&CDEF_GROUP, || unsafe { measure_cdef() }))
+    CDEF_DECISION.get_or_init(|| {
+        let group = match crate::av1::DAV1D_CDEF.get() {
+            Some((2, _)) => &CDEF16_GROUP,
+            _ => &CDEF8_GROUP,
+        };
+        decide_group(group, || unsafe { measure_cdef() })
+    })
 }
 
 /// A group's decision: `DAEDALUS_KERNELS`, the CPU path, the cache, or `measure` (host
@@ -190,7 +209,7 @@ fn decide_group(
         measured: String::new(),
         device: String::new(),
     };
-    if config.kernels.forced {
+    if config.kernels.names_any(group.families) {
         return fixed("DAEDALUS_KERNELS");
     }
     if config.mode != crate::config::Mode::Gpu {
@@ -201,8 +220,22 @@ fn decide_group(
     if let Some(d) = read_cache(&key, group) {
         return d;
     }
+    // Without a device (warned once where it was looked for) the decoder's own functions
+    // run: faster than the reference the CPU path would run in their place.
+    let on_cpu = |by| {
+        let mut placement = Placement::ALL_GPU;
+        for &f in group.families {
+            placement.set(f, Place::Cpu);
+        }
+        Decision {
+            placement,
+            by,
+            measured: String::new(),
+            device: String::new(),
+        }
+    };
     let Some(gpu) = gpu::get() else {
-        return fixed("no-device");
+        return on_cpu("no-device");
     };
     let started = Instant::now();
     match crate::stats::quietly(measure) {
@@ -244,22 +277,16 @@ fn decide_group(
                     .collect::<Vec<_>>()
                     .join(", ")
             );
-            let mut placement = Placement::ALL_GPU;
-            for &f in group.families {
-                placement.set(f, Place::Cpu);
-            }
             Decision {
-                placement,
-                by: "calibration-failed",
-                measured: String::new(),
                 device: gpu.info.name.clone(),
+                ..on_cpu("calibration-failed")
             }
         }
     }
 }
 
 /// What decides the device, its driver and the CPU baseline, read without Vulkan: the
-/// library version, the CPU model, `DAEDALUS_DEVICE`, the loader's driver variables, the
+/// library version, the CPU model, the program (path, size, modification time), `DAEDALUS_DEVICE`, the loader's driver variables, the
 /// driver manifests (path, size, modification time) and the GPUs the kernel lists. A driver
 /// upgrade rewrites its manifest, so it is measured again.
 fn cache_key() -> String {
@@ -273,6 +300,17 @@ fn cache_key() -> String {
         })
         .unwrap_or_else(|| std::env::consts::ARCH.to_string());
     let mut facts = vec![format!("device={:?}", crate::config::get().device)];
+    // The program, whose decoder functions (FFmpeg's, dav1d's linked into it) are the CPU
+    // side of the measurement: another build is measured again.
+    if let Ok(exe) = std::env::current_exe() {
+        let m = std::fs::metadata(&exe).ok();
+        let mtime = m.as_ref().and_then(|m| m.modified().ok());
+        facts.push(format!(
+            "{} {:?} {mtime:?}",
+            exe.display(),
+            m.map(|m| m.len())
+        ));
+    }
     let mut manifests: Vec<PathBuf> = Vec::new();
     let vars = ["VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES"];
     for var in vars {
@@ -757,14 +795,19 @@ type Dav1dCdef16 = unsafe extern "C" fn(
     c_int,
 );
 
-/// 8x8 blocks tiling the upper half of the picture and 4x4 blocks the lower (a 4:2:0 frame
-/// has twice as many chroma calls as luma), in raster order as dav1d filters them, each
-/// reading its unfiltered right neighbour; `left` pairs of the unfiltered picture.
-fn cdef_workload(frame: &Scratch, pixel_bytes: usize) -> (Vec<CdefBlock>, Vec<u8>) {
+/// The rows of 8x8 blocks above, of 4x4 blocks below: about twice as many 4x4 calls as 8x8
+/// ones, as a 4:2:0 frame has (two chroma blocks per luma block; 4:2:2's 4x8 is not timed).
+const CDEF_LUMA_ROWS: usize = 336;
+
+/// 8x8 blocks over the upper rows of the picture and 4x4 blocks over the lower, in raster
+/// order as dav1d filters them, each reading its unfiltered right neighbour; their `left`
+/// pairs, of the unfiltered picture, in 32-bit words (aligned for two-byte pixels) with 16
+/// bytes to spare after the last block (dav1d's SIMD loads 8 pairs for a 4-row block).
+fn cdef_workload(frame: &Scratch, pixel_bytes: usize) -> (Vec<CdefBlock>, Vec<u32>) {
     let width = WIDTH / pixel_bytes;
     let mut blocks = Vec::new();
     let mut left = Vec::new();
-    for (size, n, rows) in [(0, 8, 0..HEIGHT / 2), (2, 4, HEIGHT / 2..HEIGHT)] {
+    for (size, n, rows) in [(0, 8, 0..CDEF_LUMA_ROWS), (2, 4, CDEF_LUMA_ROWS..HEIGHT)] {
         for y in rows.step_by(n) {
             for x in (0..width).step_by(n) {
                 blocks.push(CdefBlock {
@@ -785,14 +828,17 @@ fn cdef_workload(frame: &Scratch, pixel_bytes: usize) -> (Vec<CdefBlock>, Vec<u8
             }
         }
     }
-    (blocks, left)
+    let mut words = vec![0u32; left.len().div_ceil(4) + 4];
+    // SAFETY: the words hold at least `left.len()` bytes.
+    unsafe { std::ptr::copy_nonoverlapping(left.as_ptr(), words.as_mut_ptr().cast(), left.len()) };
+    (blocks, words)
 }
 
 /// Runs the CDEF workload on `frame` (top and bottom rows from `reference`), recorded for the
 /// GPU or with dav1d's functions; returns the host nanoseconds per call.
 unsafe fn run_cdef(
     blocks: &[CdefBlock],
-    left: &[u8],
+    left: &[u32],
     frame: &Scratch,
     reference: &Scratch,
     (pixel_bytes, dav1d): (usize, [crate::av1::AnyFn; 3]),
@@ -807,7 +853,7 @@ unsafe fn run_cdef(
         let dst = frame.at(b.x * pixel_bytes, b.y);
         let top = reference.at(b.x * pixel_bytes, b.y) as *const u8;
         let bottom = reference.at(b.x * pixel_bytes, b.y + n) as *const u8;
-        let left = left.as_ptr().add(b.left);
+        let left = (left.as_ptr() as *const u8).add(b.left);
         let mut edges = 0;
         for (present, flag) in [
             (b.x > 0, cdef::HAVE_LEFT),

@@ -56,22 +56,35 @@ pub enum Place {
     Cpu,
 }
 
-/// Each family's place, and whether `DAEDALUS_KERNELS` chose it.
+/// Each family's place, whether `DAEDALUS_KERNELS` chose it, and which families it named.
 #[derive(Clone, Copy, Debug)]
 pub struct Placement {
     places: [Place; 4],
     pub forced: bool,
+    /// Per family in `Family::ALL` order: named by `DAEDALUS_KERNELS` (or by `all`).
+    named: [bool; 4],
 }
 
 impl Placement {
     pub const ALL_GPU: Placement = Placement {
         places: [Place::Gpu; 4],
         forced: false,
+        named: [false; 4],
     };
 
-    /// Places in `Family::ALL` order.
+    /// Places in `Family::ALL` order; `forced` names every family.
     pub fn new(places: [Place; 4], forced: bool) -> Placement {
-        Placement { places, forced }
+        Placement {
+            places,
+            forced,
+            named: [forced; 4],
+        }
+    }
+
+    /// Whether `DAEDALUS_KERNELS` named any of `families`: a group it does not name is still
+    /// calibrated (`mc=cpu` for VP9 leaves CDEF's placement to the calibration).
+    pub fn names_any(&self, families: &[Family]) -> bool {
+        families.iter().any(|&f| self.named[f as usize])
     }
 
     pub fn of(&self, f: Family) -> Place {
@@ -107,6 +120,7 @@ impl Placement {
         let mut placement = Placement {
             places: [Place::Gpu; 4],
             forced: true,
+            named: [false; 4],
         };
         let mut bad = Vec::new();
         for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
@@ -120,9 +134,15 @@ impl Placement {
                 }
             };
             match family.trim() {
-                "all" => placement.places = [place; 4],
+                "all" => {
+                    placement.places = [place; 4];
+                    placement.named = [true; 4];
+                }
                 name => match Family::ALL.iter().find(|f| f.name() == name) {
-                    Some(&f) => placement.places[f as usize] = place,
+                    Some(&f) => {
+                        placement.places[f as usize] = place;
+                        placement.named[f as usize] = true;
+                    }
                     None => bad.push(item.to_string()),
                 },
             }
@@ -250,6 +270,9 @@ mod tests {
         let (p, bad) = Placement::parse("all=cpu,itx=gpu,mc=fast,dct=cpu,lf");
         assert_eq!(p.describe(), "itx:gpu,mc:cpu,lf:cpu,cdef:cpu");
         assert_eq!(p.describe_only(&[Family::Cdef]), "cdef:cpu");
+        assert!(p.names_any(&[Family::Cdef]));
+        let (p, _) = Placement::parse("mc=cpu");
+        assert!(p.names_any(&Family::VP9) && !p.names_any(&[Family::Cdef]));
         assert_eq!(bad, ["mc=fast", "dct=cpu", "lf"]);
     }
 }

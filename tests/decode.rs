@@ -683,17 +683,27 @@ fn cdef_placement_is_calibrated_once_and_cached() {
         assert_eq!(stat(&out.stderr, "path"), Some(path), "{}", out.stderr);
         // dav1d's pictures are daedalus's memory only where its CDEF works on them (dav1d
         // sets its functions up before it allocates a picture).
-        // Nor is any picture imported then.
+        // Nor is any picture imported then (or taken from the frame pool, on a device
+        // without import); on the GPU every picture is daedalus's own buffer.
         let count = |key| -> u64 { stat(&out.stderr, key).unwrap().parse().unwrap() };
-        assert_eq!(count("frame_buffers") > 0, on_gpu, "{}", out.stderr);
-        assert_eq!(count("imports") > 0, on_gpu, "{}", out.stderr);
+        let (buffers, imports, pool) = (
+            count("frame_buffers"),
+            count("imports"),
+            count("pool_buffers"),
+        );
+        match on_gpu {
+            true => assert!(buffers > 0 && imports + pool == buffers, "{}", out.stderr),
+            false => assert_eq!(buffers + imports + pool, 0, "{}", out.stderr),
+        }
         kernels
     };
     let first = decode("", "calibration");
     let text = std::fs::read_to_string(&file).expect("the calibration was cached");
     assert_eq!(text.lines().count(), 1, "{text}");
-    assert!(text.lines().all(|l| l.contains(" cdef\tcdef:")), "{text}");
+    assert!(text.lines().all(|l| l.contains(" cdef8\tcdef:")), "{text}");
     assert_eq!(decode("", "cache"), first, "the cached placement differs");
+    // A setting that names only VP9's families leaves CDEF's to the calibration.
+    assert_eq!(decode("mc=cpu", "cache"), first);
     assert_eq!(decode("cdef=cpu", "DAEDALUS_KERNELS"), "cdef:cpu");
     assert_eq!(decode("cdef=gpu", "DAEDALUS_KERNELS"), "cdef:gpu");
     let _ = std::fs::remove_dir_all(&cache);
@@ -948,6 +958,42 @@ fn no_vulkan_device_warns_once_and_decodes_the_same() {
             "{way:?}: the CPU reference ran"
         );
     }
+    // Without `DAEDALUS_KERNELS`: one warning, and FFmpeg's own functions.
+    no_device_keeps_the_decoders_functions(stream);
+}
+
+/// Without a device and without `DAEDALUS_KERNELS`, the placement keeps the decoder's own
+/// functions (`kernels_by=no-device`, `path=ffmpeg`) after one warning; the same frames.
+fn no_device_keeps_the_decoders_functions(stream: &Stream) {
+    let missing = "/nonexistent/daedalus-test-icd.json";
+    let out = ours(
+        Way::Preload,
+        "gpu",
+        &stream.path,
+        &["-threads", "4"],
+        "framemd5",
+        &[
+            ("VK_ICD_FILENAMES", missing),
+            ("VK_DRIVER_FILES", missing),
+            ("DAEDALUS_KERNELS", ""),
+        ],
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(frames(&out.stdout), reference(stream), "frames differ");
+    let warnings = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("daedalus: warning:"))
+        .count();
+    assert_eq!(warnings, 1, "one warning expected: {}", out.stderr);
+    assert_eq!(
+        stat(&out.stderr, "kernels_by"),
+        Some("no-device"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(stat(&out.stderr, "path"), Some("ffmpeg"), "{}", out.stderr);
+    assert_eq!(stat(&out.stderr, "deferred"), Some("0"), "{}", out.stderr);
 }
 
 /// The patched FFmpeg without a provider: every FATE test its minimal configuration can run
@@ -1280,4 +1326,5 @@ fn av1_without_a_vulkan_device_warns_once_and_decodes_the_same() {
     assert_eq!(stat(&out.stderr, "path"), Some("cpu"), "{}", out.stderr);
     let immediate: u64 = stat(&out.stderr, "immediate").unwrap().parse().unwrap();
     assert!(immediate > 0, "CDEF was not taken: {}", out.stderr);
+    no_device_keeps_the_decoders_functions(stream);
 }
