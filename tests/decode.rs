@@ -558,6 +558,32 @@ fn kernel_placement_keeps_decodes_exact() {
     );
 }
 
+/// An empty cache directory of this test process for `name`'s calibrations, and the
+/// placement file in it.
+fn empty_cache(name: &str) -> (PathBuf, PathBuf) {
+    let cache = std::env::temp_dir().join(format!("daedalus-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let file = cache.join("daedalus").join("placement.tsv");
+    (cache, file)
+}
+
+/// Where `calibration=`'s times for `family` (`family:gpu_ns/cpu_ns`, both positive) place it:
+/// `gpu` only where its time is lower.
+fn measured_place(measured: &str, family: &str) -> &'static str {
+    let (gpu_ns, cpu_ns) = measured
+        .split(',')
+        .find_map(|m| m.strip_prefix(&format!("{family}:")))
+        .and_then(|m| m.split_once('/'))
+        .unwrap_or_else(|| panic!("no {family} times in {measured}"));
+    let (gpu_ns, cpu_ns): (f64, f64) = (gpu_ns.parse().unwrap(), cpu_ns.parse().unwrap());
+    assert!(gpu_ns > 0.0 && cpu_ns > 0.0, "{measured}");
+    if gpu_ns < cpu_ns {
+        "gpu"
+    } else {
+        "cpu"
+    }
+}
+
 /// Without `DAEDALUS_KERNELS` the placement comes from a calibration on the device, measured
 /// by the first run and cached under `XDG_CACHE_HOME`; the stats line says which and what it
 /// measured, decodes stay exact, a family placed on the GPU is deferred and, where every family
@@ -570,10 +596,8 @@ fn default_placement_is_calibrated_once_and_cached() {
         .iter()
         .find(|st| st.name == "natural-bikes")
         .expect("the natural-bikes stream");
-    let cache = std::env::temp_dir().join(format!("daedalus-calibration-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&cache);
+    let (cache, file) = empty_cache("calibration");
     let cache_str = cache.to_str().unwrap();
-    let file = cache.join("daedalus").join("placement.tsv");
     let env = [("DAEDALUS_KERNELS", ""), ("XDG_CACHE_HOME", cache_str)];
     let decode = |expected_by: &str| -> String {
         let out = ours(
@@ -595,14 +619,7 @@ fn default_placement_is_calibrated_once_and_cached() {
         let kernels = stat(&out.stderr, "kernels").expect("kernels=").to_string();
         let measured = stat(&out.stderr, "calibration").expect("calibration=");
         for family in ["itx", "mc", "lf"] {
-            let (gpu_ns, cpu_ns) = measured
-                .split(',')
-                .find_map(|m| m.strip_prefix(&format!("{family}:")))
-                .and_then(|m| m.split_once('/'))
-                .unwrap_or_else(|| panic!("no {family} times in {measured}"));
-            let (gpu_ns, cpu_ns): (f64, f64) = (gpu_ns.parse().unwrap(), cpu_ns.parse().unwrap());
-            assert!(gpu_ns > 0.0 && cpu_ns > 0.0, "{measured}");
-            let place = if gpu_ns < cpu_ns { "gpu" } else { "cpu" };
+            let place = measured_place(measured, family);
             assert!(
                 kernels.contains(&format!("{family}:{place}")),
                 "{kernels} vs {measured}"
@@ -642,10 +659,8 @@ fn cdef_placement_is_calibrated_once_and_cached() {
         .iter()
         .find(|st| st.name == "av1-svt-natural-bikes")
         .expect("the av1-svt-natural-bikes stream");
-    let cache = std::env::temp_dir().join(format!("daedalus-cdef-cal-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&cache);
+    let (cache, file) = empty_cache("cdef-cal");
     let cache_str = cache.to_str().unwrap();
-    let file = cache.join("daedalus").join("placement.tsv");
     let decode = |kernels_setting: &str, expected_by: &str| -> String {
         let env = [
             ("DAEDALUS_KERNELS", kernels_setting),
@@ -669,13 +684,8 @@ fn cdef_placement_is_calibrated_once_and_cached() {
         };
         if expected_by != "DAEDALUS_KERNELS" {
             let measured = stat(&out.stderr, "calibration").expect("calibration=");
-            let (gpu_ns, cpu_ns) = measured
-                .strip_prefix("cdef:")
-                .and_then(|m| m.split_once('/'))
-                .unwrap_or_else(|| panic!("no cdef times in {measured}"));
-            let (gpu_ns, cpu_ns): (f64, f64) = (gpu_ns.parse().unwrap(), cpu_ns.parse().unwrap());
-            assert!(gpu_ns > 0.0 && cpu_ns > 0.0, "{measured}");
-            assert_eq!(on_gpu, gpu_ns < cpu_ns, "{kernels} vs {measured}");
+            let place = measured_place(measured, "cdef");
+            assert_eq!(on_gpu, place == "gpu", "{kernels} vs {measured}");
         }
         let deferred: u64 = stat(&out.stderr, "cdef_deferred").unwrap().parse().unwrap();
         assert_eq!(deferred > 0, on_gpu, "{}", out.stderr);
