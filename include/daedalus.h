@@ -135,11 +135,42 @@ typedef struct DaedalusStats {
    */
   uint64_t early_completions;
   uint64_t completed_early;
+  /**
+   * Deferred loop-filter passes of whole superblocks (`daedalus_vp9_loopfilter_sb`, and
+   * the decoder's superblocks): a plane's columns or rows each.
+   */
+  uint64_t deferred_lf_sb;
 } DaedalusStats;
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * FFmpeg's `ff_vp9_loopfilter_sb` for one superblock of an 8-bit frame, in one call instead
+ * of one per edge: `dst[p]` is the superblock's top-left pixel in plane `p` (rows `ls_y` or
+ * `ls_uv` bytes apart), `ss_h`/`ss_v` the chroma subsampling (0 or 1), `row` and `col` its
+ * position in 8x8 blocks (edges at the frame's top and left are not filtered), `level` and
+ * `mask` a `VP9Filter`'s `level[64]` and `mask[2][2][8][4]`, `mblim_lut` and `lim_lut` the
+ * frame's 64-entry threshold tables. Returns 0 once recorded (the result is in the planes once
+ * [`daedalus_flush`] returns), -1 for a null pointer or another subsampling.
+ *
+ * # Safety
+ * As for FFmpeg's function: every pixel the superblock's edges reach must be valid and stay
+ * untouched until the calling thread's next `daedalus_flush()`; the tables must hold their
+ * sizes in bytes.
+ */
+int daedalus_vp9_loopfilter_sb(uint8_t *const *dst,
+                               ptrdiff_t ls_y,
+                               ptrdiff_t ls_uv,
+                               int ss_h,
+                               int ss_v,
+                               int row,
+                               int col,
+                               const uint8_t *level,
+                               const uint8_t *mask,
+                               const uint8_t *mblim_lut,
+                               const uint8_t *lim_lut);
 
 /**
  * dav1d 1.0.0's CDEF `fb[0]` (8x8: luma and 4:4:4 chroma), 8 bits per pixel: the result is in `dst`

@@ -33,8 +33,9 @@ use crate::gpu::{self, GpuResult};
 use crate::kernels::cdef::{self, CdefCall};
 use crate::kernels::itx::{self, GpuJob, ItxKernel, Transform, Tx1d, TxSize};
 use crate::kernels::lf::{self, LfDir, LfFunction, LfHalf};
+use crate::kernels::lf_sb::{self, SbPass};
 use crate::kernels::mc::{self, McFunction};
-use crate::kernels::{job_words, CDEF_KERNEL, LF_KERNEL, MC_KERNEL};
+use crate::kernels::{job_words, CDEF_KERNEL, LF_KERNEL, LF_SB_KERNEL, MC_KERNEL};
 use crate::levels::{Access, Block, Deps, Levels, Need, MAX_LEVELS};
 use crate::overlap::Occupancy;
 use crate::regions::{self, Placement, Region};
@@ -88,6 +89,9 @@ pub enum Op {
         i: i32,
         h: i32,
     },
+    /// One plane's columns or rows pass of a superblock's loop filter (`lf_sb`); its
+    /// destination is the superblock's first pixel.
+    LfSb { pass: *const SbPass },
     /// AV1's CDEF (dav1d's `fb[]`): its destination is `call.dst`.
     Cdef { call: CdefCall },
 }
@@ -162,6 +166,24 @@ impl Op {
                     },
                 };
             }
+            Op::LfSb { pass } => {
+                let pass = unsafe { &*pass };
+                let (_, lo, lines, across) = pass.extent();
+                return match pass.dir {
+                    LfDir::H => Area {
+                        at: dst.wrapping_offset(lo),
+                        stride,
+                        w: across,
+                        h: lines,
+                    },
+                    LfDir::V => Area {
+                        at: dst.wrapping_offset(lo * stride),
+                        stride,
+                        w: lines,
+                        h: across,
+                    },
+                };
+            }
         };
         Area {
             at: dst,
@@ -198,7 +220,7 @@ impl Op {
         match self {
             Op::Itx { .. } => Some(Family::Itx),
             Op::Mc { .. } => Some(Family::Mc),
-            Op::Lf { .. } => Some(Family::Lf),
+            Op::Lf { .. } | Op::LfSb { .. } => Some(Family::Lf),
             Op::Cdef { .. } => None,
         }
     }
@@ -212,6 +234,7 @@ impl Op {
                 (s.w * s.h).div_ceil(2)
             }
             Op::Cdef { .. } => cdef::WINDOW_LEN,
+            Op::LfSb { .. } => 2 * lf_sb::TABLE_WORDS,
             _ => 0,
         }
     }
@@ -240,8 +263,52 @@ impl Op {
                 (Origin::Ffmpeg, Some(ffmpeg)) => ffmpeg(dst, stride, e, i, h),
                 _ => lf::lf_now(f, dst, stride, e, i, h),
             },
+            Op::LfSb { pass } => {
+                let pass = &*pass;
+                run_lf_sb(&pass.table, pass.dir, dst, stride, origin);
+            }
             Op::Cdef { call } => call.run_now(),
         }
+    }
+}
+
+/// Runs a superblock pass's table: FFmpeg's own 8-line functions for its decoder's calls, else
+/// the reference.
+unsafe fn run_lf_sb(table: &[u32], dir: LfDir, dst: *mut u8, stride: isize, origin: Origin) {
+    match (origin, FFMPEG_DSP.get()) {
+        (Origin::Ffmpeg, Some(dsp)) => {
+            lf_sb::run_pass(table, dir, dst, stride, |at, s, d, half| {
+                let eight_lines = LfFunction::Lines8 {
+                    wd: half.wd,
+                    dir: d,
+                };
+                match dsp.lf_fn(eight_lines) {
+                    Some(ffmpeg) => ffmpeg(at, s, half.e, half.i, half.h),
+                    None => lf::filter_half(at, s, d, half),
+                }
+            })
+        }
+        _ => lf_sb::run_pass_now(table, dir, dst, stride),
+    }
+}
+
+/// A superblock pass's table as a job left it in the arena (`word`: its first coefficient).
+unsafe fn lf_sb_table(arena: *const i16, word: u32) -> [u32; lf_sb::TABLE_WORDS] {
+    let mut table = [0u32; lf_sb::TABLE_WORDS];
+    ptr::copy_nonoverlapping(
+        arena.add(word as usize) as *const u8,
+        table.as_mut_ptr() as *mut u8,
+        4 * lf_sb::TABLE_WORDS,
+    );
+    table
+}
+
+/// The direction a superblock pass's job names.
+fn lf_sb_dir(params: u32) -> LfDir {
+    if params & 1 == 0 {
+        LfDir::H
+    } else {
+        LfDir::V
     }
 }
 
@@ -345,6 +412,10 @@ unsafe fn run_job_on_cpu(
             let (half, dir) = LfHalf::from_params(job[2]);
             lf::filter_half(dst, stride, dir, half);
         }
+        LF_SB_KERNEL => {
+            let table = lf_sb_table(arena, job[3]);
+            lf_sb::run_pass_now(&table, lf_sb_dir(job[2]), dst, stride);
+        }
         CDEF_KERNEL => {
             let (s, w, h, two_bytes) = cdef::from_job_params(job[3]);
             let window = &*(arena.add(job[2] as usize) as *const [i16; cdef::WINDOW_LEN]);
@@ -397,6 +468,10 @@ unsafe fn run_job_fast(
             if let (Some(ffmpeg), true) = (dsp.lf_fn(eight_lines), bytes) {
                 return ffmpeg(dst, stride, half.e, half.i, half.h);
             }
+        }
+        LF_SB_KERNEL => {
+            let table = lf_sb_table(arena, job[3]);
+            return run_lf_sb(&table, lf_sb_dir(job[2]), dst, stride, Origin::Ffmpeg);
         }
         CDEF_KERNEL => {}
         k => {
@@ -497,6 +572,7 @@ struct RecordedCounts {
     itx: u64,
     mc: u64,
     lf: u64,
+    lf_sb: u64,
     cdef: u64,
     mc_source_in_place: u64,
     /// The calls of inter frames (frames with references) among them, and how many of
@@ -511,6 +587,7 @@ impl RecordedCounts {
             Op::Itx { .. } => self.itx += 1,
             Op::Mc { .. } => self.mc += 1,
             Op::Lf { .. } => self.lf += 1,
+            Op::LfSb { .. } => self.lf_sb += 1,
             Op::Cdef { .. } => self.cdef += 1,
         }
         self.inter += inter_frame as u64;
@@ -518,7 +595,8 @@ impl RecordedCounts {
 
     fn fold(&mut self) {
         let c = std::mem::take(self);
-        stats::add(&COUNTERS.deferred, c.itx + c.mc + c.lf + c.cdef);
+        stats::add(&COUNTERS.deferred, c.itx + c.mc + c.lf + c.lf_sb + c.cdef);
+        stats::add(&COUNTERS.deferred_lf_sb, c.lf_sb);
         stats::add(&COUNTERS.deferred_cdef, c.cdef);
         stats::add(&COUNTERS.deferred_itx, c.itx);
         stats::add(&COUNTERS.deferred_mc, c.mc);
@@ -585,6 +663,7 @@ struct PendingCall {
 fn call_cost(op: &Op, jobs: usize) -> u32 {
     match *op {
         Op::Itx { tx, .. } => (tx.size.n() * tx.size.n()).div_ceil(64) as u32,
+        Op::LfSb { pass } => unsafe { (*pass).edges as u32 },
         _ => jobs as u32,
     }
 }
@@ -1728,6 +1807,15 @@ impl Recorder {
                 (2 * at + w.above * win.w + w.left) as u32
             }
             Op::Lf { .. } => 0,
+            Op::LfSb { pass } => {
+                let at = self.take(2 * lf_sb::TABLE_WORDS);
+                ptr::copy_nonoverlapping(
+                    (*pass).table.as_ptr() as *const u8,
+                    self.arena.ptr.add(at) as *mut u8,
+                    4 * lf_sb::TABLE_WORDS,
+                );
+                at as u32
+            }
             Op::Cdef { call } => {
                 let at = self.take(cdef::WINDOW_LEN);
                 call.window(&mut *(self.arena.ptr.add(at) as *mut [i16; cdef::WINDOW_LEN]));
@@ -1805,6 +1893,17 @@ impl Recorder {
                         [0, 0, half.params(f.dir()), 0, 0, 0, 0, 0, 0, 0, 0, 0],
                     );
                 }
+            }
+            Op::LfSb { pass } => {
+                // One job at the superblock's first pixel, inside the call's area.
+                let pass = unsafe { &*pass };
+                let (_, lo, _, _) = pass.extent();
+                let (row, col) = match pass.dir {
+                    LfDir::H => (0, (-lo) as usize),
+                    LfDir::V => ((-lo) as usize, 0),
+                };
+                let words = [0, 0, pass.dir as u32, captured.word, 0, 0, 0, 0, 0, 0, 0, 0];
+                job(row, col, LF_SB_KERNEL as u8, words);
             }
             Op::Cdef { call } => {
                 let params = cdef::job_params(&call.strengths, call.size, call.two_bytes);
@@ -2220,6 +2319,29 @@ pub unsafe fn record_lf(
     origin: Origin,
 ) {
     record_op(Op::Lf { f, e, i, h }, dst, stride, origin)
+}
+
+/// Records the loop filter of one superblock of the calling thread, as FFmpeg's
+/// `ff_vp9_loopfilter_sb` runs it: `dst[p]` is the superblock's first pixel in plane `p`,
+/// `strides` the luma and chroma strides, `row` and `col` its position in 8x8 blocks.
+///
+/// # Safety
+/// As FFmpeg's function: every pixel its edges reach must be valid and stay untouched until
+/// the thread's next [`flush`].
+pub unsafe fn record_lf_sb(
+    filter: lf_sb::SbFilter,
+    dst: [*mut u8; 3],
+    strides: [isize; 2],
+    (row, col): (i32, i32),
+    (ss_h, ss_v): (usize, usize),
+    origin: Origin,
+) {
+    for (plane, pass) in SbPass::superblock(filter, row, col, ss_h, ss_v) {
+        if let Some(pass) = pass {
+            let stride = strides[(plane > 0) as usize];
+            record_op(Op::LfSb { pass: &pass }, dst[plane], stride, origin);
+        }
+    }
 }
 
 /// Records one CDEF call (dav1d's `fb[]`) of the calling thread: its input window is taken

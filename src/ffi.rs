@@ -118,6 +118,91 @@ unsafe fn lf_entry(
     })
 }
 
+/// A superblock's loop filter from its C arguments (`level`: 64 bytes; `mask`: 128 bytes,
+/// `[plane type][dir][row][width]`; the lookup tables: 64 bytes each), checked, then recorded.
+/// Returns 0 when recorded, -1 for a null pointer or a subsampling other than 0 or 1.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn lf_sb_entry(
+    origin: batch::Origin,
+    dst: *const *mut u8,
+    strides: [isize; 2],
+    ss: [c_int; 2],
+    row: c_int,
+    col: c_int,
+    tables: [*const u8; 4],
+) -> c_int {
+    guard("a superblock loop-filter call", -1, || {
+        if dst.is_null() || tables.iter().any(|t| t.is_null()) {
+            reject_null("superblock loop-filter");
+            return -1;
+        }
+        let planes = [*dst, *dst.add(1), *dst.add(2)];
+        if planes.iter().any(|p| p.is_null()) {
+            reject_null("superblock loop-filter");
+            return -1;
+        }
+        let [ss_h, ss_v] = ss;
+        if !(0..=1).contains(&ss_h) || !(0..=1).contains(&ss_v) {
+            stats::add(&COUNTERS.rejected, 1);
+            return -1;
+        }
+        let [level, mask, mblim_lut, lim_lut] = tables;
+        let filter = crate::kernels::lf_sb::SbFilter {
+            level: &*(level as *const [u8; 64]),
+            mask: &*(mask as *const [[[[u8; 4]; 8]; 2]; 2]),
+            mblim_lut: &*(mblim_lut as *const [u8; 64]),
+            lim_lut: &*(lim_lut as *const [u8; 64]),
+        };
+        batch::record_lf_sb(
+            filter,
+            planes,
+            strides,
+            (row, col),
+            (ss_h as usize, ss_v as usize),
+            origin,
+        );
+        0
+    })
+}
+
+/// FFmpeg's `ff_vp9_loopfilter_sb` for one superblock of an 8-bit frame, in one call instead
+/// of one per edge: `dst[p]` is the superblock's top-left pixel in plane `p` (rows `ls_y` or
+/// `ls_uv` bytes apart), `ss_h`/`ss_v` the chroma subsampling (0 or 1), `row` and `col` its
+/// position in 8x8 blocks (edges at the frame's top and left are not filtered), `level` and
+/// `mask` a `VP9Filter`'s `level[64]` and `mask[2][2][8][4]`, `mblim_lut` and `lim_lut` the
+/// frame's 64-entry threshold tables. Returns 0 once recorded (the result is in the planes once
+/// [`daedalus_flush`] returns), -1 for a null pointer or another subsampling.
+///
+/// # Safety
+/// As for FFmpeg's function: every pixel the superblock's edges reach must be valid and stay
+/// untouched until the calling thread's next `daedalus_flush()`; the tables must hold their
+/// sizes in bytes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn daedalus_vp9_loopfilter_sb(
+    dst: *const *mut u8,
+    ls_y: isize,
+    ls_uv: isize,
+    ss_h: c_int,
+    ss_v: c_int,
+    row: c_int,
+    col: c_int,
+    level: *const u8,
+    mask: *const u8,
+    mblim_lut: *const u8,
+    lim_lut: *const u8,
+) -> c_int {
+    lf_sb_entry(
+        batch::Origin::Api,
+        dst,
+        [ls_y, ls_uv],
+        [ss_h, ss_v],
+        row,
+        col,
+        [level, mask, mblim_lut, lim_lut],
+    )
+}
+
 /// One CDEF call through the C ABI (strengths: primary, secondary, direction, damping):
 /// checked, then recorded; a call outside what dav1d passes (both strengths 0, which its C
 /// function asserts against; other ranges, bit depths than 10 and 12 for 16 bpc, misaligned
@@ -840,6 +925,9 @@ pub struct DaedalusStats {
     /// deferred calls they ran (counted in `cpu_calls` too).
     pub early_completions: u64,
     pub completed_early: u64,
+    /// Deferred loop-filter passes of whole superblocks (`daedalus_vp9_loopfilter_sb`, and
+    /// the decoder's superblocks): a plane's columns or rows each.
+    pub deferred_lf_sb: u64,
 }
 
 /// Fills `out` with the current counters; ignores a null `out`.
@@ -888,6 +976,7 @@ pub unsafe extern "C" fn daedalus_get_stats(out: *mut DaedalusStats) {
             max_levels: stats::read(&c.max_levels),
             early_completions: stats::read(&c.early_completions),
             completed_early: stats::read(&c.completed_early),
+            deferred_lf_sb: stats::read(&c.deferred_lf_sb),
         })
     })
 }

@@ -2,7 +2,9 @@
 //! superblock as the decoder calls it, with FFmpeg's C loop filters and with daedalus'
 //! deferred ones, on the same frame, random filter levels and edge masks
 //! (tests/lf_frame/lf_frame.c). Equal frames prove that the levels of one batch keep FFmpeg's
-//! order (columns then rows, plane by plane, superblock by superblock) on the GPU.
+//! order (columns then rows, plane by plane, superblock by superblock) on the GPU. The same
+//! frames through `daedalus_vp9_loopfilter_sb` (one call per superblock) prove that its walk
+//! of the masks is FFmpeg's.
 //!
 //! Needs what `scripts/setup` builds: the C oracle (`build/oracle-c`, its `config.h`), the
 //! FFmpeg source it was built from (`build/ffmpeg-src`) and `target/release/libdaedalus.so`.
@@ -56,8 +58,24 @@ fn harness() -> &'static Path {
     })
 }
 
+/// How the harness' daedalus side filters: FFmpeg's walk with daedalus' per-edge functions, or
+/// `daedalus_vp9_loopfilter_sb`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Way {
+    Edges,
+    Superblocks,
+}
+
 /// Runs one frame; returns the harness' counters.
-fn frame(w: u32, h: u32, subsampled: bool, registered: bool, flush: &str, seed: u64) -> String {
+fn frame(
+    w: u32,
+    h: u32,
+    subsampled: bool,
+    registered: bool,
+    flush: &str,
+    seed: u64,
+    way: Way,
+) -> String {
     let out = Command::new(harness())
         .args([
             w.to_string(),
@@ -66,11 +84,18 @@ fn frame(w: u32, h: u32, subsampled: bool, registered: bool, flush: &str, seed: 
             (registered as u8).to_string(),
             flush.to_string(),
             seed.to_string(),
+            match way {
+                Way::Edges => "edges",
+                Way::Superblocks => "sb",
+            }
+            .to_string(),
         ])
         .output()
         .expect("running the harness");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let what = format!("{w}x{h} subsampled={subsampled} registered={registered} flush={flush}");
+    let what = format!(
+        "{w}x{h} subsampled={subsampled} registered={registered} flush={flush} way={way:?}"
+    );
     println!("{what}: {}", text.trim());
     assert!(
         out.status.success(),
@@ -88,6 +113,15 @@ fn counter(text: &str, key: &str) -> u64 {
 
 #[test]
 fn whole_frames_equal_ffmpegs_loopfilter_sb_sequence() {
+    frames_equal_ffmpegs(Way::Edges);
+}
+
+#[test]
+fn superblock_calls_equal_ffmpegs_loopfilter_sb() {
+    frames_equal_ffmpegs(Way::Superblocks);
+}
+
+fn frames_equal_ffmpegs(way: Way) {
     let gpu = std::env::var("DAEDALUS").map_or(true, |m| m == "gpu");
     for (i, &(w, h, subsampled)) in [
         (352, 288, true),
@@ -99,14 +133,25 @@ fn whole_frames_equal_ffmpegs_loopfilter_sb_sequence() {
     .enumerate()
     {
         for flush in ["frame", "row"] {
-            let text = frame(w, h, subsampled, true, flush, i as u64 * 7 + 1);
+            let text = frame(w, h, subsampled, true, flush, i as u64 * 7 + 1, way);
             // Not vacuous: the filters changed pixels, all ran deferred, in one submission per
             // flush point, ordered by levels rather than by completing batches early.
             assert!(counter(&text, "changed") > (w * h / 20) as u64, "{text}");
-            assert_eq!(
-                counter(&text, "calls"),
-                counter(&text, "gpu_calls") + counter(&text, "cpu_calls")
-            );
+            let ran = counter(&text, "gpu_calls") + counter(&text, "cpu_calls");
+            match way {
+                Way::Edges => {
+                    assert_eq!(counter(&text, "calls"), ran, "{text}");
+                    assert_eq!(counter(&text, "deferred_lf_sb"), 0, "{text}");
+                }
+                Way::Superblocks => {
+                    // Six passes a superblock (random masks leave none empty).
+                    let superblocks = counter(&text, "calls");
+                    assert_eq!(superblocks, (w.div_ceil(64) * h.div_ceil(64)) as u64);
+                    assert_eq!(counter(&text, "deferred_lf_sb"), 6 * superblocks, "{text}");
+                    assert_eq!(ran, 6 * superblocks, "{text}");
+                    assert_eq!(counter(&text, "deferred_lf"), 0, "{text}");
+                }
+            }
             if gpu {
                 assert_eq!(counter(&text, "cpu_calls"), 0, "{text}");
                 assert_eq!(counter(&text, "flushes_overlap"), 0, "{text}");
@@ -127,6 +172,8 @@ fn whole_frames_equal_ffmpegs_loopfilter_sb_sequence() {
 /// taking levels, still FFmpeg's result.
 #[test]
 fn copied_frames_equal_ffmpegs_loopfilter_sb_sequence() {
-    let text = frame(352, 288, true, false, "frame", 99);
-    assert!(counter(&text, "changed") > 5000, "{text}");
+    for way in [Way::Edges, Way::Superblocks] {
+        let text = frame(352, 288, true, false, "frame", 99, way);
+        assert!(counter(&text, "changed") > 5000, "{text}");
+    }
 }

@@ -178,15 +178,18 @@ impl Pipelines {
                 jobs_per_group: MC_LF_JOBS_PER_GROUP,
             });
         }
-        let (m, needs) = module(device, "cdef", info)?;
-        modules.push(("cdef", m, needs.clone()));
-        if needs.invocations() != 64 {
-            return Err("shader cdef: 64 invocations per job expected".into());
+        // One job per workgroup of 64 invocations, in kernel order (LF_SB_KERNEL after CDEF).
+        for stem in ["cdef", "lf_sb"] {
+            let (m, needs) = module(device, stem, info)?;
+            modules.push((stem, m, needs.clone()));
+            if needs.invocations() != 64 {
+                return Err(format!("shader {stem}: 64 invocations per job expected"));
+            }
+            kernels.push(Kernel {
+                pipeline: compute_pipeline(device, m, layout, &[], cache)?,
+                jobs_per_group: 1,
+            });
         }
-        kernels.push(Kernel {
-            pipeline: compute_pipeline(device, m, layout, &[], cache)?,
-            jobs_per_group: 1,
-        });
         for (_, m, _) in modules {
             device.destroy_shader_module(m, None);
         }

@@ -6,6 +6,7 @@
 pub mod cdef;
 pub mod itx;
 pub mod lf;
+pub mod lf_sb;
 pub mod mc;
 
 /// The motion-compensation kernel (`shaders/mc.comp`).
@@ -14,7 +15,10 @@ pub const MC_KERNEL: usize = itx::ItxKernel::COUNT;
 pub const LF_KERNEL: usize = itx::ItxKernel::COUNT + 1;
 /// AV1's CDEF (`shaders/cdef.comp`): one job per block, a workgroup of 64 invocations each.
 pub const CDEF_KERNEL: usize = itx::ItxKernel::COUNT + 2;
-pub const KERNEL_COUNT: usize = itx::ItxKernel::COUNT + 3;
+/// A superblock's loop-filter pass (`shaders/lf_sb.comp`): one job per workgroup, an
+/// invocation per line.
+pub const LF_SB_KERNEL: usize = itx::ItxKernel::COUNT + 3;
+pub const KERNEL_COUNT: usize = itx::ItxKernel::COUNT + 4;
 
 /// 32-bit words of one job of `kernel` in the job buffer (a multiple of 4: `uvec4`s).
 pub fn job_words(kernel: usize) -> usize {

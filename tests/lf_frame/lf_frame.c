@@ -1,11 +1,14 @@
 /*
  * Whole-frame loop-filter order: FFmpeg's own ff_vp9_loopfilter_sb, superblock by superblock
  * in raster order as the decoder calls it, once with FFmpeg's C loop filters and once with
- * daedalus' deferred ones (executed by daedalus_flush), on the same frame and the same random
- * filter levels and edge masks. Built and run by tests/lf_frame.rs against the C oracle.
+ * daedalus (executed by daedalus_flush), on the same frame and the same random filter levels
+ * and edge masks: either FFmpeg's ff_vp9_loopfilter_sb with daedalus' deferred per-edge
+ * functions in its table, or daedalus_vp9_loopfilter_sb in its place (one call per
+ * superblock). Built and run by tests/lf_frame.rs against the C oracle.
  *
  * usage: lf_frame WIDTH HEIGHT SS (1: 4:2:0, 0: 4:4:4) REGISTER (1: registered memory, 0:
  *        copied) FLUSH (row: after each superblock row, frame: once) SEED
+ *        WAY (edges: FFmpeg's walk with daedalus' functions, sb: daedalus_vp9_loopfilter_sb)
  * prints "changed=N differ=D calls=M" (N: pixels FFmpeg's filters changed, D: pixels where the
  * two results differ, M: loop-filter calls) and daedalus' counters, and exits 0 when both
  * frames are equal.
@@ -64,6 +67,7 @@ struct lf_names {
 };
 
 static int calls;
+static int whole_superblocks;
 
 #define COUNTED(name)                                                                   \
     static void counted_##name(uint8_t *d, ptrdiff_t s, int e, int i, int h)            \
@@ -116,10 +120,24 @@ static void filter_frame(AVCodecContext *avctx, VP9Context *s, VP9Filter *filter
     for (int sb_row = 0; sb_row < sb_rows; sb_row++) {
         ptrdiff_t yoff = sb_row * 64 * f->linesize[0];
         ptrdiff_t uvoff = sb_row * (64 >> s->ss_v) * f->linesize[1];
-        for (int sb_col = 0; sb_col < sb_cols; sb_col++)
-            ff_vp9_loopfilter_sb(avctx, &filters[sb_row * sb_cols + sb_col], sb_row * 8,
-                                 sb_col * 8, yoff + sb_col * 64,
-                                 uvoff + (sb_col * 64 >> s->ss_h));
+        for (int sb_col = 0; sb_col < sb_cols; sb_col++) {
+            VP9Filter *lflvl = &filters[sb_row * sb_cols + sb_col];
+            ptrdiff_t y = yoff + sb_col * 64, uv = uvoff + (sb_col * 64 >> s->ss_h);
+            if (whole_superblocks) {
+                uint8_t *const planes[3] = { f->data[0] + y, f->data[1] + uv, f->data[2] + uv };
+                calls++;
+                if (daedalus_vp9_loopfilter_sb(planes, f->linesize[0], f->linesize[1], s->ss_h,
+                                               s->ss_v, sb_row * 8, sb_col * 8, lflvl->level,
+                                               &lflvl->mask[0][0][0][0],
+                                               s->filter_lut.mblim_lut,
+                                               s->filter_lut.lim_lut) != 0) {
+                    fprintf(stderr, "daedalus_vp9_loopfilter_sb refused a superblock\n");
+                    exit(2);
+                }
+            } else {
+                ff_vp9_loopfilter_sb(avctx, lflvl, sb_row * 8, sb_col * 8, y, uv);
+            }
+        }
         if (flush_rows)
             daedalus_flush();
     }
@@ -128,8 +146,8 @@ static void filter_frame(AVCodecContext *avctx, VP9Context *s, VP9Filter *filter
 
 int main(int argc, char **argv)
 {
-    if (argc != 7) {
-        fprintf(stderr, "usage: lf_frame WIDTH HEIGHT SS REGISTER row|frame SEED\n");
+    if (argc != 8) {
+        fprintf(stderr, "usage: lf_frame WIDTH HEIGHT SS REGISTER row|frame SEED edges|sb\n");
         return 2;
     }
     int w = atoi(argv[1]), h = atoi(argv[2]), ss = atoi(argv[3]), reg = atoi(argv[4]);
@@ -181,6 +199,7 @@ int main(int argc, char **argv)
 
     /* daedalus' */
     use_daedalus(&s->dsp);
+    whole_superblocks = !strcmp(argv[7], "sb");
     for (int p = 0; p < 3; p++) {
         frame->data[p] = bufs[p] + 8 * frame->linesize[p] + 16;
         if (reg && daedalus_register_memory(bufs[p], sizes[p]) != 0) {
@@ -204,9 +223,9 @@ int main(int argc, char **argv)
     printf("changed=%ld differ=%ld calls=%d gpu_calls=%" PRIu64 " cpu_calls=%" PRIu64
            " submissions=%" PRIu64 " barriers=%" PRIu64 " max_levels=%" PRIu64
            " flushes_overlap=%" PRIu64 " flushes_full=%" PRIu64 " validation_messages=%" PRIu64
-           " device=\"%s\"\n",
+           " deferred_lf=%" PRIu64 " deferred_lf_sb=%" PRIu64 " device=\"%s\"\n",
            changed, differ, calls, st.gpu_calls, st.cpu_calls, st.submissions, st.barriers,
            st.max_levels, st.flushes_overlap, st.flushes_full, st.validation_messages,
-           daedalus_device_name());
+           st.deferred_lf, st.deferred_lf_sb, daedalus_device_name());
     return differ != 0;
 }
