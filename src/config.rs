@@ -10,6 +10,7 @@
 //! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 200) |
 //! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoders' calls runs (`itx`, `mc`, `lf` of VP9, `cdef` of AV1; `all`): `gpu` deferred to the device, `cpu` FFmpeg's (dav1d's) own function (VP9: at once, after what it touches completes); default: calibrated per device |
 //! | `DAEDALUS_FRAME_MEMORY` | `pool`, `import` | where the decoder's frames live: `pool` device memory daedalus allocates (the portable path), `import` the decoder's own memory imported with VK_EXT_external_memory_host; default: import where the device can, else pool |
+//! | `DAEDALUS_LF_CALLS` | `edges` (default), `superblocks` | how the VP9 decoder's loop filter reaches a device: a call per edge, or one per superblock (`ff_vp9_loopfilter_sb`'s hook: 6 recorded passes instead of about 50 calls; its GPU kernel is still slower, see docs/benchmarks.md) |
 
 use crate::log::Level;
 use once_cell::sync::Lazy;
@@ -173,6 +174,8 @@ pub struct Config {
     pub stats_at_exit: bool,
     pub kernels: Placement,
     pub frame_memory: FrameMemory,
+    /// `DAEDALUS_LF_CALLS=superblocks`: the decoder's superblock loop-filter hook takes part.
+    pub lf_superblocks: bool,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -228,9 +231,20 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
             FrameMemory::Auto
         }
     };
+    let lf_superblocks = match var("DAEDALUS_LF_CALLS").as_deref().map(str::trim) {
+        None | Some("edges") => false,
+        Some("superblocks") => true,
+        Some(other) => {
+            eprintln!(
+                "daedalus: warning: DAEDALUS_LF_CALLS={other:?} is not edges/superblocks; using edges"
+            );
+            false
+        }
+    };
     Config {
         kernels,
         frame_memory,
+        lf_superblocks,
         mode,
         device: var("DAEDALUS_DEVICE"),
         log_level,

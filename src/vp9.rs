@@ -26,7 +26,7 @@ use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
-pub const ABI_VERSION: c_int = 6;
+pub const ABI_VERSION: c_int = 7;
 
 /// The frame the decoder writes (the patch's `FFVP9ProviderFrame`).
 #[repr(C)]
@@ -77,6 +77,22 @@ pub struct DaedalusVp9Provider {
     /// Frame threads: the decoder is about to read superblock rows `0..=sb_row` of the
     /// frame whose `data[0]` is `frame_data`, which another thread published.
     pub await_rows: unsafe extern "C" fn(ctx: *mut c_void, frame_data: *const u8, sb_row: c_int),
+    /// The loop filter of one superblock (`ff_vp9_loopfilter_sb`'s work); 0: taken, nonzero:
+    /// the decoder filters it with its table.
+    pub loopfilter_sb: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        dst: *const *mut u8,
+        ls_y: isize,
+        ls_uv: isize,
+        ss_h: c_int,
+        ss_v: c_int,
+        row: c_int,
+        col: c_int,
+        level: *const u8,
+        mask: *const u8,
+        mblim_lut: *const u8,
+        lim_lut: *const u8,
+    ) -> c_int,
 }
 
 pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
@@ -91,7 +107,46 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
     frame_alloc,
     frame_free,
     await_rows,
+    loopfilter_sb,
 };
+
+/// A superblock's loop filter, one recorded pass per plane and direction instead of a call per
+/// edge, with `DAEDALUS_LF_CALLS=superblocks`. Declined (FFmpeg then filters it with the table,
+/// whose loop-filter entries record or run FFmpeg's own functions as placed) without that
+/// setting and where the filters run on the CPU: the family is placed there, or this thread
+/// has no device.
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn loopfilter_sb(
+    _ctx: *mut c_void,
+    dst: *const *mut u8,
+    ls_y: isize,
+    ls_uv: isize,
+    ss_h: c_int,
+    ss_v: c_int,
+    row: c_int,
+    col: c_int,
+    level: *const u8,
+    mask: *const u8,
+    mblim_lut: *const u8,
+    lim_lut: *const u8,
+) -> c_int {
+    crate::ffi::guard("loopfilter_sb", 1, || {
+        let on_cpu = crate::calibrate::placement().of(crate::config::Family::Lf)
+            == crate::config::Place::Cpu;
+        if !crate::config::get().lf_superblocks || on_cpu || !batch::thread_uses_gpu() {
+            return 1;
+        }
+        crate::ffi::lf_sb_entry(
+            Origin::Ffmpeg,
+            dst,
+            [ls_y, ls_uv],
+            [ss_h, ss_v],
+            row,
+            col,
+            [level, mask, mblim_lut, lim_lut],
+        )
+    })
+}
 
 /// The patch's sync reasons.
 const SYNC_INTRA: c_int = 1;
@@ -780,7 +835,7 @@ pub fn stats_line() -> String {
     };
     format!(
         "daedalus: device=\"{device}\" path={path} kernels={kernels} kernels_by={kernels_by} calibration={calibration} deferred={} itx_deferred={} mc_deferred={} \
-         lf_deferred={} cdef_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
+         lf_deferred={} lf_sb_deferred={} cdef_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
          itx_redo_possible={} early_completions={} completed_early={} inter_deferred={} inter_completed_early={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
          flush_full={} flush_immediate={} flush_registry={} unattended_submissions={} \
@@ -792,6 +847,7 @@ pub fn stats_line() -> String {
         r(&c.deferred_itx),
         r(&c.deferred_mc),
         r(&c.deferred_lf),
+        r(&c.deferred_lf_sb),
         r(&c.deferred_cdef),
         r(&c.mc_source_in_place),
         r(&c.immediate),

@@ -248,7 +248,8 @@ fn ours(
         .env("DAEDALUS", mode)
         .env("DAEDALUS_STATS", "1");
     cmd.env_remove("DAEDALUS_VALIDATION"); // the kernel tests cover validation; decoding is long
-    cmd.env_remove("DAEDALUS_FRAME_MEMORY");
+    cmd.env_remove("DAEDALUS_FRAME_MEMORY")
+        .env_remove("DAEDALUS_LF_CALLS");
     // Every family deferred unless a test asks otherwise (the calibrated default may keep
     // FFmpeg's functions, on lavapipe it does); calibration results kept out of the user's cache.
     cmd.env("DAEDALUS_KERNELS", "all=gpu")
@@ -276,9 +277,9 @@ fn stat<'a>(stderr: &'a str, key: &str) -> Option<&'a str> {
         .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
 }
 
-/// Calls each family deferred (transforms, motion compensation, loop filters), and motion
-/// compensations that read their reference in place.
-type Deferred = [u64; 4];
+/// Calls each family deferred (transforms, motion compensation, loop filters by edge and by
+/// superblock pass), and motion compensations that read their reference in place.
+type Deferred = [u64; 5];
 
 /// Decodes `stream` with daedalus (`way`, `mode`, `env`) to framemd5 and checks that it exits
 /// 0 with the frames of Debian's decoder (`reference`); returns the run's output.
@@ -419,6 +420,7 @@ fn check_with(
             count("itx_deferred"),
             count("mc_deferred"),
             count("lf_deferred"),
+            count("lf_sb_deferred"),
             count("mc_source_in_place"),
         ],
         count("placed_on_cpu"),
@@ -459,7 +461,7 @@ fn matrix(mode: &str, env: &[(&str, &str)]) {
         }
     }
     let count = jobs.len();
-    let totals = Mutex::new([0u64; 4]);
+    let totals = Mutex::new([0u64; 5]);
     let failures = in_parallel(jobs, |(stream, way, threading)| {
         let (deferred, _) = check_with(&stream, way, mode, threading, env)?;
         let mut t = totals.lock().unwrap();
@@ -474,13 +476,27 @@ fn matrix(mode: &str, env: &[(&str, &str)]) {
         failures.len(),
         failures.join("\n")
     );
-    let [itx, mc, lf, in_place] = totals.into_inner().unwrap();
+    let [itx, mc, lf, lf_sb, in_place] = totals.into_inner().unwrap();
     println!(
         "{count} decodes on the {mode} path ({env:?}) equal Debian's ffmpeg; deferred: {itx} transforms, \
-         {mc} motion compensations ({in_place} reading the reference in place), {lf} loop filters"
+         {mc} motion compensations ({in_place} reading the reference in place), {lf} loop filters, \
+         {lf_sb} superblock loop-filter passes"
     );
     // Every family took part, and on the GPU motion compensation read references in place.
-    assert!(itx > 0 && mc > 0 && lf > 0, "a family was never deferred");
+    assert!(
+        itx > 0 && mc > 0 && lf + lf_sb > 0,
+        "a family was never deferred"
+    );
+    // With DAEDALUS_LF_CALLS=superblocks the decoder's superblocks go through the superblock
+    // hook on the GPU; otherwise, and without a device, it declines and FFmpeg's walk calls the
+    // per-edge functions.
+    let superblocks = env.contains(&("DAEDALUS_LF_CALLS", "superblocks"));
+    if mode == "gpu" && superblocks {
+        assert!(lf_sb > 0, "no superblock went through the superblock hook");
+        assert_eq!(lf, 0, "superblocks filtered edge by edge");
+    } else {
+        assert_eq!(lf_sb, 0, "the superblock hook took part");
+    }
     assert!(
         mode != "gpu" || in_place > 0,
         "no reference was read in place"
@@ -498,6 +514,12 @@ fn gpu_path_equals_debian_ffmpeg() {
 #[test]
 fn gpu_path_on_the_frame_pool_equals_debian_ffmpeg() {
     matrix("gpu", &[("DAEDALUS_FRAME_MEMORY", "pool")]);
+}
+
+/// The loop filter one call per superblock (`ff_vp9_loopfilter_sb`'s hook) instead of per edge.
+#[test]
+fn gpu_path_with_superblock_loop_filter_equals_debian_ffmpeg() {
+    matrix("gpu", &[("DAEDALUS_LF_CALLS", "superblocks")]);
 }
 
 #[test]
