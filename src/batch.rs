@@ -278,17 +278,34 @@ unsafe fn run_lf_sb(table: &[u32], dir: LfDir, dst: *mut u8, stride: isize, orig
     match (origin, FFMPEG_DSP.get()) {
         (Origin::Ffmpeg, Some(dsp)) => {
             lf_sb::run_pass(table, dir, dst, stride, |at, s, d, half| {
-                let eight_lines = LfFunction::Lines8 {
-                    wd: half.wd,
-                    dir: d,
-                };
-                match dsp.lf_fn(eight_lines) {
-                    Some(ffmpeg) => ffmpeg(at, s, half.e, half.i, half.h),
-                    None => lf::filter_half(at, s, d, half),
+                if !run_half_with_ffmpeg(dsp, at, s, d, half) {
+                    lf::filter_half(at, s, d, half)
                 }
             })
         }
         _ => lf_sb::run_pass_now(table, dir, dst, stride),
+    }
+}
+
+/// Runs 8 lines of a loop filter with FFmpeg's own function where its result is exact: its SIMD
+/// keeps the thresholds in bytes, exact as its C for the decoder's values, not for every value
+/// the public API accepts. Returns whether it ran.
+unsafe fn run_half_with_ffmpeg(
+    dsp: &Vp9DspContext,
+    dst: *mut u8,
+    stride: isize,
+    dir: LfDir,
+    half: LfHalf,
+) -> bool {
+    let bytes = [half.e, half.i, half.h]
+        .iter()
+        .all(|t| (0..=254).contains(t));
+    match dsp.lf_fn(LfFunction::Lines8 { wd: half.wd, dir }) {
+        Some(ffmpeg) if bytes => {
+            ffmpeg(dst, stride, half.e, half.i, half.h);
+            true
+        }
+        _ => false,
     }
 }
 
@@ -459,14 +476,8 @@ unsafe fn run_job_fast(
         }
         LF_KERNEL => {
             let (half, dir) = LfHalf::from_params(job[2]);
-            let eight_lines = LfFunction::Lines8 { wd: half.wd, dir };
-            // FFmpeg's SIMD keeps the thresholds in bytes: exact as its C for the decoder's
-            // values, not for every value the public API accepts.
-            let bytes = [half.e, half.i, half.h]
-                .iter()
-                .all(|t| (0..=254).contains(t));
-            if let (Some(ffmpeg), true) = (dsp.lf_fn(eight_lines), bytes) {
-                return ffmpeg(dst, stride, half.e, half.i, half.h);
+            if run_half_with_ffmpeg(dsp, dst, stride, dir, half) {
+                return;
             }
         }
         LF_SB_KERNEL => {

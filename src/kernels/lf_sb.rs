@@ -117,18 +117,64 @@ impl<'a> Builder<'a> {
         self.pass.lines = self.pass.lines.max(8 * (seg + 1));
     }
 
+    /// A block edge at `pos` across the two 8-line halves `segs`, as both of FFmpeg's walks
+    /// filter it: a 16-wide first half takes the 16-line function (the second half too, with
+    /// the first's level, where it is 16 wide as well) and leaves a narrower second half alone;
+    /// otherwise each marked half takes its own width and level.
+    fn block_edge(&mut self, pos: usize, (seg1, seg2): (usize, usize), first: Half, second: Half) {
+        if first.marked && first.wide {
+            self.push(seg1, pos, 16, first.level);
+            if second.wide {
+                self.push(seg2, pos, 16, first.level);
+            }
+            return;
+        }
+        if first.marked {
+            self.push(seg1, pos, first.narrow(), first.level);
+        }
+        if second.marked {
+            self.push(seg2, pos, second.narrow(), second.level);
+        }
+    }
+
+    /// The inner 4-pixel edge at `pos` of each half whose level is given.
+    fn inner_edge(&mut self, pos: usize, (seg1, seg2): (usize, usize), levels: [Option<u8>; 2]) {
+        if let Some(l) = levels[0] {
+            self.push(seg1, pos, 4, l);
+        }
+        if let Some(l) = levels[1] {
+            self.push(seg2, pos, 4, l);
+        }
+    }
+
     fn finish(self) -> Option<SbPass> {
         (self.pass.edges > 0).then_some(self.pass)
     }
 }
 
-/// Width of a main edge that is not 16 wide: 8 where its bit is in the 8-wide mask.
-fn narrow(mask8: u8, bit: u32) -> u8 {
-    if mask8 as u32 & bit != 0 {
-        8
-    } else {
-        4
+/// One 8-line half at a block edge as FFmpeg's walk sees it: marked (in the masks it checks for
+/// that half), 16 wide, 8 wide, and its level.
+#[derive(Clone, Copy)]
+struct Half {
+    marked: bool,
+    wide: bool,
+    eight: bool,
+    level: u8,
+}
+
+impl Half {
+    fn narrow(self) -> u8 {
+        if self.eight {
+            8
+        } else {
+            4
+        }
     }
+}
+
+/// Whether `bit` is set in a mask byte.
+fn has(mask: u8, bit: u32) -> bool {
+    mask as u32 & bit != 0
 }
 
 impl SbPass {
@@ -148,7 +194,7 @@ impl SbPass {
         for step in 0..(4 >> ss_v) {
             let y = step * (2 << ss_v);
             let (m1, m2) = (mask[y], mask[y + 1 + ss_v]);
-            let (seg1, seg2) = (2 * step, 2 * step + 1);
+            let segs = (2 * step, 2 * step + 1);
             let hm1 = (m1[0] | m1[1] | m1[2]) as u32;
             let hm13 = m1[3] as u32;
             let hm2 = (m2[1] | m2[2]) as u32;
@@ -162,37 +208,31 @@ impl SbPass {
                 }
                 let pos = bit * (8 >> ss_h);
                 if col != 0 || bit > 0 {
-                    if hm1 & x != 0 {
-                        let l1 = level[l];
-                        if m1[0] as u32 & x != 0 {
-                            b.push(seg1, pos, 16, l1);
-                            if m2[0] as u32 & x != 0 {
-                                // loop_filter_16: both halves with the first's level
-                                b.push(seg2, pos, 16, l1);
-                            }
-                        } else if hm2 & x != 0 {
-                            b.push(seg1, pos, narrow(m1[1], x), l1);
-                            b.push(seg2, pos, narrow(m2[1], x), level[l + below]);
-                        } else {
-                            b.push(seg1, pos, narrow(m1[1], x), l1);
-                        }
-                    } else if hm2 & x != 0 {
-                        b.push(seg2, pos, narrow(m2[1], x), level[l + below]);
-                    }
+                    // The second half counts as marked by its 8- and 4-wide bits only.
+                    let first = Half {
+                        marked: hm1 & x != 0,
+                        wide: has(m1[0], x),
+                        eight: has(m1[1], x),
+                        level: level[l],
+                    };
+                    let second = Half {
+                        marked: hm2 & x != 0,
+                        wide: has(m2[0], x),
+                        eight: has(m2[1], x),
+                        level: level[l + below],
+                    };
+                    b.block_edge(pos, segs, first, second);
                 }
                 if ss_h != 0 {
                     if x & 0xaa != 0 {
                         l += 2;
                     }
                 } else {
-                    if hm13 & x != 0 {
-                        b.push(seg1, pos + 4, 4, level[l]);
-                        if hm23 & x != 0 {
-                            b.push(seg2, pos + 4, 4, level[l + below]);
-                        }
-                    } else if hm23 & x != 0 {
-                        b.push(seg2, pos + 4, 4, level[l + below]);
-                    }
+                    let inner = [
+                        (hm13 & x != 0).then_some(level[l]),
+                        (hm23 & x != 0).then_some(level[l + below]),
+                    ];
+                    b.inner_edge(pos + 4, segs, inner);
                     l += 1;
                 }
             }
@@ -225,34 +265,22 @@ impl SbPass {
                 }
                 let x2 = x << right;
                 let l = lrow + pair * step;
-                let (seg1, seg2) = (2 * pair, 2 * pair + 1);
+                let segs = (2 * pair, 2 * pair + 1);
                 if row != 0 || y != 0 {
-                    if vm & x != 0 {
-                        let l1 = level[l];
-                        if m[0] as u32 & x != 0 {
-                            b.push(seg1, pos, 16, l1);
-                            if m[0] as u32 & x2 != 0 {
-                                b.push(seg2, pos, 16, l1);
-                            }
-                        } else if vm & x2 != 0 {
-                            b.push(seg1, pos, narrow(m[1], x), l1);
-                            b.push(seg2, pos, narrow(m[1], x2), level[l + right]);
-                        } else {
-                            b.push(seg1, pos, narrow(m[1], x), l1);
-                        }
-                    } else if vm & x2 != 0 {
-                        b.push(seg2, pos, narrow(m[1], x2), level[l + right]);
-                    }
+                    let half = |bit: u32, level: u8| Half {
+                        marked: vm & bit != 0,
+                        wide: has(m[0], bit),
+                        eight: has(m[1], bit),
+                        level,
+                    };
+                    b.block_edge(pos, segs, half(x, level[l]), half(x2, level[l + right]));
                 }
                 if ss_v == 0 {
-                    if vm3 & x != 0 {
-                        b.push(seg1, pos + 4, 4, level[l]);
-                        if vm3 & x2 != 0 {
-                            b.push(seg2, pos + 4, 4, level[l + right]);
-                        }
-                    } else if vm3 & x2 != 0 {
-                        b.push(seg2, pos + 4, 4, level[l + right]);
-                    }
+                    let inner = [
+                        (vm3 & x != 0).then_some(level[l]),
+                        (vm3 & x2 != 0).then_some(level[l + right]),
+                    ];
+                    b.inner_edge(pos + 4, segs, inner);
                 }
             }
         }
