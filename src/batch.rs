@@ -67,9 +67,10 @@ const KERNELS: [ItxKernel; ItxKernel::COUNT] = {
 /// the job's pixel (a byte offset into its pixel buffer) and the stride.
 pub type Job = [u32; 12];
 
-/// One call of a DSP function, as the recorder handles it.
+/// One call of a DSP function, as the recorder handles it. It lives no longer than the call
+/// that records it: what it points to is captured into the batch then.
 #[derive(Clone, Copy)]
-pub enum Op {
+pub enum Op<'a> {
     Itx {
         tx: Transform,
         block: *mut i16,
@@ -91,7 +92,7 @@ pub enum Op {
     },
     /// One plane's columns or rows pass of a superblock's loop filter (`lf_sb`); its
     /// destination is the superblock's first pixel.
-    LfSb { pass: *const SbPass },
+    LfSb { pass: &'a SbPass },
     /// AV1's CDEF (dav1d's `fb[]`): its destination is `call.dst`.
     Cdef { call: CdefCall },
 }
@@ -139,7 +140,7 @@ fn spans_meet(a: (usize, usize), b: (usize, usize)) -> bool {
     a.0 < b.1 && b.0 < a.1
 }
 
-impl Op {
+impl Op<'_> {
     /// The pixels the call reads and writes when its destination is `dst`.
     fn rect(&self, dst: *mut u8, stride: isize) -> Area {
         let (w, h) = match *self {
@@ -167,7 +168,6 @@ impl Op {
                 };
             }
             Op::LfSb { pass } => {
-                let pass = unsafe { &*pass };
                 let (_, lo, lines, across) = pass.extent();
                 return match pass.dir {
                     LfDir::H => Area {
@@ -263,10 +263,7 @@ impl Op {
                 (Origin::Ffmpeg, Some(ffmpeg)) => ffmpeg(dst, stride, e, i, h),
                 _ => lf::lf_now(f, dst, stride, e, i, h),
             },
-            Op::LfSb { pass } => {
-                let pass = &*pass;
-                run_lf_sb(&pass.table, pass.dir, dst, stride, origin);
-            }
+            Op::LfSb { pass } => run_lf_sb(&pass.table, pass.dir, dst, stride, origin),
             Op::Cdef { call } => call.run_now(),
         }
     }
@@ -674,7 +671,7 @@ struct PendingCall {
 fn call_cost(op: &Op, jobs: usize) -> u32 {
     match *op {
         Op::Itx { tx, .. } => (tx.size.n() * tx.size.n()).div_ceil(64) as u32,
-        Op::LfSb { pass } => unsafe { (*pass).edges as u32 },
+        Op::LfSb { pass } => pass.edges as u32,
         _ => jobs as u32,
     }
 }
@@ -1821,7 +1818,7 @@ impl Recorder {
             Op::LfSb { pass } => {
                 let at = self.take(2 * lf_sb::TABLE_WORDS);
                 ptr::copy_nonoverlapping(
-                    (*pass).table.as_ptr() as *const u8,
+                    pass.table.as_ptr() as *const u8,
                     self.arena.ptr.add(at) as *mut u8,
                     4 * lf_sb::TABLE_WORDS,
                 );
@@ -1907,7 +1904,6 @@ impl Recorder {
             }
             Op::LfSb { pass } => {
                 // One job at the superblock's first pixel, inside the call's area.
-                let pass = unsafe { &*pass };
                 let (_, lo, _, _) = pass.extent();
                 let (row, col) = match pass.dir {
                     LfDir::H => (0, (-lo) as usize),
@@ -2347,10 +2343,17 @@ pub unsafe fn record_lf_sb(
     (ss_h, ss_v): (usize, usize),
     origin: Origin,
 ) {
-    for (plane, pass) in SbPass::superblock(filter, row, col, ss_h, ss_v) {
+    // The walk has no side effects: should it fail, nothing is recorded and the caller's own
+    // filters can still do the whole superblock. Once a pass is recorded the superblock is
+    // taken, so a pass that fails does not stop the others (as a failing per-edge call would
+    // not stop the next edge): FFmpeg must never filter recorded passes a second time.
+    let passes = SbPass::superblock(filter, row, col, ss_h, ss_v);
+    for (plane, pass) in passes.iter() {
         if let Some(pass) = pass {
-            let stride = strides[(plane > 0) as usize];
-            record_op(Op::LfSb { pass: &pass }, dst[plane], stride, origin);
+            let stride = strides[(*plane > 0) as usize];
+            crate::ffi::guard("a superblock loop-filter pass", (), || {
+                record_op(Op::LfSb { pass }, dst[*plane], stride, origin)
+            });
         }
     }
 }
