@@ -113,6 +113,11 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
             );
             return 0;
         }
+        if crate::gpu::set_up().is_some() && !batch::device_has_kernel(crate::kernels::CDEF_KERNEL)
+        {
+            // The device could not build CDEF's kernel (logged once): dav1d keeps its own.
+            return 0;
+        }
         for (i, f) in functions.into_iter().enumerate() {
             fb.add(i).write(Some(f));
         }

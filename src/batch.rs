@@ -225,6 +225,15 @@ impl Op<'_> {
         }
     }
 
+    /// The kernel of a decoder's own that a device may lack (see `Pipelines::kernels`).
+    fn optional_kernel(&self) -> Option<usize> {
+        match self {
+            Op::LfSb { .. } => Some(LF_SB_KERNEL),
+            Op::Cdef { .. } => Some(CDEF_KERNEL),
+            _ => None,
+        }
+    }
+
     /// Arena room (in coefficients) that recording the call takes.
     fn room(&self) -> usize {
         match *self {
@@ -1943,6 +1952,10 @@ impl Recorder {
         if origin == Origin::Ffmpeg && op.family().is_some_and(on_cpu) {
             return self.run_in_order(op, dst, stride);
         }
+        if self.gpu.is_some() && op.optional_kernel().is_some_and(|k| !device_has_kernel(k)) {
+            // Only the public API gets here (the decoders' hooks decline such calls).
+            return self.run_now(op, dst, stride, origin);
+        }
         let rect = op.rect(dst, stride);
         if stride.unsigned_abs() < rect.w {
             // Rows overlap: only FFmpeg's sequential order gives its result.
@@ -2444,6 +2457,11 @@ pub fn fold_counts() {
             r.counts.fold();
         }
     });
+}
+
+/// Whether the device (set up already) built kernel `k` (see `Pipelines::kernels`).
+pub fn device_has_kernel(k: usize) -> bool {
+    gpu::set_up().is_some_and(|g| g.pipelines.has(k))
 }
 
 /// Whether this thread's recorder executes on the GPU (choosing the backend if not yet done).

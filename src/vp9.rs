@@ -133,7 +133,11 @@ unsafe extern "C" fn loopfilter_sb(
     crate::ffi::guard("loopfilter_sb", 1, || {
         let on_cpu = crate::calibrate::placement().of(crate::config::Family::Lf)
             == crate::config::Place::Cpu;
-        if !crate::config::get().lf_superblocks || on_cpu || !batch::thread_uses_gpu() {
+        if !crate::config::get().lf_superblocks
+            || on_cpu
+            || !batch::thread_uses_gpu()
+            || !batch::device_has_kernel(crate::kernels::LF_SB_KERNEL)
+        {
             return 1;
         }
         crate::ffi::lf_sb_entry(

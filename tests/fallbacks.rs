@@ -4,7 +4,10 @@
 //!   exactly one warning, the CPU reference does the work, the output is FFmpeg's;
 //! - a device that fails mid-stream (a failed submission, injected), also while the
 //!   coefficient buffer is full: exactly one error, the pending work and everything after it
-//!   runs on the CPU reference, the output is FFmpeg's, nothing crashes.
+//!   runs on the CPU reference, the output is FFmpeg's, nothing crashes;
+//! - a device that cannot build the kernels one decoder alone uses (CDEF, the superblock loop
+//!   filter; injected): one warning each, those calls run on the CPU, everything else still
+//!   on the device.
 
 mod common;
 
@@ -116,10 +119,158 @@ fn device_loss() {
     assert!(after.cpu_calls > before.cpu_calls);
 }
 
+/// A random superblock filter as `ff_vp9_loopfilter_sb` takes it (each column of a mask row
+/// takes at most one of 16/8/4, and maybe the inner 4).
+struct RandomFilter {
+    level: [u8; 64],
+    mask: [[[[u8; 4]; 8]; 2]; 2],
+    mblim_lut: [u8; 64],
+    lim_lut: [u8; 64],
+}
+
+impl RandomFilter {
+    fn new(rng: &mut Rng) -> RandomFilter {
+        let mut f = RandomFilter {
+            level: [0; 64],
+            mask: [[[[0; 4]; 8]; 2]; 2],
+            mblim_lut: [0; 64],
+            lim_lut: [0; 64],
+        };
+        for l in 0..64 {
+            f.level[l] = rng.below(64) as u8;
+            f.lim_lut[l] = 1 + rng.below(63) as u8;
+            f.mblim_lut[l] = (2 * (l + 2)) as u8 + f.lim_lut[l];
+        }
+        for row in f.mask.iter_mut().flatten().flatten() {
+            for col in 0..8 {
+                if let w @ 0..=2 = rng.below(8) {
+                    row[w] |= 1 << col;
+                }
+                if rng.below(3) == 0 {
+                    row[3] |= 1 << col;
+                }
+            }
+        }
+        f
+    }
+
+    fn sb(&self) -> daedalus::kernels::lf_sb::SbFilter<'_> {
+        daedalus::kernels::lf_sb::SbFilter {
+            level: &self.level,
+            mask: &self.mask,
+            mblim_lut: &self.mblim_lut,
+            lim_lut: &self.lim_lut,
+        }
+    }
+}
+
+fn optional_kernels_fail() {
+    daedalus::gpu::testing::fail_optional_kernels();
+    assert_eq!(
+        ffi::daedalus_backend(),
+        ffi::DaedalusBackend::DAEDALUS_BACKEND_GPU,
+        "needs a device"
+    );
+    // The transforms still run on the device.
+    let mut rng = Rng::new(42);
+    let cs = vec![Canvas::new(&mut rng, 300, 200)];
+    let blocks = place_blocks(&mut rng, &cs, 500, &Transform::ALL);
+    decode_like_ffmpeg(&cs, &blocks, None);
+    assert!(stats().gpu_calls > 0);
+    // A frame of 3x2 superblocks (4:2:0) through the superblock call, against the reference
+    // walk of the same masks: the passes run on the CPU, none is deferred.
+    let (sb_cols, sb_rows) = (3, 2);
+    let mut planes: Vec<Canvas> = (0..2)
+        .map(|p| {
+            Canvas::new(
+                &mut rng,
+                ((sb_cols * 64) >> p) + 32,
+                ((sb_rows * 64) >> p) + 16,
+            )
+        })
+        .collect();
+    // The two chroma planes share their stride.
+    let mut v = vec![0u8; planes[1].pixels.len()];
+    rng.bytes(&mut v);
+    planes.push(Canvas {
+        pixels: v,
+        ..planes[1]
+    });
+    let mut expected: Vec<Canvas> = planes
+        .iter()
+        .map(|c| Canvas {
+            stride: c.stride,
+            height: c.height,
+            pixels: c.pixels.clone(),
+        })
+        .collect();
+    let cpu_calls = stats().cpu_calls;
+    for sb_row in 0..sb_rows {
+        for sb_col in 0..sb_cols {
+            let filter = RandomFilter::new(&mut rng);
+            let first = |cs: &mut [Canvas], p: usize| -> *mut u8 {
+                let shift = (p > 0) as usize;
+                let (x, y) = (16 + ((sb_col * 64) >> shift), 8 + ((sb_row * 64) >> shift));
+                let c = &mut cs[p];
+                unsafe { c.pixels.as_mut_ptr().add(y * c.stride + x) }
+            };
+            let (row, col) = (8 * sb_row as i32, 8 * sb_col as i32);
+            for (p, pass) in
+                daedalus::kernels::lf_sb::SbPass::superblock(filter.sb(), row, col, 1, 1)
+            {
+                if let Some(pass) = pass {
+                    let stride = expected[p].stride as isize;
+                    unsafe {
+                        daedalus::kernels::lf_sb::run_pass_now(
+                            &pass.table,
+                            pass.dir,
+                            first(&mut expected, p),
+                            stride,
+                        )
+                    };
+                }
+            }
+            let dst = [0, 1, 2].map(|p| first(&mut planes, p));
+            let taken = unsafe {
+                ffi::daedalus_vp9_loopfilter_sb(
+                    dst.as_ptr(),
+                    planes[0].stride as isize,
+                    planes[1].stride as isize,
+                    1,
+                    1,
+                    row,
+                    col,
+                    filter.level.as_ptr(),
+                    filter.mask.as_ptr().cast(),
+                    filter.mblim_lut.as_ptr(),
+                    filter.lim_lut.as_ptr(),
+                )
+            };
+            assert_eq!(taken, 0);
+        }
+    }
+    ffi::daedalus_flush();
+    if let Some(d) = first_difference(&planes, &expected) {
+        panic!("differs from the reference walk: {d}");
+    }
+    let s = stats();
+    assert_eq!(s.deferred_lf_sb, 0, "no pass went to the device");
+    assert_eq!(
+        s.cpu_calls - cpu_calls,
+        0,
+        "nothing deferred ran on the CPU"
+    );
+    assert!(
+        s.immediate >= (6 * sb_cols * sb_rows) as u64,
+        "every pass ran at once"
+    );
+}
+
 fn child(scenario: &str) {
     match scenario {
         "no-device" => no_device(),
         "device-loss" => device_loss(),
+        "optional-kernels-fail" => optional_kernels_fail(),
         other => panic!("unknown scenario {other}"),
     }
     println!("child ok");
@@ -190,4 +341,20 @@ fn main() {
         errors[0]
     );
     println!("device loss: one error, CPU reference from then on, FFmpeg's output: ok");
+
+    let stderr = run("optional-kernels-fail", &[]);
+    let warnings = lines(&stderr, "daedalus: warning:");
+    assert_eq!(
+        warnings.len(),
+        2,
+        "one warning per kernel, stderr was:\n{stderr}"
+    );
+    for (w, stem) in warnings.iter().zip(["cdef", "lf_sb"]) {
+        assert!(
+            w.contains(&format!("shader {stem}")) && w.contains("stay on the CPU"),
+            "the warning says which kernel and what happens: {w}"
+        );
+    }
+    assert!(lines(&stderr, "daedalus: error:").is_empty(), "{stderr}");
+    println!("optional kernels not built: one warning each, those calls on the CPU: ok");
 }

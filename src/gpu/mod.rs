@@ -359,6 +359,17 @@ pub mod testing {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     static FAIL_NEXT_SUBMISSION: AtomicBool = AtomicBool::new(false);
+    static FAIL_OPTIONAL_KERNELS: AtomicBool = AtomicBool::new(false);
+
+    /// Makes the device's set-up fail to build the kernels one decoder alone uses (CDEF, the
+    /// superblock loop filter), as a driver that cannot compile them would.
+    pub fn fail_optional_kernels() {
+        FAIL_OPTIONAL_KERNELS.store(true, Ordering::SeqCst);
+    }
+
+    pub(super) fn optional_kernels_fail() -> bool {
+        FAIL_OPTIONAL_KERNELS.load(Ordering::SeqCst)
+    }
 
     /// Makes the next queue submission (of any thread) fail as a lost device would.
     pub fn fail_next_submission() {

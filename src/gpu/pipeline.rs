@@ -22,8 +22,17 @@ pub struct Kernel {
 pub struct Pipelines {
     pub set_layout: vk::DescriptorSetLayout,
     pub layout: vk::PipelineLayout,
-    /// Indexed by kernel number (see `kernels`): the transforms, MC, the loop filter.
-    pub kernels: Vec<Kernel>,
+    /// Indexed by kernel number (see `kernels`): the transforms, MC, the loop filter, then the
+    /// kernels one decoder alone uses (CDEF, the superblock loop filter), which are `None`
+    /// where the device could not build them: those calls stay on the CPU.
+    pub kernels: Vec<Option<Kernel>>,
+}
+
+impl Pipelines {
+    /// Whether kernel `k` was built.
+    pub fn has(&self, k: usize) -> bool {
+        self.kernels.get(k).is_some_and(|k| k.is_some())
+    }
 }
 
 /// Checks a shader's declared needs against the device.
@@ -161,10 +170,10 @@ impl Pipelines {
             let (_, m, needs) = modules.iter().find(|(s, _, _)| *s == stem).unwrap();
             let needs = needs.clone();
             let pipeline = compute_pipeline(device, *m, layout, &kernel.spec_constants(), cache)?;
-            kernels.push(Kernel {
+            kernels.push(Some(Kernel {
                 pipeline,
                 jobs_per_group: needs.invocations() / kernel.size().n() as u32,
-            });
+            }));
         }
         for stem in ["mc", "lf"] {
             let (m, needs) = module(device, stem, info)?;
@@ -173,21 +182,39 @@ impl Pipelines {
             if needs.invocations() != 8 * MC_LF_JOBS_PER_GROUP {
                 return Err(format!("shader {stem}: 8 invocations per job expected"));
             }
-            kernels.push(Kernel {
+            kernels.push(Some(Kernel {
                 pipeline,
                 jobs_per_group: MC_LF_JOBS_PER_GROUP,
-            });
+            }));
         }
         // One job per workgroup of 64 invocations, in kernel order (LF_SB_KERNEL after CDEF).
+        // Each serves one decoder only: a device that cannot build one keeps the others.
         for stem in ["cdef", "lf_sb"] {
-            let (m, needs) = module(device, stem, info)?;
-            modules.push((stem, m, needs.clone()));
-            if needs.invocations() != 64 {
-                return Err(format!("shader {stem}: 64 invocations per job expected"));
-            }
-            kernels.push(Kernel {
-                pipeline: compute_pipeline(device, m, layout, &[], cache)?,
-                jobs_per_group: 1,
+            let built = if super::testing::optional_kernels_fail() {
+                Err(format!("shader {stem}: failure injected by a test"))
+            } else {
+                module(device, stem, info)
+            };
+            let built = built.and_then(|(m, needs)| {
+                modules.push((stem, m, needs.clone()));
+                if needs.invocations() != 64 {
+                    return Err(format!("shader {stem}: 64 invocations per job expected"));
+                }
+                Ok(Kernel {
+                    pipeline: compute_pipeline(device, m, layout, &[], cache)?,
+                    jobs_per_group: 1,
+                })
+            });
+            kernels.push(match built {
+                Ok(kernel) => Some(kernel),
+                Err(e) => {
+                    crate::log::once(
+                        crate::log::Level::Warn,
+                        stem,
+                        format_args!("{e}: these calls stay on the CPU"),
+                    );
+                    None
+                }
             });
         }
         for (_, m, _) in modules {

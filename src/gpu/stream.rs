@@ -288,7 +288,10 @@ impl Stream {
                     level = disp.level;
                     barriers += 1;
                 }
-                let kernel = &gpu.pipelines.kernels[disp.kernel];
+                // The recorder places no job on a kernel the device lacks.
+                let kernel = gpu.pipelines.kernels[disp.kernel]
+                    .as_ref()
+                    .expect("a kernel the device built");
                 if bound_kernel != disp.kernel {
                     d.cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, kernel.pipeline);
                     bound_kernel = disp.kernel;
