@@ -1,10 +1,10 @@
 //! The whole-frame loop-filter test: FFmpeg's own `ff_vp9_loopfilter_sb`, called superblock by
 //! superblock as the decoder calls it, with FFmpeg's C loop filters and with daedalus'
 //! deferred ones, on the same frame, random filter levels and edge masks
-//! (tests/lf_frame/lf_frame.c). Equal frames prove that the levels of one batch keep FFmpeg's
-//! order (columns then rows, plane by plane, superblock by superblock) on the GPU. The same
-//! frames through `daedalus_vp9_loopfilter_sb` (one call per superblock) prove that its walk
-//! of the masks is FFmpeg's.
+//! (tests/lf_frame/lf_frame.c), in each chroma format VP9 has. Equal frames prove that the
+//! levels of one batch keep FFmpeg's order (columns then rows, plane by plane, superblock by
+//! superblock) on the GPU. The same frames through `daedalus_vp9_loopfilter_sb` (one call per
+//! superblock) prove that its walk of the masks is FFmpeg's.
 //!
 //! Needs what `scripts/setup` builds: the C oracle (`build/oracle-c`, its `config.h`), the
 //! FFmpeg source it was built from (`build/ffmpeg-src`) and `target/release/libdaedalus.so`.
@@ -70,7 +70,7 @@ enum Way {
 fn frame(
     w: u32,
     h: u32,
-    subsampled: bool,
+    chroma: &str,
     registered: bool,
     flush: &str,
     seed: u64,
@@ -80,7 +80,7 @@ fn frame(
         .args([
             w.to_string(),
             h.to_string(),
-            (subsampled as u8).to_string(),
+            chroma.to_string(),
             (registered as u8).to_string(),
             flush.to_string(),
             seed.to_string(),
@@ -93,9 +93,7 @@ fn frame(
         .output()
         .expect("running the harness");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let what = format!(
-        "{w}x{h} subsampled={subsampled} registered={registered} flush={flush} way={way:?}"
-    );
+    let what = format!("{w}x{h} chroma={chroma} registered={registered} flush={flush} way={way:?}");
     println!("{what}: {}", text.trim());
     assert!(
         out.status.success(),
@@ -123,17 +121,19 @@ fn superblock_calls_equal_ffmpegs_loopfilter_sb() {
 
 fn frames_equal_ffmpegs(way: Way) {
     let gpu = std::env::var("DAEDALUS").map_or(true, |m| m == "gpu");
-    for (i, &(w, h, subsampled)) in [
-        (352, 288, true),
-        (1280, 720, true),
-        (200, 130, false),
-        (64, 64, true),
+    for (i, &(w, h, chroma)) in [
+        (352, 288, "420"),
+        (1280, 720, "420"),
+        (200, 130, "444"),
+        (64, 64, "420"),
+        (328, 200, "422"),
+        (200, 328, "440"),
     ]
     .iter()
     .enumerate()
     {
         for flush in ["frame", "row"] {
-            let text = frame(w, h, subsampled, true, flush, i as u64 * 7 + 1, way);
+            let text = frame(w, h, chroma, true, flush, i as u64 * 7 + 1, way);
             // Not vacuous: the filters changed pixels, all ran deferred, in one submission per
             // flush point, ordered by levels rather than by completing batches early.
             assert!(counter(&text, "changed") > (w * h / 20) as u64, "{text}");
@@ -173,7 +173,7 @@ fn frames_equal_ffmpegs(way: Way) {
 #[test]
 fn copied_frames_equal_ffmpegs_loopfilter_sb_sequence() {
     for way in [Way::Edges, Way::Superblocks] {
-        let text = frame(352, 288, true, false, "frame", 99, way);
+        let text = frame(352, 288, "420", false, "frame", 99, way);
         assert!(counter(&text, "changed") > 5000, "{text}");
     }
 }

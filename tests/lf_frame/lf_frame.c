@@ -6,8 +6,8 @@
  * functions in its table, or daedalus_vp9_loopfilter_sb in its place (one call per
  * superblock). Built and run by tests/lf_frame.rs against the C oracle.
  *
- * usage: lf_frame WIDTH HEIGHT SS (1: 4:2:0, 0: 4:4:4) REGISTER (1: registered memory, 0:
- *        copied) FLUSH (row: after each superblock row, frame: once) SEED
+ * usage: lf_frame WIDTH HEIGHT CHROMA (420, 422, 440 or 444) REGISTER (1: registered memory,
+ *        0: copied) FLUSH (row: after each superblock row, frame: once) SEED
  *        WAY (edges: FFmpeg's walk with daedalus' functions, sb: daedalus_vp9_loopfilter_sb)
  * prints "changed=N differ=D calls=M" (N: pixels FFmpeg's filters changed, D: pixels where the
  * two results differ, M: loop-filter calls) and daedalus' counters, and exits 0 when both
@@ -147,10 +147,24 @@ static void filter_frame(AVCodecContext *avctx, VP9Context *s, VP9Filter *filter
 int main(int argc, char **argv)
 {
     if (argc != 8) {
-        fprintf(stderr, "usage: lf_frame WIDTH HEIGHT SS REGISTER row|frame SEED edges|sb\n");
+        fprintf(stderr, "usage: lf_frame WIDTH HEIGHT 420|422|440|444 REGISTER row|frame SEED "
+                        "edges|sb\n");
         return 2;
     }
-    int w = atoi(argv[1]), h = atoi(argv[2]), ss = atoi(argv[3]), reg = atoi(argv[4]);
+    int w = atoi(argv[1]), h = atoi(argv[2]), reg = atoi(argv[4]);
+    int ss_h, ss_v;
+    if (!strcmp(argv[3], "420"))
+        ss_h = 1, ss_v = 1;
+    else if (!strcmp(argv[3], "422"))
+        ss_h = 1, ss_v = 0;
+    else if (!strcmp(argv[3], "440"))
+        ss_h = 0, ss_v = 1;
+    else if (!strcmp(argv[3], "444"))
+        ss_h = 0, ss_v = 0;
+    else {
+        fprintf(stderr, "unknown chroma format %s\n", argv[3]);
+        return 2;
+    }
     int flush_rows = !strcmp(argv[5], "row");
     state = strtoull(argv[6], NULL, 10);
     int sb_cols = (w + 63) / 64, sb_rows = (h + 63) / 64;
@@ -162,7 +176,8 @@ int main(int argc, char **argv)
         return 2;
     avctx.priv_data = s;
     s->s.frames[CUR_FRAME].tf.f = frame;
-    s->ss_h = s->ss_v = ss;
+    s->ss_h = ss_h;
+    s->ss_v = ss_v;
     s->bytesperpixel = 1;
     for (int l = 0; l < 64; l++) {
         s->filter_lut.lim_lut[l] = 1 + next() % 63;
@@ -173,7 +188,7 @@ int main(int argc, char **argv)
     size_t sizes[3];
     uint8_t *bufs[3], *refs[3], *orig[3];
     for (int p = 0; p < 3; p++) {
-        int pw = sb_cols * 64 >> (p ? ss : 0), ph = sb_rows * 64 >> (p ? ss : 0);
+        int pw = sb_cols * 64 >> (p ? ss_h : 0), ph = sb_rows * 64 >> (p ? ss_v : 0);
         frame->linesize[p] = FFALIGN(pw + 32, 64);
         sizes[p] = frame->linesize[p] * (size_t)(ph + 16);
         bufs[p] = av_malloc(sizes[p]);
