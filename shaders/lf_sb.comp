@@ -33,8 +33,7 @@ const uint EDGES = 16u;
 // A line's pixels across: 8 before the superblock to 8 after it. Read into registers (or the
 // invocation's local memory) with a fixed loop, so that the reads go out together. Indexed at
 // run time, the array lives in private memory: on V3D that is scratch memory behind the TMU,
-// as shared memory is there too, so shared memory would not be faster (and 64 lines of 80
-// ints would exceed 16 KiB).
+// as shared memory is there too, so shared memory would not be faster.
 const int SPAN = 80;
 
 uint edge_word(uint words, uint k)

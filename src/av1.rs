@@ -113,8 +113,8 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
             );
             return 0;
         }
-        if crate::gpu::set_up().is_some() && !batch::device_has_kernel(crate::kernels::CDEF_KERNEL)
-        {
+        // Placed on the GPU, the device is set up anyway (the pictures go to its memory).
+        if crate::gpu::get().is_some_and(|g| !g.pipelines.has(crate::kernels::CDEF_KERNEL)) {
             // The device could not build CDEF's kernel (logged once): dav1d keeps its own.
             return 0;
         }

@@ -1953,7 +1953,8 @@ impl Recorder {
             return self.run_in_order(op, dst, stride);
         }
         if self.gpu.is_some() && op.optional_kernel().is_some_and(|k| !device_has_kernel(k)) {
-            // Only the public API gets here (the decoders' hooks decline such calls).
+            // The decoders' hooks decline such calls (VP9's superblock hook, dav1d's CDEF
+            // attach), so these come from the public API: at once, on the CPU.
             return self.run_now(op, dst, stride, origin);
         }
         let rect = op.rect(dst, stride);

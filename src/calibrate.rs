@@ -237,6 +237,11 @@ fn decide_group(
     let Some(gpu) = gpu::get() else {
         return on_cpu("no-device");
     };
+    // A kernel the device could not build (logged once) leaves nothing to time on it; not
+    // cached, as the device is not at fault.
+    if group.families.contains(&Family::Cdef) && !gpu.pipelines.has(crate::kernels::CDEF_KERNEL) {
+        return on_cpu("no-kernel");
+    }
     let started = Instant::now();
     match crate::stats::quietly(measure) {
         Ok(times) => {

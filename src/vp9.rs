@@ -113,8 +113,8 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
 /// A superblock's loop filter, one recorded pass per plane and direction instead of a call per
 /// edge, with `DAEDALUS_LF_CALLS=superblocks`. Declined (FFmpeg then filters it with the table,
 /// whose loop-filter entries record or run FFmpeg's own functions as placed) without that
-/// setting and where the filters run on the CPU: the family is placed there, or this thread
-/// has no device.
+/// setting and where the filters run on the CPU: the family is placed there, this thread has
+/// no device, or the device could not build the superblock kernel.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn loopfilter_sb(
     _ctx: *mut c_void,

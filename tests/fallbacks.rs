@@ -190,12 +190,18 @@ fn optional_kernels_fail() {
         })
         .collect();
     // The two chroma planes share their stride.
-    let mut v = vec![0u8; planes[1].pixels.len()];
-    rng.bytes(&mut v);
+    let v = vec![0u8; planes[1].pixels.len()];
     planes.push(Canvas {
         pixels: v,
         ..planes[1]
     });
+    // Smooth content with small steps, which the filters change (noise they mostly leave).
+    for c in &mut planes {
+        for (i, p) in c.pixels.iter_mut().enumerate() {
+            let (x, y) = (i % c.stride, i / c.stride);
+            *p = (104 + (x / 8 + y / 8) % 5 * 12 + rng.below(5)) as u8;
+        }
+    }
     let mut expected: Vec<Canvas> = planes
         .iter()
         .map(|c| Canvas {
@@ -204,7 +210,8 @@ fn optional_kernels_fail() {
             pixels: c.pixels.clone(),
         })
         .collect();
-    let cpu_calls = stats().cpu_calls;
+    let original: Vec<Vec<u8>> = planes.iter().map(|c| c.pixels.clone()).collect();
+    let (cpu_calls, immediate) = (stats().cpu_calls, stats().immediate);
     for sb_row in 0..sb_rows {
         for sb_col in 0..sb_cols {
             let filter = RandomFilter::new(&mut rng);
@@ -253,6 +260,10 @@ fn optional_kernels_fail() {
     if let Some(d) = first_difference(&planes, &expected) {
         panic!("differs from the reference walk: {d}");
     }
+    assert!(
+        planes.iter().zip(&original).all(|(c, o)| c.pixels != *o),
+        "the filters changed every plane"
+    );
     let s = stats();
     assert_eq!(s.deferred_lf_sb, 0, "no pass went to the device");
     assert_eq!(
@@ -261,7 +272,7 @@ fn optional_kernels_fail() {
         "nothing deferred ran on the CPU"
     );
     assert!(
-        s.immediate >= (6 * sb_cols * sb_rows) as u64,
+        s.immediate - immediate >= (6 * sb_cols * sb_rows) as u64,
         "every pass ran at once"
     );
 }

@@ -188,7 +188,9 @@ impl Pipelines {
             }));
         }
         // One job per workgroup of 64 invocations, in kernel order (LF_SB_KERNEL after CDEF).
-        // Each serves one decoder only: a device that cannot build one keeps the others.
+        // Each serves one decoder only: a device that cannot build one keeps the others. (Any
+        // error counts, even a lost device's: the next submission then meets it and falls
+        // back as any lost device does.)
         for stem in ["cdef", "lf_sb"] {
             let built = if super::testing::optional_kernels_fail() {
                 Err(format!("shader {stem}: failure injected by a test"))
