@@ -2152,6 +2152,31 @@ impl Recorder {
         stats::add(&COUNTERS.placed_on_cpu, 1);
     }
 
+    /// Runs the transform of an intra block at once with FFmpeg's function on the GPU path:
+    /// the decoder's next prediction reads its pixels right away, so deferring it would only
+    /// add its recording to its early completion. Pending calls on its pixels (normally none:
+    /// the block's intra sync completed them) complete first. The CPU path, and transforms
+    /// placed on the CPU, take the usual way.
+    unsafe fn run_intra_transform(&mut self, op: Op, dst: *mut u8, stride: isize) {
+        if !self.backend_chosen {
+            self.choose_backend();
+        }
+        let on_cpu = |f| crate::calibrate::placement().of(f) == Place::Cpu;
+        if self.gpu.is_none() || op.family().is_some_and(on_cpu) {
+            return self.record(op, dst, stride, Origin::Ffmpeg);
+        }
+        let rect = op.rect(dst, stride);
+        if self.pending() > 0 {
+            // Not a decoder sync: not counted as one.
+            self.complete_early_where_possible(Reason::Immediate, &[rect]);
+        }
+        op.run_at_once(dst, stride, Origin::Ffmpeg);
+        stats::add(&COUNTERS.intra_itx_at_once, 1);
+        if self.inter_frame {
+            stats::add(&COUNTERS.inter_intra_itx_at_once, 1);
+        }
+    }
+
     /// Completes the pending batch, then runs this call on the CPU at once: FFmpeg's own
     /// function for its decoder's transforms, else the reference.
     unsafe fn run_now(&mut self, op: Op, dst: *mut u8, stride: isize, origin: Origin) {
@@ -2288,6 +2313,33 @@ pub unsafe fn record_itx(
     origin: Origin,
 ) {
     record_op(Op::Itx { tx, block, eob }, dst, stride, origin)
+}
+
+/// Runs the transform of an intra block of FFmpeg's decoder at once on the GPU path, after
+/// the pending calls on its pixels (see `Recorder::run_intra_transform`); records it on the
+/// CPU path.
+///
+/// # Safety
+/// As [`record_itx`].
+pub unsafe fn run_intra_transform(
+    tx: Transform,
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: i32,
+) {
+    let op = Op::Itx { tx, block, eob };
+    let ran = RECORDER.try_with(|r| match r.try_borrow_mut() {
+        Ok(mut r) => {
+            r.run_intra_transform(op, dst, stride);
+            true
+        }
+        Err(_) => false,
+    });
+    if ran != Ok(true) {
+        Op::Itx { tx, block, eob }.run_at_once(dst, stride, Origin::Ffmpeg);
+        stats::add(&COUNTERS.immediate, 1);
+    }
 }
 
 /// Records one motion compensation of the calling thread. A source window inside an imported

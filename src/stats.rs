@@ -30,6 +30,10 @@ pub struct Counters {
     /// Calls of the decoder run at once with FFmpeg's function because `DAEDALUS_KERNELS`
     /// places their family on the CPU.
     pub placed_on_cpu: AtomicU64,
+    /// Transforms of intra blocks run at once with FFmpeg's function (the decoder's next
+    /// prediction reads their pixels right away), and those of inter frames among them.
+    pub intra_itx_at_once: AtomicU64,
+    pub inter_intra_itx_at_once: AtomicU64,
     /// Calls ignored because a pointer was null.
     pub rejected: AtomicU64,
     /// Deferred calls that the GPU executed.
@@ -106,6 +110,8 @@ pub static COUNTERS: Counters = Counters {
     barriers: AtomicU64::new(0),
     immediate: AtomicU64::new(0),
     placed_on_cpu: AtomicU64::new(0),
+    intra_itx_at_once: AtomicU64::new(0),
+    inter_intra_itx_at_once: AtomicU64::new(0),
     rejected: AtomicU64::new(0),
     gpu_calls: AtomicU64::new(0),
     cpu_calls: AtomicU64::new(0),

@@ -26,7 +26,7 @@ use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
-pub const ABI_VERSION: c_int = 7;
+pub const ABI_VERSION: c_int = 8;
 
 /// The frame the decoder writes (the patch's `FFVP9ProviderFrame`).
 #[repr(C)]
@@ -68,6 +68,16 @@ pub struct DaedalusVp9Provider {
         src: *const *const u8,
         len: *const usize,
     ) -> c_int,
+    /// Intra prediction of the `size` x `size` block at (`x`, `y`) of `plane` writes it and
+    /// reads the neighbours `edges` names (`INTRA_*`).
+    pub intra_edges: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        plane: c_int,
+        x: c_int,
+        y: c_int,
+        size: c_int,
+        edges: c_int,
+    ),
     pub frame_end: unsafe extern "C" fn(ctx: *mut c_void, frame: *const DaedalusVp9Frame),
     pub detach: unsafe extern "C" fn(ctx: *mut c_void),
     /// Memory for the decoder's frame pool while the provider is attached: `size` zeroed
@@ -102,6 +112,7 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
     frame_begin,
     sync,
     backup_row,
+    intra_edges,
     frame_end,
     detach,
     frame_alloc,
@@ -153,9 +164,14 @@ unsafe extern "C" fn loopfilter_sb(
 }
 
 /// The patch's sync reasons.
-const SYNC_INTRA: c_int = 1;
 const SYNC_ROW_DONE: c_int = 2;
 const SYNC_ROW_PUBLISHED: c_int = 3;
+
+/// The patch's `FFVP9IntraEdge` flags: the neighbours an intra prediction reads.
+const INTRA_LEFT: c_int = 1;
+const INTRA_TOP: c_int = 2;
+const INTRA_TOPLEFT: c_int = 4;
+const INTRA_TOPRIGHT: c_int = 8;
 
 /// The planes of the frame this thread decodes: where a sync's rectangle lies.
 #[derive(Clone, Copy)]
@@ -186,32 +202,43 @@ impl Planes {
         })
     }
 
-    /// What intra prediction of the `w` x `h` block at (`x`, `y`) of `plane` reads and writes:
-    /// its left column, the row above with its top-left and top-right pixels, and itself.
-    /// At the top of a superblock row the row above comes from the decoder's backup of it
-    /// instead: there, from `backup` where this provider made it.
+    /// The address of pixel (`x`, `y`) of `plane` (0 outside the plane's first row and
+    /// column: no block of the decoder starts there).
+    fn pixel_address(&self, plane: usize, x: i64, y: i64) -> usize {
+        if x < 0 || y < 0 {
+            return 0;
+        }
+        let offset = y * self.linesize[plane] as i64 + x * self.bytes_per_pixel as i64;
+        (self.data[plane] as usize).wrapping_add_signed(offset as isize)
+    }
+
+    /// What intra prediction of the `size` x `size` block at (`x`, `y`) of `plane` writes and
+    /// reads: itself, and the neighbours `edges` names (the decoder's `FFVP9IntraEdge`): its
+    /// left column, the row above with the top-left and top-right pixels. At the top of a
+    /// superblock row the row above comes from the decoder's backup of it instead: there,
+    /// from `backup` where this provider made it (else the decoder copied it: nothing pends).
     fn intra(
         &self,
         backup: Option<Backup>,
         plane: usize,
-        x: i64,
-        y: i64,
-        w: i64,
-        h: i64,
+        (x, y, size): (i64, i64, i64),
+        edges: c_int,
     ) -> Vec<batch::Area> {
+        let mut areas = Vec::with_capacity(2);
+        let left = (edges & INTRA_LEFT != 0) as i64;
+        areas.extend(self.area(plane, x - left, y, size + left, size));
+        if edges & INTRA_TOP == 0 {
+            return areas;
+        }
+        let x0 = x - (edges & INTRA_TOPLEFT != 0) as i64;
+        let x1 = x + size + if edges & INTRA_TOPRIGHT != 0 { 4 } else { 0 };
         let sb_rows = 64 >> if plane == 0 { 0 } else { self.ss_v };
         if y % sb_rows != 0 {
-            return self
-                .area(plane, x - 1, y - 1, 2 * w + 1, h + 1)
-                .into_iter()
-                .collect();
-        }
-        let mut areas: Vec<batch::Area> =
-            self.area(plane, x - 1, y, w + 1, h).into_iter().collect();
-        if let Some(b) = backup {
+            areas.extend(self.area(plane, x0, y - 1, x1 - x0, 1));
+        } else if let Some(b) = backup {
             let bpp = self.bytes_per_pixel as i64;
-            let first = ((x - 1).max(0) * bpp) as usize;
-            let end = (((x + 2 * w) * bpp).max(0) as usize).min(b.len[plane]);
+            let first = (x0.max(0) * bpp) as usize;
+            let end = ((x1 * bpp).max(0) as usize).min(b.len[plane]);
             if first < end {
                 areas.push(batch::Area {
                     at: b.dst[plane].wrapping_add(first),
@@ -239,6 +266,9 @@ thread_local! {
     static PLANES: std::cell::Cell<Option<Planes>> = const { std::cell::Cell::new(None) };
     /// Its backup lines, once this provider copies them.
     static BACKUP: std::cell::Cell<Option<Backup>> = const { std::cell::Cell::new(None) };
+    /// The pixel address of the block this thread's last intra sync was for (0: none): the
+    /// decoder adds that block's transform right after predicting it.
+    static INTRA_BLOCK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// A context the decoder holds while the provider takes part; it carries no state.
@@ -277,7 +307,13 @@ unsafe extern "C" fn provider_itx<const I: usize>(
 ) {
     let tx = Transform::ALL[I];
     crate::ffi::guard("a VP9 transform", (), || {
-        batch::record_itx(tx, dst, stride, block, eob, Origin::Ffmpeg)
+        if INTRA_BLOCK.with(|b| b.replace(0)) == dst as usize {
+            // The next prediction reads these pixels at once: deferring them would only
+            // make that read complete them early.
+            batch::run_intra_transform(tx, dst, stride, block, eob)
+        } else {
+            batch::record_itx(tx, dst, stride, block, eob, Origin::Ffmpeg)
+        }
     })
 }
 
@@ -479,41 +515,58 @@ unsafe extern "C" fn frame_begin(_ctx: *mut c_void, frame: *const DaedalusVp9Fra
         published::forget_known();
         PLANES.with(|p| p.set(planes));
         BACKUP.with(|b| b.set(None));
+        INTRA_BLOCK.with(|b| b.set(0));
     })
 }
 
-/// Completes what the decoder is about to read: for an intra block only the pending calls on
-/// its pixels (and what they depend on), where this thread began the frame and so knows its
-/// planes; a row done on a slice thread (read by the loop-filter thread) completes all pending
-/// work. A row published to other frame threads is submitted and left running: they wait for
-/// it in `await_rows`.
+/// Completes what the decoder is about to read: a row done on a slice thread (read by the
+/// loop-filter thread) completes all pending work. A row published to other frame threads is
+/// submitted and left running: they wait for it in `await_rows`.
 unsafe extern "C" fn sync(
     _ctx: *mut c_void,
     reason: c_int,
-    plane: c_int,
-    x: c_int,
+    _plane: c_int,
+    _x: c_int,
     y: c_int,
-    w: c_int,
-    h: c_int,
+    _w: c_int,
+    _h: c_int,
 ) {
     crate::ffi::guard("sync", (), || {
         let planes = PLANES.with(|p| p.get());
-        let (x, y, w, h) = (x as i64, y as i64, w as i64, h as i64);
         match (reason, planes) {
-            (SYNC_INTRA, Some(p)) if (0..3).contains(&plane) => {
-                let backup = BACKUP.with(|b| b.get());
-                batch::complete_for(Reason::Intra, &p.intra(backup, plane as usize, x, y, w, h))
-            }
-            (SYNC_INTRA, _) => batch::flush_for(Reason::Intra),
             (SYNC_ROW_DONE, _) => batch::flush_for(Reason::RowDone),
             (SYNC_ROW_PUBLISHED, Some(p)) => {
                 // Submitted, not waited for: readers wait in `await_rows`.
                 let serial = batch::publish();
-                published::add(p.data[0] as usize, (y / 64) as i32, serial);
+                published::add(p.data[0] as usize, y / 64, serial);
             }
             (SYNC_ROW_PUBLISHED, None) => batch::flush_for(Reason::RowPublished),
             _ => batch::flush_for(Reason::Caller),
         }
+    })
+}
+
+/// Completes what an intra prediction is about to read and write (`Planes::intra`): only the
+/// pending calls on those pixels and what they depend on, where this thread began the frame
+/// and so knows its planes; elsewhere (slice workers) all pending work. The block's
+/// transform, which the decoder adds next, then runs at once (`provider_itx`).
+unsafe extern "C" fn intra_edges(
+    _ctx: *mut c_void,
+    plane: c_int,
+    x: c_int,
+    y: c_int,
+    size: c_int,
+    edges: c_int,
+) {
+    crate::ffi::guard("intra_edges", (), || match PLANES.with(|p| p.get()) {
+        Some(p) if (0..3).contains(&plane) => {
+            let (plane, x, y) = (plane as usize, x as i64, y as i64);
+            let backup = BACKUP.with(|b| b.get());
+            let areas = p.intra(backup, plane, (x, y, size as i64), edges);
+            batch::complete_for(Reason::Intra, &areas);
+            INTRA_BLOCK.with(|b| b.set(p.pixel_address(plane, x, y)));
+        }
+        _ => batch::flush_for(Reason::Intra),
     })
 }
 
@@ -839,7 +892,7 @@ pub fn stats_line() -> String {
     };
     format!(
         "daedalus: device=\"{device}\" path={path} kernels={kernels} kernels_by={kernels_by} calibration={calibration} deferred={} itx_deferred={} mc_deferred={} \
-         lf_deferred={} lf_sb_deferred={} cdef_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
+         lf_deferred={} lf_sb_deferred={} cdef_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} intra_itx_at_once={} inter_intra_itx_at_once={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
          itx_redo_possible={} early_completions={} completed_early={} inter_deferred={} inter_completed_early={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
          flush_full={} flush_immediate={} flush_registry={} unattended_submissions={} \
@@ -856,6 +909,8 @@ pub fn stats_line() -> String {
         r(&c.mc_source_in_place),
         r(&c.immediate),
         r(&c.placed_on_cpu),
+        r(&c.intra_itx_at_once),
+        r(&c.inter_intra_itx_at_once),
         r(&c.gpu_calls),
         r(&c.cpu_calls),
         r(&c.ffmpeg_calls),
