@@ -949,3 +949,94 @@ pub fn stats_line() -> String {
 extern "C" fn print_stats() {
     let _ = std::panic::catch_unwind(|| eprintln!("{}", stats_line()));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Planes of a 4:2:0 frame at made-up addresses (never dereferenced), 8 bits.
+    fn planes() -> Planes {
+        Planes {
+            data: [
+                0x10_0000 as *mut u8,
+                0x20_0000 as *mut u8,
+                0x30_0000 as *mut u8,
+            ],
+            linesize: [1024, 512, 512],
+            ss_v: 1,
+            bytes_per_pixel: 1,
+        }
+    }
+
+    /// `(plane, x, y, w, h)` of each area, where it lies in a plane; `(9, offset, 0, w, h)`
+    /// in the backup lines.
+    fn rects(
+        areas: &[batch::Area],
+        backup: Option<Backup>,
+    ) -> Vec<(usize, i64, i64, usize, usize)> {
+        let p = planes();
+        areas
+            .iter()
+            .map(|a| {
+                let at = a.at as usize;
+                if let Some(b) = backup.filter(|b| at >= b.dst[0] as usize) {
+                    return (9, (at - b.dst[0] as usize) as i64, 0, a.w, a.h);
+                }
+                let plane = (0..3).rev().find(|&i| at >= p.data[i] as usize).unwrap();
+                let offset = (at - p.data[plane] as usize) as i64;
+                let stride = p.linesize[plane] as i64;
+                assert_eq!(a.stride, p.linesize[plane]);
+                (plane, offset % stride, offset / stride, a.w, a.h)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn intra_sync_covers_what_the_mode_reads() {
+        let p = planes();
+        let all = INTRA_LEFT | INTRA_TOP | INTRA_TOPLEFT | INTRA_TOPRIGHT;
+        let at = |plane, xy: (i64, i64), size, edges| {
+            rects(&p.intra(None, plane, (xy.0, xy.1, size), edges), None)
+        };
+        // No neighbour read (DC_128 and the like): the block alone, which it writes.
+        assert_eq!(at(0, (16, 8), 8, 0), [(0, 16, 8, 8, 8)]);
+        // The left column joins the block.
+        assert_eq!(at(0, (16, 8), 8, INTRA_LEFT), [(0, 15, 8, 9, 8)]);
+        // The row above: just the block's width, then with its corners.
+        assert_eq!(
+            at(0, (16, 8), 8, INTRA_TOP),
+            [(0, 16, 8, 8, 8), (0, 16, 7, 8, 1)]
+        );
+        assert_eq!(at(0, (16, 8), 4, all), [(0, 15, 8, 5, 4), (0, 15, 7, 9, 1)]);
+        // At the left edge of the plane nothing lies left of it.
+        assert_eq!(at(1, (0, 4), 4, all), [(1, 0, 4, 4, 4), (1, 0, 3, 8, 1)]);
+        // At the top of a superblock row (64 luma rows, 32 chroma rows in 4:2:0) the row
+        // above is the decoder's own copy when this provider did not make one.
+        assert_eq!(at(0, (16, 64), 8, all), [(0, 15, 64, 9, 8)]);
+        assert_eq!(at(2, (16, 32), 8, INTRA_TOP), [(2, 16, 32, 8, 8)]);
+        assert_eq!(
+            at(0, (16, 32), 8, INTRA_TOP),
+            [(0, 16, 32, 8, 8), (0, 16, 31, 8, 1)]
+        );
+        // Else its columns of the backup lines.
+        let backup = Backup {
+            dst: [
+                0x40_0000 as *mut u8,
+                0x40_1000 as *mut u8,
+                0x40_2000 as *mut u8,
+            ],
+            len: [1024, 512, 512],
+            stride: 0x1000,
+        };
+        let areas = p.intra(Some(backup), 0, (16, 64, 4), all);
+        assert_eq!(
+            rects(&areas, Some(backup)),
+            [(0, 15, 64, 5, 4), (9, 15, 0, 9, 1)]
+        );
+        let areas = p.intra(Some(backup), 1, (8, 32, 8), INTRA_TOP);
+        assert_eq!(
+            rects(&areas, Some(backup)),
+            [(1, 8, 32, 8, 8), (9, 0x1008, 0, 8, 1)]
+        );
+    }
+}
