@@ -566,7 +566,10 @@ unsafe extern "C" fn intra_edges(
             batch::complete_for(Reason::Intra, &areas);
             INTRA_BLOCK.with(|b| b.set(p.pixel_address(plane, x, y)));
         }
-        _ => batch::flush_for(Reason::Intra),
+        _ => {
+            batch::flush_for(Reason::Intra);
+            INTRA_BLOCK.with(|b| b.set(0));
+        }
     })
 }
 
@@ -663,6 +666,7 @@ unsafe extern "C" fn frame_end(_ctx: *mut c_void, _frame: *const DaedalusVp9Fram
     crate::ffi::guard("frame_end", (), || {
         let planes = PLANES.with(|p| p.replace(None));
         BACKUP.with(|b| b.set(None));
+        INTRA_BLOCK.with(|b| b.set(0));
         batch::flush_for(Reason::FrameEnd);
         // Everything of the frame is complete: readers need not look it up any more.
         if let Some(p) = planes {
@@ -1008,11 +1012,16 @@ mod tests {
             [(0, 16, 8, 8, 8), (0, 16, 7, 8, 1)]
         );
         assert_eq!(at(0, (16, 8), 4, all), [(0, 15, 8, 5, 4), (0, 15, 7, 9, 1)]);
-        // At the left edge of the plane nothing lies left of it.
+        // Clipped to the plane's first column and last byte of a row.
         assert_eq!(at(1, (0, 4), 4, all), [(1, 0, 4, 4, 4), (1, 0, 3, 8, 1)]);
+        assert_eq!(
+            at(1, (508, 4), 4, all),
+            [(1, 507, 4, 5, 4), (1, 507, 3, 5, 1)]
+        );
         // At the top of a superblock row (64 luma rows, 32 chroma rows in 4:2:0) the row
         // above is the decoder's own copy when this provider did not make one.
-        assert_eq!(at(0, (16, 64), 8, all), [(0, 15, 64, 9, 8)]);
+        let left_top = INTRA_LEFT | INTRA_TOP | INTRA_TOPLEFT;
+        assert_eq!(at(0, (16, 64), 8, left_top), [(0, 15, 64, 9, 8)]);
         assert_eq!(at(2, (16, 32), 8, INTRA_TOP), [(2, 16, 32, 8, 8)]);
         assert_eq!(
             at(0, (16, 32), 8, INTRA_TOP),
@@ -1038,5 +1047,13 @@ mod tests {
             rects(&areas, Some(backup)),
             [(1, 8, 32, 8, 8), (9, 0x1008, 0, 8, 1)]
         );
+        assert!(areas.iter().skip(1).all(|a| a.stride == 0x1000));
+        // Two bytes a pixel: offsets and widths in bytes.
+        let wide = Planes {
+            bytes_per_pixel: 2,
+            ..planes()
+        };
+        let areas = wide.intra(None, 0, (16, 8, 4), all);
+        assert_eq!(rects(&areas, None), [(0, 30, 8, 10, 4), (0, 30, 7, 18, 1)]);
     }
 }
