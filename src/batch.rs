@@ -248,6 +248,12 @@ impl Op<'_> {
         }
     }
 
+    /// Whether `DAEDALUS_KERNELS` or the calibration places the call's family on the CPU.
+    fn placed_on_cpu(&self) -> bool {
+        self.family()
+            .is_some_and(|f| crate::calibrate::placement().of(f) == Place::Cpu)
+    }
+
     /// Runs the call at once: FFmpeg's own function for its decoder's calls, else the
     /// reference.
     unsafe fn run_at_once(&self, dst: *mut u8, stride: isize, origin: Origin) {
@@ -1948,8 +1954,7 @@ impl Recorder {
         if !self.backend_chosen {
             self.choose_backend();
         }
-        let on_cpu = |f| crate::calibrate::placement().of(f) == Place::Cpu;
-        if origin == Origin::Ffmpeg && op.family().is_some_and(on_cpu) {
+        if origin == Origin::Ffmpeg && op.placed_on_cpu() {
             return self.run_in_order(op, dst, stride);
         }
         if self.gpu.is_some() && op.optional_kernel().is_some_and(|k| !device_has_kernel(k)) {
@@ -2161,8 +2166,7 @@ impl Recorder {
         if !self.backend_chosen {
             self.choose_backend();
         }
-        let on_cpu = |f| crate::calibrate::placement().of(f) == Place::Cpu;
-        if self.gpu.is_none() || op.family().is_some_and(on_cpu) {
+        if self.gpu.is_none() || op.placed_on_cpu() {
             return self.record(op, dst, stride, Origin::Ffmpeg);
         }
         let rect = op.rect(dst, stride);
