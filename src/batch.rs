@@ -91,10 +91,24 @@ pub enum Op<'a> {
         h: i32,
     },
     /// One plane's columns or rows pass of a superblock's loop filter (`lf_sb`); its
-    /// destination is the superblock's first pixel.
-    LfSb { pass: &'a SbPass },
+    /// destination is the superblock's first pixel. `sb` is its position where the call comes
+    /// from FFmpeg's decoder, which filters superblocks in raster order after the rows they
+    /// read are reconstructed: such passes are ordered by position.
+    LfSb {
+        pass: &'a SbPass,
+        sb: Option<SbPosition>,
+    },
     /// AV1's CDEF (dav1d's `fb[]`): its destination is `call.dst`.
     Cdef { call: CdefCall },
+}
+
+/// Where a pass of the decoder's superblock loop filter lies: the superblock's row and column
+/// (in superblocks) and the plane.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub struct SbPosition {
+    pub row: u32,
+    pub col: u32,
+    pub plane: u32,
 }
 
 /// Pixels a call (or a reader of the decoder) reads and writes: `w` x `h` bytes from `at`,
@@ -167,7 +181,7 @@ impl Op<'_> {
                     },
                 };
             }
-            Op::LfSb { pass } => {
+            Op::LfSb { pass, .. } => {
                 let (_, lo, lines, across) = pass.extent();
                 return match pass.dir {
                     LfDir::H => Area {
@@ -278,7 +292,7 @@ impl Op<'_> {
                 (Origin::Ffmpeg, Some(ffmpeg)) => ffmpeg(dst, stride, e, i, h),
                 _ => lf::lf_now(f, dst, stride, e, i, h),
             },
-            Op::LfSb { pass } => run_lf_sb(&pass.table, pass.dir, dst, stride, origin),
+            Op::LfSb { pass, .. } => run_lf_sb(&pass.table, pass.dir, dst, stride, origin),
             Op::Cdef { call } => call.run_now(),
         }
     }
@@ -686,7 +700,7 @@ struct PendingCall {
 fn call_cost(op: &Op, jobs: usize) -> u32 {
     match *op {
         Op::Itx { tx, .. } => (tx.size.n() * tx.size.n()).div_ceil(64) as u32,
-        Op::LfSb { pass } => pass.edges as u32,
+        Op::LfSb { pass, .. } => pass.edges as u32,
         _ => jobs as u32,
     }
 }
@@ -752,6 +766,9 @@ fn job_eob(flags: u32) -> i32 {
 
 /// Most job words one call adds (a 64x64 motion compensation: 64 tiles).
 const MAX_CALL_WORDS: usize = 64 * 12;
+
+/// A span of no bytes: it meets nothing.
+const NO_SPAN: (usize, usize) = (usize::MAX, 0);
 
 /// Hashes a bucket key with one multiplication: the keys are the recorder's own, so the
 /// default hasher's protection against chosen keys only costs time on every call.
@@ -861,6 +878,14 @@ struct GpuBatch {
     visit: u32,
     /// `calls[i]` is the call of serial index `i` in `levels` (cleared with the batch).
     calls_in_step: bool,
+    /// The highest level of a call placed by its cells.
+    cell_level_max: Option<u32>,
+    /// The decoder's superblock loop-filter passes, placed by position (see
+    /// [`GpuBatch::place_by_position`]): per plane, the span of the bytes they read and
+    /// write; the last one's position and direction; the superblock row of the first.
+    lf_spans: [(usize, usize); 3],
+    lf_last: Option<(SbPosition, bool)>,
+    lf_first_row: u32,
 }
 
 impl GpuBatch {
@@ -897,7 +922,60 @@ impl GpuBatch {
             visited: Vec::new(),
             visit: 0,
             calls_in_step: true,
+            cell_level_max: None,
+            lf_spans: [NO_SPAN; 3],
+            lf_last: None,
+            lf_first_row: 0,
         }
+    }
+
+    /// Whether `span` meets the bytes of a loop-filter pass placed by position.
+    fn meets_lf_passes(&self, span: (usize, usize)) -> bool {
+        self.lf_spans.iter().any(|&s| spans_meet(s, span))
+    }
+
+    /// Places a pass of FFmpeg's superblock loop filter by the superblock's position instead
+    /// of its cells (a pass's footprint is about 300 cells; a call per superblock is only
+    /// cheaper if placing it is). The decoder filters superblock row `r` after reconstructing
+    /// it, superblocks in raster order, each plane's columns pass before its rows pass. Then
+    /// the columns pass of (r, c) must follow the passes of (r, c - 1), which it reaches into,
+    /// and the rows pass of (r, c) the columns pass of (r, c) and (r - 1, c + 1) and the rows
+    /// pass of (r - 1, c), into which it reaches: level `2 (r + c)` for the columns pass and
+    /// one more for the rows pass orders them all, planes side by side, above every call
+    /// placed by cells so far. Later calls placed by cells must not touch these bytes (they
+    /// know nothing of them): `place` completes the batch first where one would, as it does
+    /// where a pass comes out of raster order, and early completions of these bytes complete
+    /// the batch instead (`complete_areas`). In the decoder neither happens: what it
+    /// reconstructs and reads after filtering a row lies below that row.
+    fn place_by_position(
+        &mut self,
+        pass: &SbPass,
+        sb: SbPosition,
+        span: (usize, usize),
+    ) -> Result<u32, Busy> {
+        if self.may_redo {
+            // A transform that FFmpeg's function may redo after the submission would undo the
+            // filter: complete the batch first.
+            return Err(Busy::Flush(Reason::Overlap));
+        }
+        let rows_pass = pass.dir == LfDir::V;
+        match self.lf_last {
+            // Out of the decoder's order (or another frame's): complete the batch first.
+            Some(last) if (sb, rows_pass) <= last => return Err(Busy::Flush(Reason::Overlap)),
+            Some(_) => {}
+            None => self.lf_first_row = sb.row,
+        }
+        let base = self.cell_level_max.map_or(0, |l| l + 1);
+        let level = base + 2 * (sb.row - self.lf_first_row + sb.col) + rows_pass as u32;
+        if level >= MAX_LEVELS {
+            return Err(Busy::Flush(Reason::Full));
+        }
+        self.lf_last = Some((sb, rows_pass));
+        // A plane's passes lie in one span: the rows filtered so far (with the padding at
+        // their ends, which nothing touches).
+        let s = &mut self.lf_spans[sb.plane.min(2) as usize];
+        *s = (s.0.min(span.0), s.1.max(span.1));
+        Ok(level)
     }
 
     /// The slot of an imported region in this batch, taking a new one if there is room.
@@ -920,6 +998,10 @@ impl GpuBatch {
             return Err(Busy::Straddles);
         }
         self.found.clear();
+        let by_position = match *op {
+            Op::LfSb { pass, sb: Some(sb) } => Some((pass, sb)),
+            _ => None,
+        };
         if self.pending_words >= self.max_words {
             return Err(Busy::Flush(Reason::Full));
         }
@@ -960,6 +1042,11 @@ impl GpuBatch {
         if stride.unsigned_abs() > i32::MAX as usize {
             self.current = None;
         }
+        let by_position = by_position.filter(|_| self.current.is_some());
+        if by_position.is_none() && self.meets_lf_passes((lo, hi)) {
+            // Pixels of passes placed by position, which the cells do not know.
+            return Err(Busy::Flush(Reason::Overlap));
+        }
 
         // The source of a motion compensation: in place where it lies in an imported frame.
         let mut source = Source::Arena;
@@ -984,6 +1071,9 @@ impl GpuBatch {
             }
             match placement {
                 Placement::Inside(index) if src_stride.unsigned_abs() <= i32::MAX as usize => {
+                    if self.meets_lf_passes((lo, hi)) {
+                        return Err(Busy::Flush(Reason::Overlap));
+                    }
                     let r = self.regions[index].clone();
                     if let Some(in_place) = &r.in_place {
                         let block = block_in(r.id, r.start, r.end, &win);
@@ -1008,6 +1098,12 @@ impl GpuBatch {
             }
         }
         let (target_slot, dst_mark) = match &self.current {
+            Some(r) if by_position.is_some() => {
+                let slot = r.slot;
+                let (pass, sb) = by_position.expect("placed by position");
+                need.level = self.place_by_position(pass, sb, (lo, hi))?;
+                (slot, None)
+            }
             Some(r) => {
                 let block = block_in(r.id, r.start, r.end, rect);
                 let n = self
@@ -1072,6 +1168,12 @@ impl GpuBatch {
             stats::add(&COUNTERS.itx_redo_possible, 1);
         }
         let serial = self.levels.new_serial();
+        if by_position.is_none() {
+            self.cell_level_max = Some(
+                self.cell_level_max
+                    .map_or(need.level, |l| l.max(need.level)),
+            );
+        }
         if let Some(block) = dst_mark {
             self.levels
                 .mark(&block, Access::Write, need.level, cpu_redo, serial);
@@ -1258,7 +1360,7 @@ impl GpuBatch {
         let mut roots = Vec::new();
         for a in areas {
             let (lo, hi) = a.span();
-            if hi < lo {
+            if hi < lo || self.meets_lf_passes((lo, hi)) {
                 return false;
             }
             match regions::place(&self.regions, lo, hi) {
@@ -1548,6 +1650,9 @@ impl GpuBatch {
         self.retire();
         self.submitted = None;
         self.may_redo = false;
+        self.cell_level_max = None;
+        self.lf_spans = [NO_SPAN; 3];
+        self.lf_last = None;
     }
 
     /// Tells threads waiting for this batch's submission that its pixels are final (see
@@ -1830,7 +1935,7 @@ impl Recorder {
                 (2 * at + w.above * win.w + w.left) as u32
             }
             Op::Lf { .. } => 0,
-            Op::LfSb { pass } => {
+            Op::LfSb { pass, .. } => {
                 let at = self.take(2 * lf_sb::TABLE_WORDS);
                 ptr::copy_nonoverlapping(
                     pass.table.as_ptr() as *const u8,
@@ -1917,7 +2022,7 @@ impl Recorder {
                     );
                 }
             }
-            Op::LfSb { pass } => {
+            Op::LfSb { pass, .. } => {
                 // One job at the superblock's first pixel, inside the call's area.
                 let (_, lo, _, _) = pass.extent();
                 let (row, col) = match pass.dir {
@@ -2421,8 +2526,13 @@ pub unsafe fn record_lf_sb(
     for (plane, pass) in passes.iter() {
         if let Some(pass) = pass {
             let stride = strides[(*plane > 0) as usize];
+            let sb = (origin == Origin::Ffmpeg).then_some(SbPosition {
+                row: row as u32 >> 3,
+                col: col as u32 >> 3,
+                plane: *plane as u32,
+            });
             crate::ffi::guard("a superblock loop-filter pass", (), || {
-                record_op(Op::LfSb { pass }, dst[*plane], stride, origin)
+                record_op(Op::LfSb { pass, sb }, dst[*plane], stride, origin)
             });
         }
     }

@@ -10,7 +10,7 @@
 //! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 200) |
 //! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoders' calls runs (`itx`, `mc`, `lf` of VP9, `cdef` of AV1; `all`): `gpu` deferred to the device, `cpu` FFmpeg's (dav1d's) own function (VP9: at once, after what it touches completes); default: calibrated per device |
 //! | `DAEDALUS_FRAME_MEMORY` | `pool`, `import` | where the decoder's frames live: `pool` device memory daedalus allocates (the portable path), `import` the decoder's own memory imported with VK_EXT_external_memory_host; default: import where the device can, else pool |
-//! | `DAEDALUS_LF_CALLS` | `edges` (default), `superblocks` | how the VP9 decoder's loop filter reaches a device: a call per edge, or one per superblock (`ff_vp9_loopfilter_sb`'s hook: 6 recorded passes instead of about 50 calls; its GPU kernel is still slower, see docs/benchmarks.md) |
+//! | `DAEDALUS_LF_CALLS` | `edges`, `superblocks` | how the VP9 decoder's loop filter reaches a device: a call per edge, or one per superblock (`ff_vp9_loopfilter_sb`'s hook: 6 passes placed by position instead of about 50 calls placed by their pixels); default: superblocks, except on a decoding thread that publishes its rows to others (frame threads), which wait for them and on whom the superblock kernel's longer chain on the GPU weighs (docs/benchmarks.md) |
 
 use crate::log::Level;
 use once_cell::sync::Lazy;
@@ -174,8 +174,19 @@ pub struct Config {
     pub stats_at_exit: bool,
     pub kernels: Placement,
     pub frame_memory: FrameMemory,
-    /// `DAEDALUS_LF_CALLS=superblocks`: the decoder's superblock loop-filter hook takes part.
-    pub lf_superblocks: bool,
+    /// `DAEDALUS_LF_CALLS`: whether the decoder's superblock loop-filter hook takes part.
+    pub lf_calls: LfCalls,
+}
+
+/// How the VP9 decoder's loop filter reaches a device.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum LfCalls {
+    /// Superblocks, except on threads that publish rows to others.
+    Auto,
+    /// A call per edge.
+    Edges,
+    /// A call per superblock, on every thread.
+    Superblocks,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -231,20 +242,21 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
             FrameMemory::Auto
         }
     };
-    let lf_superblocks = match var("DAEDALUS_LF_CALLS").as_deref().map(str::trim) {
-        None | Some("edges") => false,
-        Some("superblocks") => true,
+    let lf_calls = match var("DAEDALUS_LF_CALLS").as_deref().map(str::trim) {
+        None => LfCalls::Auto,
+        Some("edges") => LfCalls::Edges,
+        Some("superblocks") => LfCalls::Superblocks,
         Some(other) => {
             eprintln!(
-                "daedalus: warning: DAEDALUS_LF_CALLS={other:?} is not edges/superblocks; using edges"
+                "daedalus: warning: DAEDALUS_LF_CALLS={other:?} is not edges/superblocks; using the default"
             );
-            false
+            LfCalls::Auto
         }
     };
     Config {
         kernels,
         frame_memory,
-        lf_superblocks,
+        lf_calls,
         mode,
         device: var("DAEDALUS_DEVICE"),
         log_level,

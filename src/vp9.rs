@@ -18,6 +18,7 @@
 //! call time.
 
 use crate::batch::{self, Origin, FFMPEG_DSP, FFMPEG_ITX};
+use crate::config::LfCalls;
 use crate::kernels::itx::{self, Transform, Tx1d, TxSize};
 use crate::kernels::mc::{McFilter, McFunction};
 use crate::stats::{self, Reason, COUNTERS};
@@ -122,10 +123,12 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
 };
 
 /// A superblock's loop filter, one recorded pass per plane and direction instead of a call per
-/// edge, with `DAEDALUS_LF_CALLS=superblocks`. Declined (FFmpeg then filters it with the table,
-/// whose loop-filter entries record or run FFmpeg's own functions as placed) without that
-/// setting and where the filters run on the CPU: the family is placed there, this thread has
-/// no device, or the device could not build the superblock kernel.
+/// edge (`DAEDALUS_LF_CALLS`). Declined (FFmpeg then filters it with the table, whose
+/// loop-filter entries record or run FFmpeg's own functions as placed) with `edges`, by default
+/// on a thread that publishes its rows (frame threads: the threads that wait for a row wait for
+/// its chain of superblock passes, which takes the GPU longer than the per-edge calls), and
+/// where the filters run on the CPU: the family is placed there, this thread has no device, or
+/// the device could not build the superblock kernel.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn loopfilter_sb(
     _ctx: *mut c_void,
@@ -144,7 +147,12 @@ unsafe extern "C" fn loopfilter_sb(
     crate::ffi::guard("loopfilter_sb", 1, || {
         let on_cpu = crate::calibrate::placement().of(crate::config::Family::Lf)
             == crate::config::Place::Cpu;
-        if !crate::config::get().lf_superblocks
+        let wanted = match crate::config::get().lf_calls {
+            LfCalls::Edges => false,
+            LfCalls::Superblocks => true,
+            LfCalls::Auto => !PUBLISHES_ROWS.with(|p| p.get()),
+        };
+        if !wanted
             || on_cpu
             || !batch::thread_uses_gpu()
             || !batch::device_has_kernel(crate::kernels::LF_SB_KERNEL)
@@ -269,6 +277,8 @@ thread_local! {
     /// The pixel address of the block this thread's last intra sync was for (0: none): the
     /// decoder adds that block's transform right after predicting it.
     static INTRA_BLOCK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Whether this thread published a row to other threads (frame threads do, each row).
+    static PUBLISHES_ROWS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// A context the decoder holds while the provider takes part; it carries no state.
@@ -533,6 +543,9 @@ unsafe extern "C" fn sync(
 ) {
     crate::ffi::guard("sync", (), || {
         let planes = PLANES.with(|p| p.get());
+        if reason == SYNC_ROW_PUBLISHED {
+            PUBLISHES_ROWS.with(|p| p.set(true));
+        }
         match (reason, planes) {
             (SYNC_ROW_DONE, _) => batch::flush_for(Reason::RowDone),
             (SYNC_ROW_PUBLISHED, Some(p)) => {

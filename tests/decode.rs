@@ -487,15 +487,28 @@ fn matrix(mode: &str, env: &[(&str, &str)]) {
         itx > 0 && mc > 0 && lf + lf_sb > 0,
         "a family was never deferred"
     );
-    // With DAEDALUS_LF_CALLS=superblocks the decoder's superblocks go through the superblock
-    // hook on the GPU; otherwise, and without a device, it declines and FFmpeg's walk calls the
-    // per-edge functions.
-    let superblocks = env.contains(&("DAEDALUS_LF_CALLS", "superblocks"));
-    if mode == "gpu" && superblocks {
-        assert!(lf_sb > 0, "no superblock went through the superblock hook");
-        assert_eq!(lf, 0, "superblocks filtered edge by edge");
-    } else {
-        assert_eq!(lf_sb, 0, "the superblock hook took part");
+    // On the GPU the decoder's superblocks go through the superblock hook: with
+    // DAEDALUS_LF_CALLS=superblocks all of them, by default those of threads that do not
+    // publish rows (one thread, slice threads). With `edges`, and without a device, it declines
+    // and FFmpeg's walk calls the per-edge functions.
+    let lf_calls = env
+        .iter()
+        .find(|(k, _)| *k == "DAEDALUS_LF_CALLS")
+        .map(|(_, v)| *v);
+    match lf_calls {
+        _ if mode != "gpu" => assert_eq!(lf_sb, 0, "the superblock hook took part"),
+        Some("superblocks") => {
+            assert!(lf_sb > 0, "no superblock went through the superblock hook");
+            assert_eq!(lf, 0, "superblocks filtered edge by edge");
+        }
+        Some("edges") => assert_eq!(lf_sb, 0, "the superblock hook took part"),
+        _ => {
+            assert!(lf_sb > 0, "no superblock went through the superblock hook");
+            assert!(
+                lf > 0,
+                "frame threads' superblocks were not filtered edge by edge"
+            );
+        }
     }
     assert!(
         mode != "gpu" || in_place > 0,
@@ -516,7 +529,13 @@ fn gpu_path_on_the_frame_pool_equals_debian_ffmpeg() {
     matrix("gpu", &[("DAEDALUS_FRAME_MEMORY", "pool")]);
 }
 
-/// The loop filter one call per superblock (`ff_vp9_loopfilter_sb`'s hook) instead of per edge.
+/// The loop filter one call per edge, on every thread.
+#[test]
+fn gpu_path_with_loop_filter_by_edges_equals_debian_ffmpeg() {
+    matrix("gpu", &[("DAEDALUS_LF_CALLS", "edges")]);
+}
+
+/// The loop filter one call per superblock (`ff_vp9_loopfilter_sb`'s hook) on every thread.
 #[test]
 fn gpu_path_with_superblock_loop_filter_equals_debian_ffmpeg() {
     matrix("gpu", &[("DAEDALUS_LF_CALLS", "superblocks")]);
