@@ -764,3 +764,184 @@ fn early_completion_gives_each_reader_ffmpegs_pixels() {
         "the rest ran on the GPU"
     );
 }
+
+/// The decoder's superblock loop filter (the provider's `loopfilter_sb` hook) is placed by the
+/// superblock's position, not by its cells. Around a frame filtered in raster order, readers
+/// of filtered rows (early completions, then CPU writes), calls placed by cells on filtered
+/// pixels (the public superblock call) and superblocks out of raster order must each complete
+/// the batch first, and every reader must see, and the frame end with, the pixels of the same
+/// sequence run in order by the reference walk.
+#[test]
+fn decoder_superblocks_placed_by_position_keep_the_order() {
+    let _l = lock();
+    require_gpu();
+    let mut dsp = ffmpeg_c();
+    every_family_deferred();
+    let ctx = unsafe { (daedalus::vp9::PROVIDER.attach)(&mut dsp, 8) };
+    assert!(!ctx.is_null(), "the provider declined an 8-bit decoder");
+    let mut rng = Rng::new(77);
+    let (sb_cols, sb_rows) = (8, 6);
+    // 4:2:0 planes with a margin the first edges filter into; chroma planes share a stride.
+    let mut planes: Vec<Canvas> = (0..2)
+        .map(|p| {
+            Canvas::new(
+                &mut rng,
+                ((sb_cols * 64) >> p) + 32,
+                ((sb_rows * 64) >> p) + 16,
+            )
+        })
+        .collect();
+    planes.push(Canvas {
+        pixels: vec![0; planes[1].pixels.len()],
+        ..planes[1]
+    });
+    for c in &mut planes {
+        for (i, p) in c.pixels.iter_mut().enumerate() {
+            let (x, y) = (i % c.stride, i / c.stride);
+            *p = (104 + (x / 8 + y / 8) % 5 * 12 + rng.below(5)) as u8;
+        }
+    }
+    let mut expected = clone_canvases(&planes);
+    for c in &mut planes {
+        let rc = ffi::daedalus_register_memory(c.pixels.as_mut_ptr().cast(), c.pixels.len());
+        assert_eq!(rc, 0, "registering a plane");
+    }
+    let first = |cs: &mut [Canvas], p: usize, (sb_row, sb_col): (usize, usize)| -> *mut u8 {
+        let shift = (p > 0) as usize;
+        let (x, y) = (16 + ((sb_col * 64) >> shift), 8 + ((sb_row * 64) >> shift));
+        let c = &mut cs[p];
+        unsafe { c.pixels.as_mut_ptr().add(y * c.stride + x) }
+    };
+    let filters: Vec<RandomFilter> = (0..sb_cols * sb_rows)
+        .map(|_| RandomFilter::new(&mut rng))
+        .collect();
+    // Filters superblock `sb` of both frames: `expected` with the reference walk, `planes`
+    // through the decoder's hook or, with `public`, through the public call (placed by cells).
+    let filter = |planes: &mut [Canvas], expected: &mut [Canvas], sb: (usize, usize), public| {
+        let f = &filters[sb.0 * sb_cols + sb.1];
+        let (row, col) = (8 * sb.0 as i32, 8 * sb.1 as i32);
+        for (p, pass) in daedalus::kernels::lf_sb::SbPass::superblock(f.sb(), row, col, 1, 1) {
+            if let Some(pass) = pass {
+                let stride = expected[p].stride as isize;
+                unsafe {
+                    daedalus::kernels::lf_sb::run_pass_now(
+                        &pass.table,
+                        pass.dir,
+                        first(expected, p, sb),
+                        stride,
+                    )
+                };
+            }
+        }
+        let dst = [0, 1, 2].map(|p| first(planes, p, sb));
+        let (ls_y, ls_uv) = (planes[0].stride as isize, planes[1].stride as isize);
+        let tables = (
+            f.level.as_ptr(),
+            f.mask.as_ptr().cast(),
+            f.mblim_lut.as_ptr(),
+        );
+        let taken = unsafe {
+            if public {
+                ffi::daedalus_vp9_loopfilter_sb(
+                    dst.as_ptr(),
+                    ls_y,
+                    ls_uv,
+                    1,
+                    1,
+                    row,
+                    col,
+                    tables.0,
+                    tables.1,
+                    tables.2,
+                    f.lim_lut.as_ptr(),
+                )
+            } else {
+                (daedalus::vp9::PROVIDER.loopfilter_sb)(
+                    ctx,
+                    dst.as_ptr(),
+                    ls_y,
+                    ls_uv,
+                    1,
+                    1,
+                    row,
+                    col,
+                    tables.0,
+                    tables.1,
+                    tables.2,
+                    f.lim_lut.as_ptr(),
+                )
+            }
+        };
+        assert_eq!(taken, 0, "superblock {sb:?} was declined");
+    };
+    let before = stats();
+    let mut readers = 0;
+    for sb_row in 0..sb_rows {
+        for sb_col in 0..sb_cols {
+            filter(&mut planes, &mut expected, (sb_row, sb_col), false);
+            match rng.below(4) {
+                // A reader of filtered pixels: what it reads is final, then it writes them.
+                0 => {
+                    let p = rng.below(3);
+                    let (w, h) = (1 + rng.below(16), 1 + rng.below(8));
+                    let stride = planes[p].stride;
+                    let top = (8 + ((sb_row * 64) >> (p > 0) as usize)).saturating_sub(4);
+                    let (x, y) = (rng.below(stride - w), top + rng.below(8));
+                    let at = y * stride + x;
+                    let area = batch::Area {
+                        at: unsafe { planes[p].pixels.as_mut_ptr().add(at) },
+                        stride: stride as isize,
+                        w,
+                        h,
+                    };
+                    batch::complete_for(Reason::Intra, &[area]);
+                    readers += 1;
+                    for r in 0..h {
+                        let o = at + r * planes[p].stride;
+                        assert_eq!(
+                            planes[p].pixels[o..o + w],
+                            expected[p].pixels[o..o + w],
+                            "a reader of plane {p} after superblock ({sb_row}, {sb_col})"
+                        );
+                        let v = rng.below(256) as u8;
+                        planes[p].pixels[o..o + w].fill(v);
+                        expected[p].pixels[o..o + w].fill(v);
+                    }
+                }
+                // An earlier superblock again: out of raster order, through the hook or
+                // placed by its cells.
+                1 => {
+                    let again = (rng.below(sb_row + 1), rng.below(sb_cols));
+                    let again = if again.0 == sb_row {
+                        (again.0, again.1.min(sb_col))
+                    } else {
+                        again
+                    };
+                    filter(&mut planes, &mut expected, again, rng.chance(50));
+                }
+                _ => {}
+            }
+        }
+    }
+    ffi::daedalus_flush();
+    for c in &mut planes {
+        assert_eq!(
+            ffi::daedalus_unregister_memory(c.pixels.as_mut_ptr().cast()),
+            0
+        );
+    }
+    if let Some(d) = first_difference(&planes, &expected) {
+        panic!("differs from the reference walk in order: {d}");
+    }
+    assert_validation_clean();
+    let after = stats();
+    assert!(readers > 0, "no reader ran");
+    assert!(
+        after.deferred_lf_sb > before.deferred_lf_sb,
+        "no pass was deferred"
+    );
+    assert!(
+        after.flushes_overlap > before.flushes_overlap,
+        "nothing completed the batch first"
+    );
+}

@@ -676,3 +676,48 @@ impl CdefFn {
         }
     }
 }
+
+/// A random superblock filter as `ff_vp9_loopfilter_sb` takes it (each column of a mask row
+/// takes at most one of 16/8/4, and maybe the inner 4).
+pub struct RandomFilter {
+    pub level: [u8; 64],
+    pub mask: [[[[u8; 4]; 8]; 2]; 2],
+    pub mblim_lut: [u8; 64],
+    pub lim_lut: [u8; 64],
+}
+
+impl RandomFilter {
+    pub fn new(rng: &mut Rng) -> RandomFilter {
+        let mut f = RandomFilter {
+            level: [0; 64],
+            mask: [[[[0; 4]; 8]; 2]; 2],
+            mblim_lut: [0; 64],
+            lim_lut: [0; 64],
+        };
+        for l in 0..64 {
+            f.level[l] = rng.below(64) as u8;
+            f.lim_lut[l] = 1 + rng.below(63) as u8;
+            f.mblim_lut[l] = (2 * (l + 2)) as u8 + f.lim_lut[l];
+        }
+        for row in f.mask.iter_mut().flatten().flatten() {
+            for col in 0..8 {
+                if let w @ 0..=2 = rng.below(8) {
+                    row[w] |= 1 << col;
+                }
+                if rng.below(3) == 0 {
+                    row[3] |= 1 << col;
+                }
+            }
+        }
+        f
+    }
+
+    pub fn sb(&self) -> daedalus::kernels::lf_sb::SbFilter<'_> {
+        daedalus::kernels::lf_sb::SbFilter {
+            level: &self.level,
+            mask: &self.mask,
+            mblim_lut: &self.mblim_lut,
+            lim_lut: &self.lim_lut,
+        }
+    }
+}
