@@ -135,28 +135,7 @@ fn optional_kernels_fail() {
     // A frame of 3x2 superblocks (4:2:0) through the superblock call, against the reference
     // walk of the same masks: the passes run on the CPU, none is deferred.
     let (sb_cols, sb_rows) = (3, 2);
-    let mut planes: Vec<Canvas> = (0..2)
-        .map(|p| {
-            Canvas::new(
-                &mut rng,
-                ((sb_cols * 64) >> p) + 32,
-                ((sb_rows * 64) >> p) + 16,
-            )
-        })
-        .collect();
-    // The two chroma planes share their stride.
-    let v = vec![0u8; planes[1].pixels.len()];
-    planes.push(Canvas {
-        pixels: v,
-        ..planes[1]
-    });
-    // Smooth content with small steps, which the filters change (noise they mostly leave).
-    for c in &mut planes {
-        for (i, p) in c.pixels.iter_mut().enumerate() {
-            let (x, y) = (i % c.stride, i / c.stride);
-            *p = (104 + (x / 8 + y / 8) % 5 * 12 + rng.below(5)) as u8;
-        }
-    }
+    let mut planes = superblock_planes(&mut rng, sb_cols, sb_rows);
     let mut expected: Vec<Canvas> = planes
         .iter()
         .map(|c| Canvas {
@@ -170,12 +149,7 @@ fn optional_kernels_fail() {
     for sb_row in 0..sb_rows {
         for sb_col in 0..sb_cols {
             let filter = RandomFilter::new(&mut rng);
-            let first = |cs: &mut [Canvas], p: usize| -> *mut u8 {
-                let shift = (p > 0) as usize;
-                let (x, y) = (16 + ((sb_col * 64) >> shift), 8 + ((sb_row * 64) >> shift));
-                let c = &mut cs[p];
-                unsafe { c.pixels.as_mut_ptr().add(y * c.stride + x) }
-            };
+            let first = |cs: &mut [Canvas], p| superblock_first(cs, p, (sb_row, sb_col));
             let (row, col) = (8 * sb_row as i32, 8 * sb_col as i32);
             for (p, pass) in
                 daedalus::kernels::lf_sb::SbPass::superblock(filter.sb(), row, col, 1, 1)

@@ -781,37 +781,12 @@ fn decoder_superblocks_placed_by_position_keep_the_order() {
     assert!(!ctx.is_null(), "the provider declined an 8-bit decoder");
     let mut rng = Rng::new(77);
     let (sb_cols, sb_rows) = (8, 6);
-    // 4:2:0 planes with a margin the first edges filter into; chroma planes share a stride.
-    let mut planes: Vec<Canvas> = (0..2)
-        .map(|p| {
-            Canvas::new(
-                &mut rng,
-                ((sb_cols * 64) >> p) + 32,
-                ((sb_rows * 64) >> p) + 16,
-            )
-        })
-        .collect();
-    planes.push(Canvas {
-        pixels: vec![0; planes[1].pixels.len()],
-        ..planes[1]
-    });
-    for c in &mut planes {
-        for (i, p) in c.pixels.iter_mut().enumerate() {
-            let (x, y) = (i % c.stride, i / c.stride);
-            *p = (104 + (x / 8 + y / 8) % 5 * 12 + rng.below(5)) as u8;
-        }
-    }
+    let mut planes = superblock_planes(&mut rng, sb_cols, sb_rows);
     let mut expected = clone_canvases(&planes);
     for c in &mut planes {
         let rc = ffi::daedalus_register_memory(c.pixels.as_mut_ptr().cast(), c.pixels.len());
         assert_eq!(rc, 0, "registering a plane");
     }
-    let first = |cs: &mut [Canvas], p: usize, (sb_row, sb_col): (usize, usize)| -> *mut u8 {
-        let shift = (p > 0) as usize;
-        let (x, y) = (16 + ((sb_col * 64) >> shift), 8 + ((sb_row * 64) >> shift));
-        let c = &mut cs[p];
-        unsafe { c.pixels.as_mut_ptr().add(y * c.stride + x) }
-    };
     let filters: Vec<RandomFilter> = (0..sb_cols * sb_rows)
         .map(|_| RandomFilter::new(&mut rng))
         .collect();
@@ -827,13 +802,13 @@ fn decoder_superblocks_placed_by_position_keep_the_order() {
                     daedalus::kernels::lf_sb::run_pass_now(
                         &pass.table,
                         pass.dir,
-                        first(expected, p, sb),
+                        superblock_first(expected, p, sb),
                         stride,
                     )
                 };
             }
         }
-        let dst = [0, 1, 2].map(|p| first(planes, p, sb));
+        let dst = [0, 1, 2].map(|p| superblock_first(planes, p, sb));
         let (ls_y, ls_uv) = (planes[0].stride as isize, planes[1].stride as isize);
         let tables = (
             f.level.as_ptr(),

@@ -721,3 +721,32 @@ impl RandomFilter {
         }
     }
 }
+
+/// A 4:2:0 frame of `sb_cols` x `sb_rows` superblocks for the superblock loop filter: three
+/// planes with a margin the first edges filter into (16 pixels left, 8 above), the chroma
+/// planes sharing their stride, and smooth content with small steps, which the filters change
+/// (noise they mostly leave).
+pub fn superblock_planes(rng: &mut Rng, sb_cols: usize, sb_rows: usize) -> Vec<Canvas> {
+    let mut planes: Vec<Canvas> = (0..2)
+        .map(|p| Canvas::new(rng, ((sb_cols * 64) >> p) + 32, ((sb_rows * 64) >> p) + 16))
+        .collect();
+    planes.push(Canvas {
+        pixels: vec![0; planes[1].pixels.len()],
+        ..planes[1]
+    });
+    for c in &mut planes {
+        for (i, p) in c.pixels.iter_mut().enumerate() {
+            let (x, y) = (i % c.stride, i / c.stride);
+            *p = (104 + (x / 8 + y / 8) % 5 * 12 + rng.below(5)) as u8;
+        }
+    }
+    planes
+}
+
+/// The first pixel of superblock (`sb_row`, `sb_col`) in plane `p` of [`superblock_planes`].
+pub fn superblock_first(cs: &mut [Canvas], p: usize, (sb_row, sb_col): (usize, usize)) -> *mut u8 {
+    let shift = (p > 0) as usize;
+    let (x, y) = (16 + ((sb_col * 64) >> shift), 8 + ((sb_row * 64) >> shift));
+    let c = &mut cs[p];
+    unsafe { c.pixels.as_mut_ptr().add(y * c.stride + x) }
+}
