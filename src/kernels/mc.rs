@@ -231,10 +231,28 @@ pub fn packed_taps(f: McFilter, m: i32) -> [u32; 2] {
     if f == McFilter::Bilinear {
         return [0, 0];
     }
-    let taps = &SUBPEL_FILTERS[f as usize][(m & 15) as usize];
-    let word = |k: usize| (0..4).fold(0u32, |w, i| w | ((taps[k + i] + 32) as u32) << (8 * i));
-    [word(0), word(4)]
+    PACKED_TAPS[f as usize][(m & 15) as usize]
 }
+
+/// [`SUBPEL_FILTERS`] packed as jobs carry them, once at compile time (a call packs its two
+/// filters from here instead of from the taps).
+const PACKED_TAPS: [[[u32; 2]; 16]; 3] = {
+    let mut out = [[[0u32; 2]; 16]; 3];
+    let mut f = 0;
+    while f < 3 {
+        let mut m = 0;
+        while m < 16 {
+            let mut i = 0;
+            while i < 8 {
+                out[f][m][i / 4] |= ((SUBPEL_FILTERS[f][m][i] + 32) as u32) << (8 * (i % 4));
+                i += 1;
+            }
+            m += 1;
+        }
+        f += 1;
+    }
+    out
+};
 
 /// Tile rows and columns (1..=8 each) in a parameter word.
 pub fn tile_params(rows: usize, cols: usize) -> u32 {
