@@ -572,7 +572,11 @@ struct Copied {
     staging: usize,
 }
 
+/// How many imported regions a batch remembers for the calls after them.
+const RECENT_TARGETS: usize = 4;
+
 /// The imported region that the last call was in: consecutive calls nearly always share it.
+#[derive(Clone, Copy)]
 struct Current {
     id: u64,
     start: usize,
@@ -852,6 +856,8 @@ struct GpuBatch {
     /// The imported regions of slots 1.. (slot 0 is the staging buffer).
     slots: Vec<Arc<Region>>,
     current: Option<Current>,
+    /// The last few imported regions calls were in (with their slots), most recent first.
+    recent_targets: Vec<Current>,
     /// The order of calls in place, and the bytes copied blocks claim.
     levels: Levels,
     occupancy: Occupancy,
@@ -862,8 +868,9 @@ struct GpuBatch {
     /// no import outlives its registration for longer than the pending batch.
     regions: Vec<Arc<Region>>,
     regions_version: u64,
-    /// The index in `regions` of the last motion compensation source's region.
-    last_source: usize,
+    /// The indices in `regions` of the last motion compensation sources' regions, most
+    /// recent first.
+    last_sources: [usize; 4],
     /// Most job words one submission takes (the job buffer's limit).
     max_words: usize,
     /// Per placed call (by its index in `levels`): its jobs and dependencies.
@@ -908,13 +915,14 @@ impl GpuBatch {
             staging_len: 0,
             slots: Vec::new(),
             current: None,
+            recent_targets: Vec::with_capacity(RECENT_TARGETS),
             levels: Levels::default(),
             occupancy: Occupancy::default(),
             pairs: [0; MAX_SLOTS * MAX_SLOTS / 64],
             pair_count: 0,
             regions: Vec::new(),
             regions_version: 0,
-            last_source: 0,
+            last_sources: [0; 4],
             calls: Vec::new(),
             deps: Vec::new(),
             found: Deps::default(),
@@ -979,12 +987,14 @@ impl GpuBatch {
     }
 
     /// The slot of an imported region in this batch, taking a new one if there is room.
-    fn slot_for(&mut self, r: &Arc<Region>) -> Result<u8, Busy> {
-        match self.slots.iter().position(|s| Arc::ptr_eq(s, r)) {
+    /// Takes the slots alone, so that `r` may be borrowed from the batch's snapshot (no
+    /// reference count taken per call).
+    fn slot_in(slots: &mut Vec<Arc<Region>>, r: &Arc<Region>) -> Result<u8, Busy> {
+        match slots.iter().position(|s| Arc::ptr_eq(s, r)) {
             Some(p) => Ok(p as u8 + 1),
-            None if self.slots.len() + 1 < MAX_SLOTS => {
-                self.slots.push(r.clone());
-                Ok(self.slots.len() as u8)
+            None if slots.len() + 1 < MAX_SLOTS => {
+                slots.push(r.clone());
+                Ok(slots.len() as u8)
             }
             None => Err(Busy::Flush(Reason::Full)),
         }
@@ -1013,30 +1023,44 @@ impl GpuBatch {
             self.regions = regions::snapshot();
             self.regions_version = version;
             self.current = None;
+            self.recent_targets.clear();
             let live: Vec<u64> = self.regions.iter().map(|r| r.id).collect();
             self.levels.retain_regions(|id| live.contains(&id));
         }
-        let cached = matches!(&self.current, Some(r) if r.start <= lo && hi <= r.end);
+        let inside = |r: &Current| r.start <= lo && hi <= r.end;
+        let cached = self.current.as_ref().is_some_and(inside);
         if !cached {
-            self.current = match regions::place(&self.regions, lo, hi) {
-                Placement::Straddles => return Err(Busy::Straddles),
-                Placement::Outside if origin == Origin::Ffmpeg => return Err(Busy::Transient),
-                Placement::Outside => None,
-                Placement::Inside(index) => {
-                    let r = self.regions[index].clone();
-                    match &r.in_place {
-                        Some(in_place) => Some(Current {
-                            id: r.id,
-                            start: r.start,
-                            end: r.end,
-                            base: in_place.base(),
-                            slot: self.slot_for(&r)?,
-                        }),
-                        // Registered but not importable: copied like other memory.
-                        None => None,
+            // A frame's planes may be regions of their own, which calls take in turn.
+            if let Some(k) = self.recent_targets.iter().position(inside) {
+                self.current = Some(self.recent_targets[k]);
+                self.recent_targets[..=k].rotate_right(1);
+            } else {
+                self.current = match regions::place(&self.regions, lo, hi) {
+                    Placement::Straddles => return Err(Busy::Straddles),
+                    Placement::Outside if origin == Origin::Ffmpeg => return Err(Busy::Transient),
+                    Placement::Outside => None,
+                    Placement::Inside(index) => {
+                        let r = &self.regions[index];
+                        match &r.in_place {
+                            Some(in_place) => Some(Current {
+                                id: r.id,
+                                start: r.start,
+                                end: r.end,
+                                base: in_place.base(),
+                                slot: Self::slot_in(&mut self.slots, r)?,
+                            }),
+                            // Registered but not importable: copied like other memory.
+                            None => None,
+                        }
                     }
+                };
+                if let Some(c) = self.current {
+                    if self.recent_targets.len() == RECENT_TARGETS {
+                        self.recent_targets.pop();
+                    }
+                    self.recent_targets.insert(0, c);
                 }
-            };
+            }
         }
         let (at, stride, w, h) = (rect.at as usize, rect.stride, rect.w, rect.h);
         if stride.unsigned_abs() > i32::MAX as usize {
@@ -1060,31 +1084,40 @@ impl GpuBatch {
         ) = (op, op.source())
         {
             let (lo, hi) = win.span();
-            // Most sources lie in the region the previous one did.
-            let last = self.last_source;
-            let placement = match self.regions.get(last) {
-                Some(r) if r.start <= lo && hi <= r.end => Placement::Inside(last),
-                _ => regions::place(&self.regions, lo, hi),
+            // Most sources lie in one of the last few regions a source did: a reference
+            // frame's planes.
+            let recent = self.last_sources.iter().position(|&i| {
+                self.regions
+                    .get(i)
+                    .is_some_and(|r| r.start <= lo && hi <= r.end)
+            });
+            let placement = match recent {
+                Some(k) => Placement::Inside(self.last_sources[k]),
+                None => regions::place(&self.regions, lo, hi),
             };
             if let Placement::Inside(index) = placement {
-                self.last_source = index;
+                // Most recent first.
+                let k = recent.unwrap_or(self.last_sources.len() - 1);
+                self.last_sources.copy_within(0..k, 1);
+                self.last_sources[0] = index;
             }
             match placement {
                 Placement::Inside(index) if src_stride.unsigned_abs() <= i32::MAX as usize => {
                     if self.meets_lf_passes((lo, hi)) {
                         return Err(Busy::Flush(Reason::Overlap));
                     }
-                    let r = self.regions[index].clone();
+                    let r = &self.regions[index];
                     if let Some(in_place) = &r.in_place {
                         let block = block_in(r.id, r.start, r.end, &win);
+                        let offset = (*src as usize - in_place.base()) as u32;
                         let n = self
                             .levels
                             .need(&block, Access::Read, &mut self.found)
                             .ok_or(Busy::Flush(Reason::Overlap))?;
                         need = n;
                         source = Source::InPlace {
-                            slot: self.slot_for(&r)?,
-                            offset: (*src as usize - in_place.base()) as u32,
+                            slot: Self::slot_in(&mut self.slots, &self.regions[index])?,
+                            offset,
                             stride: *src_stride,
                         };
                         source_mark = Some(block);
@@ -1637,6 +1670,7 @@ impl GpuBatch {
         self.staging_len = 0;
         self.slots.clear();
         self.current = None;
+        self.recent_targets.clear();
         self.levels.clear();
         self.occupancy.clear();
         self.pairs = [0; MAX_SLOTS * MAX_SLOTS / 64];
