@@ -751,6 +751,20 @@ unsafe fn run_ffmpeg(tx: Transform, dst: *mut u8, stride: isize, coefs: &[i16], 
     stats::add(&COUNTERS.ffmpeg_calls, 1);
 }
 
+/// Calls `tile(row, col, tile_params)` for each 8x8 tile of a motion compensation's `w` x `h`
+/// block (the last row and column of tiles may be smaller), row after row: one job each.
+fn for_each_mc_tile(w: usize, h: usize, mut tile: impl FnMut(usize, usize, u32)) {
+    let mut y = 0;
+    while y < h {
+        let mut x = 0;
+        while x < w {
+            tile(y, x, mc::tile_params((h - y).min(8), (w - x).min(8)));
+            x += 8;
+        }
+        y += 8;
+    }
+}
+
 /// A transform job's flags word: FROM_FFMPEG and the call's eob (shaders/itx_main.glsl).
 fn job_flags(origin: Origin, eob: i32) -> u32 {
     match origin {
@@ -1240,10 +1254,11 @@ impl GpuBatch {
             .any(|s| !live.iter().any(|r| Arc::ptr_eq(r, s)))
     }
 
-    /// Appends a job to its bucket; returns the bucket and the job's first word there.
-    fn push(&mut self, level: u32, kernel: u8, slot: u8, source: u8, job: &Job) -> (u32, u32) {
+    /// The bucket of the jobs of `kernel` at `level` on pixel slot `slot` and source
+    /// `source`, made if new.
+    fn bucket_index(&mut self, level: u32, kernel: u8, slot: u8, source: u8) -> usize {
         let key = bucket_key(level, kernel, slot, source);
-        let index = match self.last_bucket {
+        match self.last_bucket {
             Some((k, i)) if k == key => i,
             _ => {
                 let i = match self.bucket_of.get(&key) {
@@ -1261,7 +1276,61 @@ impl GpuBatch {
                 self.last_bucket = Some((key, i));
                 i
             }
-        };
+        }
+    }
+
+    /// Appends the jobs of a motion compensation whose pixels are in place, one per tile
+    /// ([`for_each_mc_tile`]), to their bucket at once: the words a job shares are computed
+    /// once and each tile's are written straight into the bucket. `first` holds the job
+    /// words of the block's top-left tile (its tile parameters left out). Returns the bucket,
+    /// the first job's first word there and the number of jobs.
+    fn push_mc_tiles(
+        &mut self,
+        level: u32,
+        slot: u8,
+        source: u8,
+        first: &Job,
+        rect: &Area,
+    ) -> (u32, u32, u32) {
+        const WORDS: usize = 12;
+        debug_assert_eq!(job_words(MC_KERNEL), WORDS);
+        let index = self.bucket_index(level, MC_KERNEL as u8, slot, source);
+        let (pixel, stride, src, src_stride) = (first[0], first[1], first[2], first[3]);
+        let bucket = &mut self.buckets[index];
+        let at = bucket.len();
+        let tiles = rect.w.div_ceil(8) * rect.h.div_ceil(8);
+        bucket.reserve(tiles * WORDS);
+        let mut out = at;
+        for_each_mc_tile(rect.w, rect.h, |row, col, tile| {
+            let job: Job = [
+                pixel.wrapping_add((row as i64 * stride as i32 as i64 + col as i64) as u32),
+                stride,
+                src.wrapping_add((row as i64 * src_stride as i32 as i64 + col as i64) as u32),
+                src_stride,
+                first[4] | tile,
+                first[5],
+                first[6],
+                first[7],
+                first[8],
+                0,
+                0,
+                0,
+            ];
+            // SAFETY: `reserve` made room for every tile's words after `at`; the length
+            // covers them once all are written.
+            unsafe { ptr::write(bucket.as_mut_ptr().add(out) as *mut Job, job) };
+            out += WORDS;
+        });
+        debug_assert_eq!(out, at + tiles * WORDS);
+        // SAFETY: the words up to `out` were written above.
+        unsafe { bucket.set_len(out) };
+        self.pending_words += tiles * WORDS;
+        (index as u32, at as u32, tiles as u32)
+    }
+
+    /// Appends a job to its bucket; returns the bucket and the job's first word there.
+    fn push(&mut self, level: u32, kernel: u8, slot: u8, source: u8, job: &Job) -> (u32, u32) {
+        let index = self.bucket_index(level, kernel, slot, source);
         let words = job_words(kernel as usize);
         debug_assert!(words <= job.len());
         let bucket = &mut self.buckets[index];
@@ -1986,6 +2055,31 @@ impl Recorder {
         }
     }
 
+    /// The words every job of a motion compensation shares, as its top-left tile's job has
+    /// them: source word and stride, parameters (without the tile's), the packed filters;
+    /// words 0 and 1 (pixel and stride) are left to the caller.
+    fn mc_job(op: &Op, captured: Captured) -> Job {
+        let Op::Mc { f, mx, my, .. } = *op else {
+            unreachable!("a motion compensation");
+        };
+        let [h0, h1] = mc::packed_taps(f.filter, mx);
+        let [v0, v1] = mc::packed_taps(f.filter, my);
+        [
+            0,
+            0,
+            captured.word,
+            captured.stride as u32,
+            f.params(mx, my),
+            h0,
+            h1,
+            v0,
+            v1,
+            0,
+            0,
+            0,
+        ]
+    }
+
     /// Calls `job(row, col, kernel, words)` for each job of a call, at its position in the
     /// call's [`Area`]; words 0 and 1 (pixel and stride) are left to the caller.
     fn for_each_job(
@@ -2018,28 +2112,15 @@ impl Recorder {
                     ],
                 );
             }
-            Op::Mc { f, mx, my, .. } => {
-                let params = f.params(mx, my);
-                let [h0, h1] = mc::packed_taps(f.filter, mx);
-                let [v0, v1] = mc::packed_taps(f.filter, my);
-                for y in (0..rect.h).step_by(8) {
-                    for x in (0..rect.w).step_by(8) {
-                        let tile = mc::tile_params((rect.h - y).min(8), (rect.w - x).min(8));
-                        let src =
-                            captured.word as i64 + y as i64 * captured.stride as i64 + x as i64;
-                        let mut words = Job::default();
-                        words[2..9].copy_from_slice(&[
-                            src as u32,
-                            captured.stride as u32,
-                            params | tile,
-                            h0,
-                            h1,
-                            v0,
-                            v1,
-                        ]);
-                        job(y, x, MC_KERNEL as u8, words);
-                    }
-                }
+            Op::Mc { .. } => {
+                let first = Self::mc_job(op, captured);
+                for_each_mc_tile(rect.w, rect.h, |y, x, tile| {
+                    let src = captured.word as i64 + y as i64 * captured.stride as i64 + x as i64;
+                    let mut words = first;
+                    words[2] = src as u32;
+                    words[4] |= tile;
+                    job(y, x, MC_KERNEL as u8, words);
+                });
             }
             Op::Lf { f, e, i, h } => {
                 let reach = f.reach();
@@ -2233,6 +2314,18 @@ impl Recorder {
         let mut jobs = 0usize;
         let copied = matches!(target, Target::Copied { .. });
         match target {
+            Target::InPlace {
+                slot,
+                pixel,
+                stride,
+            } if matches!(op, Op::Mc { .. }) => {
+                let mut job = Self::mc_job(&op, captured);
+                job[0] = pixel;
+                job[1] = stride as u32;
+                let (bucket, at, tiles) = g.push_mc_tiles(level, slot, source_slot, &job, &rect);
+                first = Some((bucket, at));
+                jobs = tiles as usize;
+            }
             Target::InPlace {
                 slot,
                 pixel,
