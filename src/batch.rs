@@ -813,6 +813,11 @@ impl Hasher for KeyHasher {
 }
 
 /// A bucket's key, ordered as the dispatches run: level, kernel, pixel slot, source.
+/// How many buckets a batch remembers as pushed to lately (a power of two).
+const RECENT_BUCKETS: usize = 16;
+/// No bucket: `bucket_key` gives no key this high.
+const NO_BUCKET: (u32, usize) = (u32::MAX, 0);
+
 fn bucket_key(level: u32, kernel: u8, slot: u8, source: u8) -> u32 {
     debug_assert!((slot as usize) < MAX_SLOTS && (source as usize) < MAX_SLOTS);
     level << 16 | (kernel as u32) << 8 | (slot as u32) << 4 | source as u32
@@ -858,8 +863,9 @@ struct GpuBatch {
     buckets: Vec<Vec<u32>>,
     keys: Vec<u32>,
     bucket_of: HashMap<u32, usize, BuildHasherDefault<KeyHasher>>,
-    /// The bucket pushed to last: a call's jobs, and consecutive calls, mostly share it.
-    last_bucket: Option<(u32, usize)>,
+    /// Buckets pushed to lately, (key, index), by a hash of the key: consecutive calls
+    /// mostly share a few (a plane's calls at a level, a reference frame).
+    recent_buckets: [(u32, usize); RECENT_BUCKETS],
     /// Calls and job words pending.
     pending: usize,
     pending_words: usize,
@@ -921,7 +927,7 @@ impl GpuBatch {
             buckets: Vec::new(),
             keys: Vec::new(),
             bucket_of: HashMap::default(),
-            last_bucket: None,
+            recent_buckets: [NO_BUCKET; RECENT_BUCKETS],
             pending: 0,
             pending_words: 0,
             copied: Vec::new(),
@@ -1258,25 +1264,25 @@ impl GpuBatch {
     /// `source`, made if new.
     fn bucket_index(&mut self, level: u32, kernel: u8, slot: u8, source: u8) -> usize {
         let key = bucket_key(level, kernel, slot, source);
-        match self.last_bucket {
-            Some((k, i)) if k == key => i,
-            _ => {
-                let i = match self.bucket_of.get(&key) {
-                    Some(&i) => i,
-                    None => {
-                        let i = self.keys.len();
-                        self.keys.push(key);
-                        if self.buckets.len() == i {
-                            self.buckets.push(Vec::new());
-                        }
-                        self.bucket_of.insert(key, i);
-                        i
-                    }
-                };
-                self.last_bucket = Some((key, i));
+        // Direct-mapped by the key's high product bits (Fibonacci hashing).
+        let line = (key.wrapping_mul(0x9E37_79B1) >> (32 - RECENT_BUCKETS.ilog2())) as usize;
+        if self.recent_buckets[line].0 == key {
+            return self.recent_buckets[line].1;
+        }
+        let index = match self.bucket_of.get(&key) {
+            Some(&i) => i,
+            None => {
+                let i = self.keys.len();
+                self.keys.push(key);
+                if self.buckets.len() == i {
+                    self.buckets.push(Vec::new());
+                }
+                self.bucket_of.insert(key, i);
                 i
             }
-        }
+        };
+        self.recent_buckets[line] = (key, index);
+        index
     }
 
     /// Appends the jobs of a motion compensation whose pixels are in place, one per tile
@@ -1731,7 +1737,7 @@ impl GpuBatch {
         }
         self.keys.clear();
         self.bucket_of.clear();
-        self.last_bucket = None;
+        self.recent_buckets = [NO_BUCKET; RECENT_BUCKETS];
         self.pending = 0;
         self.pending_words = 0;
         self.copied.clear();
