@@ -321,7 +321,10 @@ impl RegionLevels {
 #[derive(Default)]
 pub struct Levels {
     regions: Vec<RegionLevels>,
-    last: usize,
+    /// Where a region was last found in `regions`, by a hash of its id: a motion
+    /// compensation moves between its reference's plane and the frame's at every call.
+    /// Checked before use, so an entry that went stale costs only a search.
+    recent: [usize; RECENT_REGIONS],
     /// Stamps above `base` belong to this batch: stamp `base + 1 + level`.
     base: u32,
     /// The highest stamp given out.
@@ -333,6 +336,9 @@ pub struct Levels {
     /// Cells of freed grids, for the next grid laid out (at most [`MAX_SPARE`]).
     spare: Vec<Vec<Cell>>,
 }
+
+/// Regions whose place in `Levels::regions` is remembered (a power of two).
+const RECENT_REGIONS: usize = 8;
 
 /// Freed grids' cells kept for reuse.
 const MAX_SPARE: usize = 4;
@@ -381,19 +387,26 @@ impl Levels {
     /// Forgets regions that are no longer registered.
     pub fn retain_regions(&mut self, live: impl Fn(u64) -> bool) {
         self.regions.retain(|r| live(r.id));
-        self.last = 0;
+    }
+
+    fn recent_line(id: u64) -> usize {
+        ((id as u32).wrapping_mul(0x9E37_79B1) >> (32 - RECENT_REGIONS.ilog2())) as usize
     }
 
     fn region_index(&mut self, id: u64, len: usize) -> usize {
-        let hit = match self.regions.get(self.last) {
-            Some(r) if r.id == id => Some(self.last),
-            _ => self.regions.iter().position(|r| r.id == id),
+        let line = Self::recent_line(id);
+        let cached = self.recent[line];
+        if self.regions.get(cached).is_some_and(|r| r.id == id) {
+            return cached;
+        }
+        let at = match self.regions.iter().position(|r| r.id == id) {
+            Some(at) => at,
+            None => {
+                self.regions.push(RegionLevels::new(id, len));
+                self.regions.len() - 1
+            }
         };
-        let at = hit.unwrap_or_else(|| {
-            self.regions.push(RegionLevels::new(id, len));
-            self.regions.len() - 1
-        });
-        self.last = at;
+        self.recent[line] = at;
         at
     }
 
@@ -493,7 +506,13 @@ impl Levels {
     /// cells cannot tell (pending calls at another stride on its bytes, or pending calls read
     /// it without marking cells).
     pub fn pending_on(&mut self, b: &Block, out: &mut Vec<u32>) -> bool {
-        let Some(at) = self.regions.iter().position(|r| r.id == b.region) else {
+        let line = Self::recent_line(b.region);
+        let cached = self.recent[line];
+        let found = match self.regions.get(cached) {
+            Some(r) if r.id == b.region => Some(cached),
+            _ => self.regions.iter().position(|r| r.id == b.region),
+        };
+        let Some(at) = found else {
             return true; // nothing pending there
         };
         let r = &self.regions[at];
