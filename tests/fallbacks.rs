@@ -136,52 +136,14 @@ fn optional_kernels_fail() {
     // walk of the same masks: the passes run on the CPU, none is deferred.
     let (sb_cols, sb_rows) = (3, 2);
     let mut planes = superblock_planes(&mut rng, sb_cols, sb_rows);
-    let mut expected: Vec<Canvas> = planes
-        .iter()
-        .map(|c| Canvas {
-            stride: c.stride,
-            height: c.height,
-            pixels: c.pixels.clone(),
-        })
-        .collect();
+    let mut expected = clone_canvases(&planes);
     let original: Vec<Vec<u8>> = planes.iter().map(|c| c.pixels.clone()).collect();
     let (cpu_calls, immediate) = (stats().cpu_calls, stats().immediate);
     for sb_row in 0..sb_rows {
         for sb_col in 0..sb_cols {
             let filter = RandomFilter::new(&mut rng);
-            let first = |cs: &mut [Canvas], p| superblock_first(cs, p, (sb_row, sb_col));
-            let (row, col) = (8 * sb_row as i32, 8 * sb_col as i32);
-            for (p, pass) in
-                daedalus::kernels::lf_sb::SbPass::superblock(filter.sb(), row, col, 1, 1)
-            {
-                if let Some(pass) = pass {
-                    let stride = expected[p].stride as isize;
-                    unsafe {
-                        daedalus::kernels::lf_sb::run_pass_now(
-                            &pass.table,
-                            pass.dir,
-                            first(&mut expected, p),
-                            stride,
-                        )
-                    };
-                }
-            }
-            let dst = [0, 1, 2].map(|p| first(&mut planes, p));
-            let taken = unsafe {
-                ffi::daedalus_vp9_loopfilter_sb(
-                    dst.as_ptr(),
-                    planes[0].stride as isize,
-                    planes[1].stride as isize,
-                    1,
-                    1,
-                    row,
-                    col,
-                    filter.level.as_ptr(),
-                    filter.mask.as_ptr().cast(),
-                    filter.mblim_lut.as_ptr(),
-                    filter.lim_lut.as_ptr(),
-                )
-            };
+            filter.filter_reference(&mut expected, (sb_row, sb_col));
+            let taken = unsafe { filter.filter_daedalus(&mut planes, (sb_row, sb_col), None) };
             assert_eq!(taken, 0);
         }
     }

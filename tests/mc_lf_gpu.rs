@@ -792,63 +792,14 @@ fn decoder_superblocks_placed_by_position_keep_the_order() {
         .collect();
     // Filters superblock `sb` of both frames: `expected` with the reference walk, `planes`
     // through the decoder's hook or, with `public`, through the public call (placed by cells).
-    let filter = |planes: &mut [Canvas], expected: &mut [Canvas], sb: (usize, usize), public| {
-        let f = &filters[sb.0 * sb_cols + sb.1];
-        let (row, col) = (8 * sb.0 as i32, 8 * sb.1 as i32);
-        for (p, pass) in daedalus::kernels::lf_sb::SbPass::superblock(f.sb(), row, col, 1, 1) {
-            if let Some(pass) = pass {
-                let stride = expected[p].stride as isize;
-                unsafe {
-                    daedalus::kernels::lf_sb::run_pass_now(
-                        &pass.table,
-                        pass.dir,
-                        superblock_first(expected, p, sb),
-                        stride,
-                    )
-                };
-            }
-        }
-        let dst = [0, 1, 2].map(|p| superblock_first(planes, p, sb));
-        let (ls_y, ls_uv) = (planes[0].stride as isize, planes[1].stride as isize);
-        let tables = (
-            f.level.as_ptr(),
-            f.mask.as_ptr().cast(),
-            f.mblim_lut.as_ptr(),
-        );
-        let taken = unsafe {
-            if public {
-                ffi::daedalus_vp9_loopfilter_sb(
-                    dst.as_ptr(),
-                    ls_y,
-                    ls_uv,
-                    1,
-                    1,
-                    row,
-                    col,
-                    tables.0,
-                    tables.1,
-                    tables.2,
-                    f.lim_lut.as_ptr(),
-                )
-            } else {
-                (daedalus::vp9::PROVIDER.loopfilter_sb)(
-                    ctx,
-                    dst.as_ptr(),
-                    ls_y,
-                    ls_uv,
-                    1,
-                    1,
-                    row,
-                    col,
-                    tables.0,
-                    tables.1,
-                    tables.2,
-                    f.lim_lut.as_ptr(),
-                )
-            }
+    let filter =
+        |planes: &mut [Canvas], expected: &mut [Canvas], sb: (usize, usize), public: bool| {
+            let f = &filters[sb.0 * sb_cols + sb.1];
+            f.filter_reference(expected, sb);
+            let decoder = (!public).then_some(ctx);
+            let taken = unsafe { f.filter_daedalus(planes, sb, decoder) };
+            assert_eq!(taken, 0, "superblock {sb:?} was declined");
         };
-        assert_eq!(taken, 0, "superblock {sb:?} was declined");
-    };
     let before = stats();
     let mut readers = 0;
     for sb_row in 0..sb_rows {

@@ -720,6 +720,54 @@ impl RandomFilter {
             lim_lut: &self.lim_lut,
         }
     }
+
+    /// Filters superblock `sb` of [`superblock_planes`] `cs` with the reference walk, pass by
+    /// pass at once.
+    pub fn filter_reference(&self, cs: &mut [Canvas], sb: (usize, usize)) {
+        let (row, col) = (8 * sb.0 as i32, 8 * sb.1 as i32);
+        for (p, pass) in daedalus::kernels::lf_sb::SbPass::superblock(self.sb(), row, col, 1, 1) {
+            if let Some(pass) = pass {
+                let stride = cs[p].stride as isize;
+                let first = superblock_first(cs, p, sb);
+                unsafe {
+                    daedalus::kernels::lf_sb::run_pass_now(&pass.table, pass.dir, first, stride)
+                };
+            }
+        }
+    }
+
+    /// Hands superblock `sb` of [`superblock_planes`] `cs` to daedalus: through the public
+    /// call (`decoder` `None`), or through the provider's hook for the decoder attached as
+    /// `decoder`. Returns what the call returned (0: taken).
+    ///
+    /// # Safety
+    /// `cs` must stay valid and untouched until the next flush; `decoder` must come from the
+    /// provider's `attach`.
+    pub unsafe fn filter_daedalus(
+        &self,
+        cs: &mut [Canvas],
+        sb: (usize, usize),
+        decoder: Option<*mut std::ffi::c_void>,
+    ) -> i32 {
+        let planes = [0, 1, 2].map(|p| superblock_first(cs, p, sb));
+        let dst = planes.as_ptr();
+        let (ls_y, ls_uv) = (cs[0].stride as isize, cs[1].stride as isize);
+        let (row, col) = (8 * sb.0 as i32, 8 * sb.1 as i32);
+        let (level, mask, mblim, lim) = (
+            self.level.as_ptr(),
+            self.mask.as_ptr().cast(),
+            self.mblim_lut.as_ptr(),
+            self.lim_lut.as_ptr(),
+        );
+        match decoder {
+            None => daedalus::ffi::daedalus_vp9_loopfilter_sb(
+                dst, ls_y, ls_uv, 1, 1, row, col, level, mask, mblim, lim,
+            ),
+            Some(ctx) => (daedalus::vp9::PROVIDER.loopfilter_sb)(
+                ctx, dst, ls_y, ls_uv, 1, 1, row, col, level, mask, mblim, lim,
+            ),
+        }
+    }
 }
 
 /// A 4:2:0 frame of `sb_cols` x `sb_rows` superblocks for the superblock loop filter: three
