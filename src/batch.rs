@@ -572,8 +572,39 @@ struct Copied {
     staging: usize,
 }
 
-/// How many imported regions a batch remembers for the calls after them.
-const RECENT_TARGETS: usize = 4;
+/// The last few values a lookup found, most recent first: the regions a batch's calls were
+/// in lately.
+struct MostRecent<T: Copy> {
+    items: [Option<T>; 4],
+}
+
+impl<T: Copy> Default for MostRecent<T> {
+    fn default() -> Self {
+        MostRecent { items: [None; 4] }
+    }
+}
+
+impl<T: Copy> MostRecent<T> {
+    /// The most recent value `hit` accepts, moved to the front.
+    fn find(&mut self, mut hit: impl FnMut(&T) -> bool) -> Option<T> {
+        let k = self
+            .items
+            .iter()
+            .position(|v| v.as_ref().is_some_and(&mut hit))?;
+        self.items[..=k].rotate_right(1);
+        self.items[0]
+    }
+
+    /// Puts `value` in front, forgetting the oldest.
+    fn put(&mut self, value: T) {
+        self.items.rotate_right(1);
+        self.items[0] = Some(value);
+    }
+
+    fn clear(&mut self) {
+        self.items = [None; 4];
+    }
+}
 
 /// The imported region that the last call was in: consecutive calls nearly always share it.
 #[derive(Clone, Copy)]
@@ -877,7 +908,7 @@ struct GpuBatch {
     slots: Vec<Arc<Region>>,
     current: Option<Current>,
     /// The last few imported regions calls were in (with their slots), most recent first.
-    recent_targets: Vec<Current>,
+    recent_targets: MostRecent<Current>,
     /// The order of calls in place, and the bytes copied blocks claim.
     levels: Levels,
     occupancy: Occupancy,
@@ -890,7 +921,7 @@ struct GpuBatch {
     regions_version: u64,
     /// The indices in `regions` of the last motion compensation sources' regions, most
     /// recent first.
-    last_sources: [usize; 4],
+    last_sources: MostRecent<usize>,
     /// Most job words one submission takes (the job buffer's limit).
     max_words: usize,
     /// Per placed call (by its index in `levels`): its jobs and dependencies.
@@ -935,14 +966,14 @@ impl GpuBatch {
             staging_len: 0,
             slots: Vec::new(),
             current: None,
-            recent_targets: Vec::with_capacity(RECENT_TARGETS),
+            recent_targets: MostRecent::default(),
             levels: Levels::default(),
             occupancy: Occupancy::default(),
             pairs: [0; MAX_SLOTS * MAX_SLOTS / 64],
             pair_count: 0,
             regions: Vec::new(),
             regions_version: 0,
-            last_sources: [0; 4],
+            last_sources: MostRecent::default(),
             calls: Vec::new(),
             deps: Vec::new(),
             found: Deps::default(),
@@ -1051,9 +1082,8 @@ impl GpuBatch {
         let cached = self.current.as_ref().is_some_and(inside);
         if !cached {
             // A frame's planes may be regions of their own, which calls take in turn.
-            if let Some(k) = self.recent_targets.iter().position(inside) {
-                self.current = Some(self.recent_targets[k]);
-                self.recent_targets[..=k].rotate_right(1);
+            if let Some(c) = self.recent_targets.find(inside) {
+                self.current = Some(c);
             } else {
                 self.current = match regions::place(&self.regions, lo, hi) {
                     Placement::Straddles => return Err(Busy::Straddles),
@@ -1075,10 +1105,7 @@ impl GpuBatch {
                     }
                 };
                 if let Some(c) = self.current {
-                    if self.recent_targets.len() == RECENT_TARGETS {
-                        self.recent_targets.pop();
-                    }
-                    self.recent_targets.insert(0, c);
+                    self.recent_targets.put(c);
                 }
             }
         }
@@ -1106,21 +1133,22 @@ impl GpuBatch {
             let (lo, hi) = win.span();
             // Most sources lie in one of the last few regions a source did: a reference
             // frame's planes.
-            let recent = self.last_sources.iter().position(|&i| {
-                self.regions
+            let snapshot = &self.regions;
+            let inside = |&i: &usize| {
+                snapshot
                     .get(i)
                     .is_some_and(|r| r.start <= lo && hi <= r.end)
-            });
-            let placement = match recent {
-                Some(k) => Placement::Inside(self.last_sources[k]),
-                None => regions::place(&self.regions, lo, hi),
             };
-            if let Placement::Inside(index) = placement {
-                // Most recent first.
-                let k = recent.unwrap_or(self.last_sources.len() - 1);
-                self.last_sources.copy_within(0..k, 1);
-                self.last_sources[0] = index;
-            }
+            let placement = match self.last_sources.find(inside) {
+                Some(index) => Placement::Inside(index),
+                None => {
+                    let placement = regions::place(snapshot, lo, hi);
+                    if let Placement::Inside(index) = placement {
+                        self.last_sources.put(index);
+                    }
+                    placement
+                }
+            };
             match placement {
                 Placement::Inside(index) if src_stride.unsigned_abs() <= i32::MAX as usize => {
                     if self.meets_lf_passes((lo, hi)) {
