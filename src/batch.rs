@@ -1641,8 +1641,10 @@ impl GpuBatch {
         let stream = &mut self.stream;
         let stage = stream.staging.ptr;
         let waiting = Instant::now();
+        let cpu = stats::thread_cpu_ns();
         stream.finish()?;
         stats::add_time(&COUNTERS.wait_ns, waiting);
+        stats::add_cpu_time(&COUNTERS.wait_cpu_ns, cpu);
 
         let unpacking = Instant::now();
         stream.staging.invalidate(0..self.staging_len as u64)?;
@@ -2747,6 +2749,7 @@ pub fn await_submission(serial: u64) {
     }
     if let Some(g) = gpu::set_up() {
         let waiting = Instant::now();
+        let cpu = stats::thread_cpu_ns();
         match g.wait_for(serial, crate::gpu::stream::HANG_TIMEOUT) {
             Ok(false) => return,
             Ok(true) => {}
@@ -2759,6 +2762,7 @@ pub fn await_submission(serial: u64) {
         }
         stats::add(&COUNTERS.awaits_in_flight, 1);
         stats::add_time(&COUNTERS.await_ns, waiting);
+        stats::add_cpu_time(&COUNTERS.wait_cpu_ns, cpu);
     }
 }
 

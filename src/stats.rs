@@ -89,6 +89,9 @@ pub struct Counters {
     /// (nanoseconds).
     pub pack_ns: AtomicU64,
     pub wait_ns: AtomicU64,
+    /// The waiting threads' CPU time during those waits and the awaits below: what a driver
+    /// that polls its fences costs the host (nanoseconds).
+    pub wait_cpu_ns: AtomicU64,
     /// Published rows submitted without waiting (frame threads); reads of another thread's
     /// rows that found their submission still in flight, and the time spent waiting there.
     pub unattended_submissions: AtomicU64,
@@ -141,6 +144,7 @@ pub static COUNTERS: Counters = Counters {
     gpu_busy_ns: AtomicU64::new(0),
     pack_ns: AtomicU64::new(0),
     wait_ns: AtomicU64::new(0),
+    wait_cpu_ns: AtomicU64::new(0),
     unattended_submissions: AtomicU64::new(0),
     awaits_in_flight: AtomicU64::new(0),
     await_ns: AtomicU64::new(0),
@@ -166,6 +170,24 @@ pub fn quietly<T>(f: impl FnOnce() -> T) -> T {
 
 fn counting() -> bool {
     !QUIET.with(|q| q.get())
+}
+
+/// The calling thread's CPU time so far, in nanoseconds (0 where the clock is missing).
+pub fn thread_cpu_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec to write.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } != 0 {
+        return 0;
+    }
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Adds the calling thread's CPU time since `start` (from [`thread_cpu_ns`]) to `counter`.
+pub fn add_cpu_time(counter: &AtomicU64, start: u64) {
+    add(counter, thread_cpu_ns().saturating_sub(start));
 }
 
 /// Adds the time since `start` to `counter`.

@@ -913,7 +913,7 @@ pub fn stats_line() -> String {
          itx_redo_possible={} early_completions={} completed_early={} inter_deferred={} inter_completed_early={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
          flush_full={} flush_immediate={} flush_registry={} unattended_submissions={} \
-         awaits_in_flight={} await_ms={:.3} calls_per_submission_mean={mean:.1} \
+         awaits_in_flight={} await_ms={:.3} wait_ms={:.3} wait_cpu_ms={:.3} calls_per_submission_mean={mean:.1} \
          calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
          host_bytes_from_device={} frame_memory={frame_memory} frames={} pool_buffers={} frame_buffers={} imports={} \
          pixel_bytes_copied={} pipeline_cache={pipeline_cache} device_setup_ms={setup_ms}",
@@ -951,6 +951,8 @@ pub fn stats_line() -> String {
         r(&c.unattended_submissions),
         r(&c.awaits_in_flight),
         r(&c.await_ns) as f64 / 1e6,
+        r(&c.wait_ns) as f64 / 1e6,
+        r(&c.wait_cpu_ns) as f64 / 1e6,
         r(&c.max_calls_per_submission),
         r(&c.gpu_busy_ns) as f64 / 1e6,
         r(&c.bytes_to_device),
