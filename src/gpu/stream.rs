@@ -48,6 +48,8 @@ pub struct Stream {
     pub staging: HostBuffer,
     /// Jobs the GPU left to the host: a count, then their indices (shaders/itx_main.glsl).
     pub overflow: HostBuffer,
+    /// How long the last wait for the GPU took: see [`Stream::wait`].
+    last_wait: Duration,
 }
 
 /// Which of a stream's buffers.
@@ -155,6 +157,7 @@ impl Stream {
                 jobs,
                 staging,
                 overflow,
+                last_wait: Duration::ZERO,
             };
             std::mem::forget(p); // the stream owns them now
             Ok(stream)
@@ -365,7 +368,10 @@ impl Stream {
     pub fn finish(&mut self) -> GpuResult<()> {
         let gpu = self.gpu;
         let d = &gpu.device;
-        self.wait()?;
+        let waiting = Instant::now();
+        let waited = self.wait();
+        self.last_wait = waiting.elapsed();
+        waited?;
         self.overflow.invalidate(0..4)?;
         if let (Some(q), Some(period)) = (self.queries, gpu.info.timestamp_period_ns) {
             let mut ticks = [0u64; 2];
@@ -383,10 +389,14 @@ impl Stream {
     }
 
     /// Polls the fence for `DAEDALUS_SPIN_US` (a blocking wait costs tens of microseconds of
-    /// wake-up latency), then sleeps in the driver.
+    /// wake-up latency), then sleeps in the driver. Where the last wait outlasted twice that
+    /// (a frame's whole batch), it sleeps at once: polling would only burn the CPU.
     fn wait(&self) -> GpuResult<()> {
         let d = &self.gpu.device;
-        let spin = Duration::from_micros(crate::config::get().spin_us);
+        let mut spin = Duration::from_micros(crate::config::get().spin_us);
+        if self.last_wait > 2 * spin {
+            spin = Duration::ZERO;
+        }
         let start = Instant::now();
         loop {
             match unsafe { d.get_fence_status(self.fence) } {
