@@ -18,9 +18,10 @@
 //! a read there comes after nothing pending, and most of the cells a decoder's calls touch are
 //! those of motion compensation's source windows.
 //!
-//! Levels are kept per 4x4-pixel cell of a registered region, laid out for the stride of the
-//! calls there (a decoder's plane; a region holding a whole picture gets one grid of cells for
-//! its luma stride and one for its chroma stride). A block that is not aligned to the cells
+//! The cells (4x4 pixels each, eight bytes: the two serials, the levels kept per call) cover
+//! a registered region, laid out for the stride of the calls there (a decoder's plane; a
+//! region holding a whole picture gets one grid of cells for its luma stride and one for its
+//! chroma stride). A block that is not aligned to the cells
 //! takes every cell it touches, which can only add levels. A call at a stride whose cells
 //! cannot tell its conflicts (its bytes meet those of pending calls at another stride, or the
 //! region has no grid left for it) cannot be placed: the batch is completed first.
@@ -30,10 +31,6 @@ pub const MAX_LEVELS: u32 = 1024;
 
 /// A cell's reader word with this bit: another pending call read it too (since its last write).
 const MANY_READERS: u32 = 1 << 31;
-
-fn s_pending(l: &Levels, serial: u32) -> bool {
-    l.pending_index(serial).is_some()
-}
 
 /// Whether a reader word says that several calls of this batch read the cell.
 fn many_readers(l: &Levels, reader: u32) -> bool {
@@ -116,18 +113,27 @@ struct Cells {
     cx1: usize,
 }
 
-/// What one 4x4 cell remembers of this batch's pending calls.
+/// What one 4x4 cell remembers of this batch's calls: two serials, whose levels the batch
+/// keeps per call. Eight bytes, so that a frame's cells take few cache lines: a batch's
+/// first calls on a frame find them cold.
 #[derive(Clone, Copy, Default)]
 struct Cell {
-    /// The stamp of its last write, times two, plus one if that write may be redone on the
-    /// CPU after the submission.
-    write: u32,
-    /// The stamp of its latest read or write.
-    read: u32,
     /// The serial of the call that wrote it last.
     writer: u32,
-    /// The serial of the latest call that read or wrote it (see [`MANY_READERS`]).
+    /// The serial of the latest call that read or wrote it (see [`MANY_READERS`]). Earlier
+    /// readers that are not flagged so completed early (or are the writer): a later write
+    /// need not come after them inside the submission.
     reader: u32,
+}
+
+/// What the batch keeps of each of its calls.
+#[derive(Clone, Copy, Default)]
+struct CallState {
+    level: u32,
+    /// It completed early: nothing waits for it any more.
+    done: bool,
+    /// It writes pixels that may be redone on the CPU after the submission.
+    cpu_redo: bool,
 }
 
 /// A region's cells for one stride.
@@ -325,14 +331,15 @@ pub struct Levels {
     /// compensation moves between its reference's plane and the frame's at every call.
     /// Checked before use, so an entry that went stale costs only a search.
     recent: [usize; RECENT_REGIONS],
-    /// Stamps above `base` belong to this batch: stamp `base + 1 + level`.
+    /// Stamps above `base` belong to this batch: stamp `base + 1 + level` (the reads kept
+    /// without cells, [`RegionLevels::unmarked_stamp`]).
     base: u32,
     /// The highest stamp given out.
     top: u32,
     /// Serials above `serial_base` belong to this batch: call `serial - serial_base - 1`.
     serial_base: u32,
-    /// Per call of this batch: whether it completed early.
-    done: Vec<bool>,
+    /// Per call of this batch: its level, whether it completed early.
+    calls: Vec<CallState>,
     /// Cells of freed grids, for the next grid laid out (at most [`MAX_SPARE`]).
     spare: Vec<Vec<Cell>>,
 }
@@ -347,7 +354,7 @@ impl Levels {
     /// Starts a new batch: every earlier stamp is forgotten without touching the maps, until
     /// the stamps run out.
     pub fn clear(&mut self) {
-        let serial_top = self.serial_base + self.done.len() as u32;
+        let serial_top = self.serial_base + self.calls.len() as u32;
         if self.top >= 1 << 30 || serial_top >= 1 << 30 {
             for g in self.regions.iter_mut().flat_map(|r| &mut r.grids) {
                 g.cells.fill(Cell::default());
@@ -358,7 +365,7 @@ impl Levels {
         } else {
             self.serial_base = serial_top;
         }
-        self.done.clear();
+        self.calls.clear();
         self.base = self.top;
         for r in &mut self.regions {
             // The cells of a grid the ending batch did not use go: a thread keeps cells only
@@ -412,24 +419,30 @@ impl Levels {
 
     /// A serial for the next call of this batch.
     pub fn new_serial(&mut self) -> u32 {
-        self.done.push(false);
-        self.serial_base + self.done.len() as u32
+        self.calls.push(CallState::default());
+        self.serial_base + self.calls.len() as u32
     }
 
     /// The index in this batch of a pending call's serial; `None` for a call of an earlier
     /// batch or one that completed early.
     #[inline]
     pub fn pending_index(&self, serial: u32) -> Option<usize> {
-        let i = serial.wrapping_sub(self.serial_base).wrapping_sub(1) as usize;
-        match self.done.get(i) {
-            Some(false) => Some(i),
+        let i = self.index(serial);
+        match self.calls.get(i) {
+            Some(c) if !c.done => Some(i),
             _ => None,
         }
     }
 
+    /// The index in this batch of `serial`, out of range for a serial of an earlier batch.
+    #[inline]
+    fn index(&self, serial: u32) -> usize {
+        serial.wrapping_sub(self.serial_base).wrapping_sub(1) as usize
+    }
+
     /// Whether `serial` is a call of this batch (pending or completed early).
     fn in_batch(&self, serial: u32) -> bool {
-        (serial.wrapping_sub(self.serial_base).wrapping_sub(1) as usize) < self.done.len()
+        self.index(serial) < self.calls.len()
     }
 
     /// The serial of this batch's call `index`.
@@ -440,7 +453,7 @@ impl Levels {
     /// Notes that a call completed early: nothing waits for it any more.
     pub fn set_done(&mut self, serial: u32) {
         if let Some(i) = self.pending_index(serial) {
-            self.done[i] = true;
+            self.calls[i].done = true;
         }
     }
 
@@ -462,41 +475,49 @@ impl Levels {
         let (g, c) = r.claim(&mut self.spare, b.offset, b.stride, b.w, b.h)?;
         let r = &self.regions[at];
         let grid = &r.grids[g];
-        // The highest stamp to come after.
-        let mut after = if unknown_readers { r.unmarked_stamp } else { 0 };
+        // The lowest level after every call found (one more than its level).
+        let mut level = if unknown_readers {
+            r.unmarked_stamp.saturating_sub(base)
+        } else {
+            0
+        };
         let mut redo = false;
-        let mut last = 0u32;
+        // Neighbouring cells mostly name the same calls: a run of them is looked up once.
+        let (mut last_writer, mut last_reader, mut last_dep) = (0u32, 0u32, 0u32);
         for cy in c.cy0..c.cy1 {
             let row = cy * grid.cols;
             for cell in &grid.cells[row + c.cx0..row + c.cx1] {
-                let Cell {
-                    write,
-                    read,
-                    writer,
-                    reader,
-                } = *cell;
-                after = after.max(write >> 1);
-                if write & 1 != 0 && write >> 1 > base && self.pending_index(writer).is_some() {
-                    redo = true;
+                let Cell { writer, reader } = *cell;
+                if writer != last_writer {
+                    last_writer = writer;
+                    if let Some(call) = self.calls.get(self.index(writer)) {
+                        level = level.max(call.level + 1);
+                        redo |= !call.done && call.cpu_redo;
+                    }
                 }
-                if writer != last && s_pending(self, writer) {
+                if writer != last_dep && self.pending_index(writer).is_some() {
                     deps.all.push(writer);
-                    last = writer;
+                    last_dep = writer;
                 }
                 if access == Access::Write {
-                    after = after.max(read);
-                    if many_readers(self, reader) {
-                        return None; // which readers, only the whole batch knows
+                    if reader != last_reader {
+                        last_reader = reader;
+                        if many_readers(self, reader) {
+                            return None; // which readers, only the whole batch knows
+                        }
+                        if let Some(call) = self.calls.get(self.index(reader)) {
+                            level = level.max(call.level + 1);
+                        }
                     }
-                    if reader != last && s_pending(self, reader) {
+                    if reader != last_dep && self.pending_index(reader).is_some() {
                         deps.all.push(reader);
-                        last = reader;
+                        last_dep = reader;
                     }
                 }
             }
         }
         Some(Need {
-            level: after.saturating_sub(base),
+            level,
             after_cpu_redo: redo,
             unknown_readers,
         })
@@ -533,7 +554,7 @@ impl Levels {
                     return false;
                 }
                 for s in [cell.writer, cell.reader] {
-                    if s != last && s_pending(self, s) {
+                    if s != last && self.pending_index(s).is_some() {
                         out.push(s);
                         last = s;
                     }
@@ -549,10 +570,17 @@ impl Levels {
         let stamp = self.base + 1 + level;
         self.top = self.top.max(stamp);
         let at = self.region_index(b.region, b.region_len);
-        let (done, serial_base) = (&self.done, self.serial_base);
+        if let Some(call) = self
+            .calls
+            .get_mut(serial.wrapping_sub(self.serial_base).wrapping_sub(1) as usize)
+        {
+            call.level = call.level.max(level);
+            call.cpu_redo |= access == Access::Write && cpu_redo;
+        }
+        let (calls, serial_base) = (&self.calls, self.serial_base);
         let index = |t: u32| t.wrapping_sub(serial_base).wrapping_sub(1) as usize;
-        let pending = |t: u32| done.get(index(t)) == Some(&false);
-        let in_batch = |t: u32| index(t) < done.len();
+        let pending = |t: u32| calls.get(index(t)).is_some_and(|c| !c.done);
+        let in_batch = |t: u32| index(t) < calls.len();
         let r = &mut self.regions[at];
         let cells = match access {
             Access::Read if !r.written => None,
@@ -579,7 +607,6 @@ impl Levels {
         for cy in c.cy0..c.cy1 {
             let row = cy * grid.cols;
             for cell in &mut grid.cells[row + c.cx0..row + c.cx1] {
-                cell.read = cell.read.max(stamp);
                 let old = cell.reader;
                 let t = old & !MANY_READERS;
                 let another = access == Access::Read
@@ -587,7 +614,6 @@ impl Levels {
                         || (t != serial && t != cell.writer && pending(t)));
                 cell.reader = serial | if another { MANY_READERS } else { 0 };
                 if access == Access::Write {
-                    cell.write = stamp << 1 | cpu_redo as u32;
                     cell.writer = serial;
                 }
             }
