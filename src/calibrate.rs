@@ -773,6 +773,7 @@ struct CdefBlock {
 }
 
 /// dav1d's 8 bpc CDEF function (`cdef_fn` without `bitdepth_max`).
+#[cfg(not(target_arch = "x86_64"))]
 type Dav1dCdef8 = unsafe extern "C" fn(
     *mut u8,
     isize,
@@ -786,6 +787,7 @@ type Dav1dCdef8 = unsafe extern "C" fn(
     c_int,
 );
 /// dav1d's 16 bpc CDEF function.
+#[cfg(not(target_arch = "x86_64"))]
 type Dav1dCdef16 = unsafe extern "C" fn(
     *mut u16,
     isize,
@@ -799,6 +801,46 @@ type Dav1dCdef16 = unsafe extern "C" fn(
     c_int,
     c_int,
 );
+
+/// Calls dav1d's function `f` with up to twelve integer or pointer arguments (the C ABI's way;
+/// unused ones are ignored by the callee) on a stack aligned to 32 bytes. dav1d's x86-64
+/// assembly may assume that alignment at its entry points (its own C code, built with
+/// `-mpreferred-stack-boundary=5` where the compiler has it, keeps the stack so); the C ABI,
+/// and Rust, keep 16. Called from here directly, dav1d's AVX2 CDEF stored to a misaligned
+/// stack slot and crashed, depending on where the stack happened to stand.
+#[cfg(target_arch = "x86_64")]
+unsafe fn call_on_32_byte_stack(f: crate::av1::AnyFn, args: &[usize; 12]) {
+    std::arch::asm!(
+        "push rbp",
+        "mov rbp, rsp",
+        "and rsp, -32",
+        "sub rsp, 64",
+        "mov rax, [r11 + 48]",
+        "mov [rsp], rax",
+        "mov rax, [r11 + 56]",
+        "mov [rsp + 8], rax",
+        "mov rax, [r11 + 64]",
+        "mov [rsp + 16], rax",
+        "mov rax, [r11 + 72]",
+        "mov [rsp + 24], rax",
+        "mov rax, [r11 + 80]",
+        "mov [rsp + 32], rax",
+        "mov rax, [r11 + 88]",
+        "mov [rsp + 40], rax",
+        "mov rdi, [r11]",
+        "mov rsi, [r11 + 8]",
+        "mov rdx, [r11 + 16]",
+        "mov rcx, [r11 + 24]",
+        "mov r8, [r11 + 32]",
+        "mov r9, [r11 + 40]",
+        "call r10",
+        "mov rsp, rbp",
+        "pop rbp",
+        inout("r10") f as usize => _,
+        inout("r11") args.as_ptr() => _,
+        clobber_abi("C"),
+    );
+}
 
 /// The rows of 8x8 blocks above, of 4x4 blocks below: about twice as many 4x4 calls as 8x8
 /// ones, as a 4:2:0 frame has (two chroma blocks per luma block; 4:2:2's 4x8 is not timed).
@@ -895,6 +937,27 @@ unsafe fn run_cdef(
         } else {
             let f = dav1d[b.size];
             let e = edges as c_int;
+            #[cfg(target_arch = "x86_64")]
+            {
+                // SAFETY: dav1d's `cdef_fn` for this pixel size, with its arguments in order
+                // (`bitdepth_max` only read by the 16 bpc ones).
+                let args = [
+                    dst as usize,
+                    stride as usize,
+                    left as usize,
+                    top as usize,
+                    bottom as usize,
+                    primary as usize,
+                    secondary as usize,
+                    dir as usize,
+                    damping as usize,
+                    e as usize,
+                    bitdepth_max as usize,
+                    0,
+                ];
+                call_on_32_byte_stack(f, &args);
+            }
+            #[cfg(not(target_arch = "x86_64"))]
             if pixel_bytes == 1 {
                 // SAFETY: dav1d passed its 8 bpc `cdef_fn`s for one-byte pixels.
                 let f = std::mem::transmute::<crate::av1::AnyFn, Dav1dCdef8>(f);
@@ -952,4 +1015,59 @@ unsafe fn measure_cdef() -> Result<Vec<(f64, f64)>, String> {
         run_cdef(&blocks, &left, &frame, &reference, functions, on_gpu)
     })?;
     Ok(vec![times])
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::call_on_32_byte_stack;
+
+    // A callee that reports what it was given: `*out` = its entry stack's misalignment to 32
+    // bytes (of the stack as it stood before the call) plus 256 times the sum of its 7th and
+    // 12th arguments (the first and last passed on the stack).
+    std::arch::global_asm!(
+        ".globl daedalus_stack_probe",
+        "daedalus_stack_probe:",
+        "lea rax, [rsp + 8]",
+        "and rax, 31",
+        "mov r10, [rsp + 8]",
+        "add r10, [rsp + 48]",
+        "shl r10, 8",
+        "or rax, r10",
+        "mov [rdi], rax",
+        "ret",
+    );
+    extern "C" {
+        fn daedalus_stack_probe();
+    }
+
+    /// Calls the probe from `depth` frames down, each frame of a different size, so that the
+    /// stack stands at every alignment the compiler gives.
+    #[inline(never)]
+    fn probe_at(depth: usize, out: &mut Vec<u64>) {
+        let pad = [depth as u8; 24];
+        std::hint::black_box(&pad);
+        if depth > 0 {
+            return probe_at(depth - 1, out);
+        }
+        let mut seen = 0u64;
+        let mut args = [0usize; 12];
+        args[0] = &mut seen as *mut u64 as usize;
+        args[6] = 7;
+        args[11] = 12;
+        // SAFETY: the probe takes twelve words and writes one to `args[0]`.
+        unsafe { call_on_32_byte_stack(daedalus_stack_probe, &args) };
+        out.push(seen);
+    }
+
+    #[test]
+    fn dav1d_calls_find_a_32_byte_aligned_stack_and_their_arguments() {
+        let mut seen = Vec::new();
+        for depth in 0..16 {
+            probe_at(depth, &mut seen);
+        }
+        for (depth, s) in seen.iter().enumerate() {
+            assert_eq!(s & 255, 0, "depth {depth}: stack misaligned by {}", s & 255);
+            assert_eq!(s >> 8, 19, "depth {depth}: stack arguments");
+        }
+    }
 }
