@@ -7,7 +7,7 @@
 //! | `DAEDALUS_LOG` | `error`, `warn`, `info`, `debug` | stderr verbosity (default `warn`) |
 //! | `DAEDALUS_VALIDATION` | `1` | enable the Khronos validation layer and count its messages |
 //! | `DAEDALUS_STATS` | `1` | print one line of counters on stderr at exit |
-//! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 200); not after a wait of more than twice that |
+//! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 200); not after a wait of more than twice that and over 1 ms |
 //! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoders' calls runs (`itx`, `mc`, `lf` of VP9, `cdef` of AV1; `all`): `gpu` deferred to the device, `cpu` FFmpeg's (dav1d's) own function (VP9: at once, after what it touches completes); default: calibrated per device |
 //! | `DAEDALUS_FRAME_MEMORY` | `pool`, `import` | where the decoder's frames live: `pool` device memory daedalus allocates (the portable path), `import` the decoder's own memory imported with VK_EXT_external_memory_host; default: import where the device can, else pool |
 //! | `DAEDALUS_LF_CALLS` | `edges`, `superblocks` | how the VP9 decoder's loop filter reaches a device: a call per edge, or one per superblock (`ff_vp9_loopfilter_sb`'s hook: 6 passes placed by position instead of about 50 calls placed by their pixels); default: superblocks, except on a decoding thread that publishes its rows to others (frame threads), which wait for them and on whom the superblock kernel's longer chain on the GPU weighs (docs/benchmarks.md) |

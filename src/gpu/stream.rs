@@ -390,11 +390,13 @@ impl Stream {
 
     /// Polls the fence for `DAEDALUS_SPIN_US` (a blocking wait costs tens of microseconds of
     /// wake-up latency), then sleeps in the driver. Where the last wait outlasted twice that
-    /// (a frame's whole batch), it sleeps at once: polling would only burn the CPU.
+    /// and a millisecond (a frame's whole batch), it sleeps at once: polling would only burn
+    /// the CPU. (The millisecond: a wait that slept includes the wake-up, so a short polling
+    /// time alone would keep every later wait from polling.)
     fn wait(&self) -> GpuResult<()> {
         let d = &self.gpu.device;
         let mut spin = Duration::from_micros(crate::config::get().spin_us);
-        if self.last_wait > 2 * spin {
+        if self.last_wait > (2 * spin).max(Duration::from_millis(1)) {
             spin = Duration::ZERO;
         }
         let start = Instant::now();
