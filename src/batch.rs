@@ -1640,11 +1640,7 @@ impl GpuBatch {
         };
         let stream = &mut self.stream;
         let stage = stream.staging.ptr;
-        let waiting = Instant::now();
-        let cpu = stats::thread_cpu_ns();
         stream.finish()?;
-        stats::add_time(&COUNTERS.wait_ns, waiting);
-        stats::add_cpu_time(&COUNTERS.wait_cpu_ns, cpu);
 
         let unpacking = Instant::now();
         stream.staging.invalidate(0..self.staging_len as u64)?;

@@ -21,10 +21,10 @@
 //! The cells (4x4 pixels each, eight bytes: the two serials, the levels kept per call) cover
 //! a registered region, laid out for the stride of the calls there (a decoder's plane; a
 //! region holding a whole picture gets one grid of cells for its luma stride and one for its
-//! chroma stride). A block that is not aligned to the cells
-//! takes every cell it touches, which can only add levels. A call at a stride whose cells
-//! cannot tell its conflicts (its bytes meet those of pending calls at another stride, or the
-//! region has no grid left for it) cannot be placed: the batch is completed first.
+//! chroma stride). A block that is not aligned to the cells takes every cell it touches, which
+//! can only add levels. A call at a stride whose cells cannot tell its conflicts (its bytes
+//! meet those of pending calls at another stride, or the region has no grid left for it)
+//! cannot be placed: the batch is completed first.
 
 /// Levels one batch may use; a call that would need more completes the batch first.
 pub const MAX_LEVELS: u32 = 1024;
@@ -570,10 +570,8 @@ impl Levels {
         let stamp = self.base + 1 + level;
         self.top = self.top.max(stamp);
         let at = self.region_index(b.region, b.region_len);
-        if let Some(call) = self
-            .calls
-            .get_mut(serial.wrapping_sub(self.serial_base).wrapping_sub(1) as usize)
-        {
+        let i = self.index(serial);
+        if let Some(call) = self.calls.get_mut(i) {
             call.level = call.level.max(level);
             call.cpu_redo |= access == Access::Write && cpu_redo;
         }

@@ -369,9 +369,12 @@ impl Stream {
         let gpu = self.gpu;
         let d = &gpu.device;
         let waiting = Instant::now();
+        let cpu = stats::thread_cpu_ns();
         let waited = self.wait();
         self.last_wait = waiting.elapsed();
         waited?;
+        stats::add(&COUNTERS.wait_ns, self.last_wait.as_nanos() as u64);
+        stats::add_cpu_time(&COUNTERS.wait_cpu_ns, cpu);
         self.overflow.invalidate(0..4)?;
         if let (Some(q), Some(period)) = (self.queries, gpu.info.timestamp_period_ns) {
             let mut ticks = [0u64; 2];
