@@ -140,6 +140,11 @@ typedef struct DaedalusStats {
    * the decoder's superblocks): a plane's columns or rows each.
    */
   uint64_t deferred_lf_sb;
+  /**
+   * Deferred calls that computed on the CPU only the pixels a reader of the decoder read,
+   * staying in their submission (not counted in `cpu_calls`).
+   */
+  uint64_t completed_in_part;
 } DaedalusStats;
 
 #ifdef __cplusplus

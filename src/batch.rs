@@ -651,6 +651,7 @@ struct RecordedCounts {
     /// those completed early on the CPU.
     inter: u64,
     inter_completed_early: u64,
+    inter_completed_in_part: u64,
 }
 
 impl RecordedCounts {
@@ -676,6 +677,7 @@ impl RecordedCounts {
         stats::add(&COUNTERS.mc_source_in_place, c.mc_source_in_place);
         stats::add(&COUNTERS.inter_deferred, c.inter);
         stats::add(&COUNTERS.inter_completed_early, c.inter_completed_early);
+        stats::add(&COUNTERS.inter_completed_in_part, c.inter_completed_in_part);
     }
 }
 
@@ -880,6 +882,130 @@ struct Submitted {
     job_bytes: usize,
 }
 
+/// What an early completion in part computes ([`GpuBatch::complete_reads`]): jobs, and the
+/// pixels of the reader's areas each writes; `calls`: the indices of the calls those jobs
+/// belong to.
+#[derive(Default)]
+struct PartPlan {
+    jobs: Vec<PartJob>,
+    pieces: Vec<Piece>,
+    calls: Vec<usize>,
+}
+
+/// One job of a pending call, run on the CPU into a tile: its `pixels`; `reads_dst` where it
+/// reads them first (an average, a transform).
+struct PartJob {
+    kernel: u8,
+    job: Job,
+    pixels: Area,
+    reads_dst: bool,
+    source: *const u8,
+    pieces: std::ops::Range<usize>,
+}
+
+/// `rows` x `cols` pixels at `at` that a job writes: those at `tile` (row, column) of its
+/// tile.
+struct Piece {
+    at: *mut u8,
+    stride: isize,
+    rows: usize,
+    cols: usize,
+    tile: (usize, usize),
+}
+
+/// A pixel no call of an early completion in part writes.
+const NOT_WRITTEN: u32 = u32::MAX;
+
+/// Most pixels, and areas, a reader's early completion in part may cover.
+const MAX_PART_PIXELS: usize = 1 << 16;
+const MAX_PART_AREAS: usize = 256;
+
+/// The source pixels a motion-compensation job reads: its tile's, and the filter's reach.
+fn mc_window(job: &Job, source: *const u8) -> Area {
+    let (f, _, _) = McFunction::from_params(job[4]);
+    let stride = job[3] as i32 as isize;
+    let (up, left) = (3 * f.v as isize, 3 * f.h as isize);
+    Area {
+        at: source
+            .wrapping_add(job[2] as usize)
+            .wrapping_offset(-up * stride - left) as *mut u8,
+        stride,
+        w: mc::tile_cols(job[4]) + 7 * f.h as usize,
+        h: mc::tile_rows(job[4]) + 7 * f.v as usize,
+    }
+}
+
+/// Calls `piece(n, rows, cols, origin)` for the pixels `block` shares with each of `areas`:
+/// rows and columns of area `n`, `origin` being the block's first pixel as the area's row
+/// and column (either may be negative). `None` where a call returns `false`, or where the
+/// block meets an area it cannot be matched with pixel by pixel (another stride).
+fn for_each_piece(
+    areas: &[Area],
+    block: &Area,
+    mut piece: impl FnMut(usize, std::ops::Range<usize>, std::ops::Range<usize>, (isize, isize)) -> bool,
+) -> Option<()> {
+    let stride = block.stride;
+    for (n, a) in areas.iter().enumerate() {
+        if !spans_meet(block.span(), a.span()) {
+            continue;
+        }
+        if stride <= 0 || a.stride != stride || a.w > stride as usize {
+            return None;
+        }
+        let offset = (block.at as isize).wrapping_sub(a.at as isize);
+        let (dy, dx) = (offset.div_euclid(stride), offset.rem_euclid(stride));
+        // The block's rows as the area's rows and columns: from its first column, and
+        // (where they run past the area's stride) from the next row.
+        for (oy, ox) in [(dy, dx), (dy + 1, dx - stride)] {
+            let (r0, r1) = (oy.max(0), (oy + block.h as isize).min(a.h as isize));
+            let (c0, c1) = (ox.max(0), (ox + block.w as isize).min(a.w as isize));
+            if r0 < r1
+                && c0 < c1
+                && !piece(
+                    n,
+                    r0 as usize..r1 as usize,
+                    c0 as usize..c1 as usize,
+                    (oy, ox),
+                )
+            {
+                return None;
+            }
+        }
+    }
+    Some(())
+}
+
+/// Runs `plan`: each job on the CPU into a tile (holding the pixels it reads first), then
+/// copies its pieces out.
+///
+/// # Safety
+/// As [`run_job_fast`] for each job, and the pieces' pixels must be valid.
+unsafe fn run_in_part(plan: &PartPlan, arena: *const i16) {
+    const TILE_STRIDE: usize = 64;
+    // Aligned as FFmpeg's functions may expect of a block's pixels.
+    #[repr(C, align(64))]
+    struct Tile([u8; TILE_STRIDE * 32]);
+    let mut tile = Tile([0; TILE_STRIDE * 32]);
+    let t = tile.0.as_mut_ptr();
+    for p in &plan.jobs {
+        let a = &p.pixels;
+        debug_assert!(a.h <= 32 && a.w <= TILE_STRIDE);
+        if p.reads_dst {
+            for r in 0..a.h {
+                ptr::copy_nonoverlapping(a.pixel(r, 0), t.add(r * TILE_STRIDE), a.w);
+            }
+        }
+        run_job_fast(p.kernel, t, TILE_STRIDE as isize, &p.job, arena, p.source);
+        for piece in &plan.pieces[p.pieces.clone()] {
+            let (y, x) = piece.tile;
+            for r in 0..piece.rows {
+                let to = piece.at.wrapping_offset(r as isize * piece.stride);
+                ptr::copy_nonoverlapping(t.add((y + r) * TILE_STRIDE + x), to, piece.cols);
+            }
+        }
+    }
+}
+
 /// The pending work of the GPU path.
 struct GpuBatch {
     stream: Stream,
@@ -929,8 +1055,12 @@ struct GpuBatch {
     deps: Vec<u32>,
     /// What `levels` found for the call being placed.
     found: Deps,
-    /// Calls of this batch that completed early on the CPU.
+    /// Calls of this batch that completed early on the CPU, and calls that computed there
+    /// only the pixels a reader needed (they stay in the batch).
     completed_early: usize,
+    completed_in_part: usize,
+    /// Per call (by index): whether it computed pixels early in part.
+    in_part: Vec<bool>,
     /// Per call: the last early completion that visited it.
     visited: Vec<u32>,
     visit: u32,
@@ -978,6 +1108,8 @@ impl GpuBatch {
             deps: Vec::new(),
             found: Deps::default(),
             completed_early: 0,
+            completed_in_part: 0,
+            in_part: Vec::new(),
             visited: Vec::new(),
             visit: 0,
             calls_in_step: true,
@@ -1425,8 +1557,21 @@ impl GpuBatch {
     /// depend on, in recorded order, and takes their jobs out of the batch. Returns `false`
     /// (doing nothing) when that is more than `limit` work or includes a copied block.
     fn complete_early(&mut self, roots: &mut Vec<u32>, limit: usize, arena: *const i16) -> bool {
+        match self.closure(roots, limit) {
+            Some(list) => {
+                self.run_early(&list, arena);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The indices of the pending calls `roots` and every pending call they depend on, in
+    /// recorded order; `None` where that is more than `limit` work or includes a call that
+    /// cannot complete early.
+    fn closure(&mut self, roots: &mut Vec<u32>, limit: usize) -> Option<Vec<usize>> {
         if !self.calls_in_step {
-            return false;
+            return None;
         }
         self.visit = self.visit.wrapping_add(1);
         if self.visit == 0 {
@@ -1447,13 +1592,19 @@ impl GpuBatch {
             let c = &self.calls[i];
             cost += c.cost as usize;
             if c.batch_only || cost > limit {
-                return false;
+                return None;
             }
             list.push(i);
             roots.extend_from_slice(&self.deps[c.deps_at as usize..c.deps_end as usize]);
         }
         list.sort_unstable();
-        for &i in &list {
+        Some(list)
+    }
+
+    /// Runs the calls `list` (a [`GpuBatch::closure`]) on the CPU and takes their jobs out of
+    /// the batch.
+    fn run_early(&mut self, list: &[usize], arena: *const i16) {
+        for &i in list {
             let c = &self.calls[i];
             let key = split_key(self.keys[c.bucket as usize]);
             let size = job_words(key.kernel);
@@ -1483,26 +1634,34 @@ impl GpuBatch {
         self.completed_early += list.len();
         stats::add(&COUNTERS.completed_early, list.len() as u64);
         stats::add(&COUNTERS.cpu_calls, list.len() as u64);
-        true
     }
 
     /// Completes early every pending call that touches `areas` (and what those depend on), if
     /// that is at most `limit` work; `false`, doing nothing, where the batch must complete
     /// as a whole instead.
     fn complete_areas(&mut self, areas: &[Area], limit: usize, arena: *const i16) -> bool {
+        match self.pending_on(areas, true) {
+            Some(mut roots) => self.complete_early(&mut roots, limit, arena),
+            None => false,
+        }
+    }
+
+    /// The pending calls that touch `areas`; `None` where the cells cannot tell or (with
+    /// `lf_passes`) a loop-filter pass placed by position meets them.
+    fn pending_on(&mut self, areas: &[Area], lf_passes: bool) -> Option<Vec<u32>> {
         if self.staging_len > 0 {
-            return false;
+            return None;
         }
         let mut roots = Vec::new();
         for a in areas {
             let (lo, hi) = a.span();
-            if hi < lo || self.meets_lf_passes((lo, hi)) {
-                return false;
+            if hi < lo || (lf_passes && self.meets_lf_passes((lo, hi))) {
+                return None;
             }
             match regions::place(&self.regions, lo, hi) {
                 // No call in place there, and no copied one (`staging_len`).
                 Placement::Outside => {}
-                Placement::Straddles => return false,
+                Placement::Straddles => return None,
                 Placement::Inside(index) => {
                     let r = &self.regions[index];
                     if r.in_place.is_none() {
@@ -1510,12 +1669,214 @@ impl GpuBatch {
                     }
                     let block = block_in(r.id, r.start, r.end, a);
                     if !self.levels.pending_on(&block, &mut roots) {
-                        return false;
+                        return None;
                     }
                 }
             }
         }
-        self.complete_early(&mut roots, limit, arena)
+        Some(roots)
+    }
+
+    /// Gives a reader the pixels of `reads`, which it reads but does not write, if that is at
+    /// most `limit` work; `false`, doing nothing, where the batch must complete as a whole.
+    ///
+    /// Where it can, this computes on the CPU only the pixels the reader reads (and those
+    /// that pending copies or predictions of them read in turn), and the calls stay in the
+    /// batch: the GPU later writes the same values there. That holds where the first pending
+    /// call on each of those pixels overwrites it without reading it (a prediction, not an
+    /// average, a transform or a read of the pixel as a source): the GPU then runs that
+    /// pixel's calls from the same start. Elsewhere (a transform on pixels made another way, a
+    /// loop filter) the calls complete early as a whole ([`GpuBatch::complete_areas`]).
+    fn complete_reads(&mut self, reads: &[Area], limit: usize, arena: *const i16) -> bool {
+        let Some(mut roots) = self.pending_on(reads, true) else {
+            return false;
+        };
+        let Some(list) = self.closure(&mut roots, limit) else {
+            return false;
+        };
+        match self.plan_in_part(&list, reads, arena) {
+            Some(plan) => {
+                unsafe { run_in_part(&plan, arena) };
+                // Counted once per call and batch, however many readers it served.
+                self.in_part.resize(self.calls.len(), false);
+                let mut first_time = 0;
+                for &i in &plan.calls {
+                    first_time += !self.in_part[i] as usize;
+                    self.in_part[i] = true;
+                }
+                self.completed_in_part += first_time;
+                stats::add(&COUNTERS.completed_in_part, first_time as u64);
+            }
+            None => self.run_early(&list, arena),
+        }
+        true
+    }
+
+    /// A job of pending call `i`: its kernel, words, pixels and source (the arena or an
+    /// imported frame).
+    fn job_of(&self, i: usize, k: usize, arena: *const i16) -> (BucketKey, Job, Area, *const u8) {
+        let c = &self.calls[i];
+        let key = split_key(self.keys[c.bucket as usize]);
+        let size = job_words(key.kernel);
+        let at = c.first_word as usize + k * size;
+        let mut job = Job::default();
+        job[..size].copy_from_slice(&self.buckets[c.bucket as usize][at..at + size]);
+        let (rows, cols) = if key.kernel == MC_KERNEL {
+            (mc::tile_rows(job[4]), mc::tile_cols(job[4]))
+        } else if key.kernel < MC_KERNEL {
+            let n = KERNELS[key.kernel].size().n();
+            (n, n)
+        } else {
+            (0, 0) // not run in part
+        };
+        let pixels = Area {
+            at: (self.slot_base(key.slot) + job[0] as usize) as *mut u8,
+            stride: job[1] as i32 as isize,
+            w: cols,
+            h: rows,
+        };
+        let source = self.source_base(key.source, arena);
+        (key, job, pixels, source)
+    }
+
+    /// The jobs of `list` (a [`GpuBatch::closure`]) that write pixels of `reads` (or pixels
+    /// those jobs read as their source), and those pixels; `None` where computing only those
+    /// would not give the reader its pixels or would leave the GPU a different start (see
+    /// [`GpuBatch::complete_reads`]).
+    fn plan_in_part(
+        &mut self,
+        list: &[usize],
+        reads: &[Area],
+        arena: *const i16,
+    ) -> Option<PartPlan> {
+        let mut areas = reads.to_vec();
+        // Last call first: a motion compensation (the backup of a row, above all) whose
+        // pixels are needed needs its source window, in a region the batch writes, too.
+        let mut written_slots = 0u32;
+        for &i in list {
+            written_slots |= 1 << split_key(self.keys[self.calls[i].bucket as usize]).slot;
+        }
+        let first_extra = areas.len();
+        for &i in list.iter().rev() {
+            for k in 0..self.calls[i].jobs as usize {
+                let (key, job, pixels, source) = self.job_of(i, k, arena);
+                if key.kernel > MC_KERNEL {
+                    return None;
+                }
+                if key.kernel < MC_KERNEL
+                    || key.source == 0
+                    || written_slots & 1 << key.source == 0
+                    || !areas.iter().any(|a| spans_meet(pixels.span(), a.span()))
+                {
+                    continue;
+                }
+                areas.push(mc_window(&job, source));
+                if areas.len() > MAX_PART_AREAS {
+                    return None;
+                }
+            }
+        }
+        if areas.len() > first_extra {
+            // The pixels of those windows the CPU writes: every pending call on them must be
+            // one whose order the plan sees (a loop-filter pass placed by position comes
+            // after every call placed by cells on its pixels).
+            let in_list = self.visit;
+            let roots = self.pending_on(&areas[first_extra..], false)?;
+            for s in roots {
+                let i = self.levels.pending_index(s)?;
+                if self.visited.get(i) != Some(&in_list) {
+                    return None;
+                }
+            }
+        }
+        // Where each area's pixels start in `predicted`.
+        let mut first_pixel = Vec::with_capacity(areas.len());
+        let mut count = 0usize;
+        for a in &areas {
+            first_pixel.push(count);
+            count += a.w * a.h;
+        }
+        if count > MAX_PART_PIXELS {
+            return None;
+        }
+        // Per pixel: the first call of `list` that writes it (a prediction), by index.
+        let mut predicted = vec![NOT_WRITTEN; count];
+        // Pixels motion compensations read there: (area, row, columns, the reader's index).
+        let mut source_reads = Vec::new();
+        let mut plan = PartPlan::default();
+        for &i in list {
+            let jobs_before = plan.jobs.len();
+            for k in 0..self.calls[i].jobs as usize {
+                let (key, job, pixels, source) = self.job_of(i, k, arena);
+                let itx = key.kernel < MC_KERNEL;
+                if itx && job[3] & MAY_REDO != 0 {
+                    return None;
+                }
+                let avg = !itx && McFunction::from_params(job[4]).0.avg;
+                if !itx && written_slots & 1 << key.source != 0 && key.source != 0 {
+                    // Checked below: what it reads there that the plan writes, the plan
+                    // must write before it (else the GPU would read the plan's values).
+                    let window = mc_window(&job, source);
+                    for_each_piece(&areas, &window, |n, rows, cols, _| {
+                        source_reads.extend(rows.map(|r| (n, r, cols.clone(), i)));
+                        true
+                    })?;
+                }
+                let first_piece = plan.pieces.len();
+                let reads_dst = itx || avg;
+                for_each_piece(&areas, &pixels, |n, rows, cols, origin| {
+                    let a = &areas[n];
+                    for r in rows.clone() {
+                        let row = first_pixel[n] + r * a.w;
+                        let pixels = &mut predicted[row + cols.start..row + cols.end];
+                        if reads_dst {
+                            if pixels.contains(&NOT_WRITTEN) {
+                                return false;
+                            }
+                        } else {
+                            for p in pixels.iter_mut().filter(|p| **p == NOT_WRITTEN) {
+                                *p = i as u32;
+                            }
+                        }
+                    }
+                    plan.pieces.push(Piece {
+                        at: a.pixel(rows.start, cols.start),
+                        stride: a.stride,
+                        rows: rows.len(),
+                        cols: cols.len(),
+                        tile: (
+                            (rows.start as isize - origin.0) as usize,
+                            (cols.start as isize - origin.1) as usize,
+                        ),
+                    });
+                    true
+                })?;
+                if plan.pieces.len() > first_piece {
+                    plan.jobs.push(PartJob {
+                        kernel: key.kernel as u8,
+                        job,
+                        pixels,
+                        reads_dst,
+                        source,
+                        pieces: first_piece..plan.pieces.len(),
+                    });
+                }
+            }
+            if plan.jobs.len() > jobs_before {
+                plan.calls.push(i);
+            }
+        }
+        for (n, r, cols, reader) in source_reads {
+            let row = first_pixel[n] + r * areas[n].w;
+            let first_writes = &predicted[row + cols.start..row + cols.end];
+            if first_writes
+                .iter()
+                .any(|&w| w != NOT_WRITTEN && w as usize > reader)
+            {
+                return None;
+            }
+        }
+        Some(plan)
     }
 
     /// The buckets in use, in the order they run.
@@ -1781,6 +2142,8 @@ impl GpuBatch {
         self.calls.clear();
         self.deps.clear();
         self.completed_early = 0;
+        self.completed_in_part = 0;
+        self.in_part.clear();
         self.calls_in_step = true;
         self.retire();
         self.submitted = None;
@@ -2461,6 +2824,32 @@ impl Recorder {
         }
     }
 
+    /// Completes what a reader needs who reads `reads` (and does not write them) and reads
+    /// and writes `writes`: the calls on `writes` early as a whole, then on the GPU path only
+    /// the pixels of `reads` where that gives the same result
+    /// ([`GpuBatch::complete_reads`]); else the whole batch.
+    fn complete_reads(&mut self, reason: Reason, reads: &[Area], writes: &[Area]) {
+        self.settle();
+        if self.pending() == 0 {
+            return;
+        }
+        let arena = self.arena.ptr;
+        if let Some(g) = self.gpu.as_mut().filter(|g| g.pending > 0) {
+            let (early, in_part) = (g.completed_early, g.completed_in_part);
+            let done = g.complete_areas(writes, EARLY_COST_LIMIT, arena)
+                && g.complete_reads(reads, EARLY_COST_LIMIT, arena);
+            if self.inter_frame {
+                self.counts.inter_completed_early += (g.completed_early - early) as u64;
+                self.counts.inter_completed_in_part += (g.completed_in_part - in_part) as u64;
+            }
+            if done {
+                stats::add(&COUNTERS.early_completions, 1);
+                return;
+            }
+        }
+        self.flush(reason);
+    }
+
     /// [`Recorder::complete`] without counting the sync; `true` where the calls completed
     /// early (none may have been needed), `false` where the batch completed as a whole or
     /// nothing was pending.
@@ -2722,6 +3111,17 @@ pub fn complete_for(reason: Reason, areas: &[Area]) {
     let _ = RECORDER.try_with(|r| {
         if let Ok(mut r) = r.try_borrow_mut() {
             r.complete(reason, areas);
+        }
+    });
+}
+
+/// [`complete_for`] for a reader that only reads `reads` and reads and writes `writes`: the
+/// pixels of `reads` may be computed on the CPU while their calls stay pending, so the calling
+/// thread must not write them before its next flush or completion that covers them.
+pub fn complete_reads_for(reason: Reason, reads: &[Area], writes: &[Area]) {
+    let _ = RECORDER.try_with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            r.complete_reads(reason, reads, writes);
         }
     });
 }

@@ -220,23 +220,26 @@ impl Planes {
         (self.data[plane] as usize).wrapping_add_signed(offset as isize)
     }
 
-    /// What intra prediction of the `size` x `size` block at (`x`, `y`) of `plane` writes and
-    /// reads: itself, and the neighbours `edges` names (the decoder's `FFVP9IntraEdge`): its
-    /// left column, the row above with the top-left and top-right pixels. At the top of a
-    /// superblock row the row above comes from the decoder's backup of it instead: there,
-    /// from `backup` where this provider made it (else the decoder copied it: nothing pends).
+    /// What intra prediction of the `size` x `size` block at (`x`, `y`) of `plane` reads, and
+    /// what it writes (the block itself). It reads the neighbours `edges` names (the decoder's
+    /// `FFVP9IntraEdge`): its left column, the row above with the top-left and top-right
+    /// pixels. At the top of a superblock row the row above comes from the decoder's backup of
+    /// it instead: there, from `backup` where this provider made it (else the decoder copied
+    /// it: nothing pends).
     fn intra(
         &self,
         backup: Option<Backup>,
         plane: usize,
         (x, y, size): (i64, i64, i64),
         edges: c_int,
-    ) -> Vec<batch::Area> {
+    ) -> (Vec<batch::Area>, Option<batch::Area>) {
+        let block = self.area(plane, x, y, size, size);
         let mut areas = Vec::with_capacity(2);
-        let left = (edges & INTRA_LEFT != 0) as i64;
-        areas.extend(self.area(plane, x - left, y, size + left, size));
+        if edges & INTRA_LEFT != 0 {
+            areas.extend(self.area(plane, x - 1, y, 1, size));
+        }
         if edges & INTRA_TOP == 0 {
-            return areas;
+            return (areas, block);
         }
         let x0 = x - (edges & INTRA_TOPLEFT != 0) as i64;
         let x1 = x + size + if edges & INTRA_TOPRIGHT != 0 { 4 } else { 0 };
@@ -256,7 +259,7 @@ impl Planes {
                 });
             }
         }
-        areas
+        (areas, block)
     }
 }
 
@@ -560,7 +563,8 @@ unsafe extern "C" fn sync(
 }
 
 /// Completes what an intra prediction is about to read and write (`Planes::intra`): only the
-/// pending calls on those pixels and what they depend on, where this thread began the frame
+/// pending calls on those pixels and what they depend on (of what it only reads, where it
+/// can, only those pixels: `batch::complete_reads_for`), where this thread began the frame
 /// and so knows its planes; elsewhere (slice workers) all pending work. The block's
 /// transform, which the decoder adds next, then runs at once (`provider_itx`).
 unsafe extern "C" fn intra_edges(
@@ -575,8 +579,9 @@ unsafe extern "C" fn intra_edges(
         Some(p) if (0..3).contains(&plane) => {
             let (plane, x, y) = (plane as usize, x as i64, y as i64);
             let backup = BACKUP.with(|b| b.get());
-            let areas = p.intra(backup, plane, (x, y, size as i64), edges);
-            batch::complete_for(Reason::Intra, &areas);
+            let (reads, block) = p.intra(backup, plane, (x, y, size as i64), edges);
+            let writes = block.as_slice();
+            batch::complete_reads_for(Reason::Intra, &reads, writes);
             INTRA_BLOCK.with(|b| b.set(p.pixel_address(plane, x, y)));
         }
         _ => {
@@ -910,7 +915,7 @@ pub fn stats_line() -> String {
     format!(
         "daedalus: device=\"{device}\" path={path} kernels={kernels} kernels_by={kernels_by} calibration={calibration} deferred={} itx_deferred={} mc_deferred={} \
          lf_deferred={} lf_sb_deferred={} cdef_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} intra_itx_at_once={} inter_intra_itx_at_once={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
-         itx_redo_possible={} early_completions={} completed_early={} inter_deferred={} inter_completed_early={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
+         itx_redo_possible={} early_completions={} completed_early={} completed_in_part={} inter_deferred={} inter_completed_early={} inter_completed_in_part={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
          flush_full={} flush_immediate={} flush_registry={} unattended_submissions={} \
          awaits_in_flight={} await_ms={:.3} wait_ms={:.3} wait_cpu_ms={:.3} calls_per_submission_mean={mean:.1} \
@@ -934,8 +939,10 @@ pub fn stats_line() -> String {
         r(&c.itx_redo_possible),
         r(&c.early_completions),
         r(&c.completed_early),
+        r(&c.completed_in_part),
         r(&c.inter_deferred),
         r(&c.inter_completed_early),
+        r(&c.inter_completed_in_part),
         r(&c.dispatches),
         r(&c.barriers),
         r(&c.max_levels),
@@ -1010,33 +1017,57 @@ mod tests {
             .collect()
     }
 
+    /// The block an intra sync writes, then the areas it reads.
+    fn intra_areas(
+        p: &Planes,
+        backup: Option<Backup>,
+        plane: usize,
+        xys: (i64, i64, i64),
+        edges: c_int,
+    ) -> Vec<batch::Area> {
+        let (reads, block) = p.intra(backup, plane, xys, edges);
+        block.into_iter().chain(reads).collect()
+    }
+
     #[test]
     fn intra_sync_covers_what_the_mode_reads() {
         let p = planes();
         let all = INTRA_LEFT | INTRA_TOP | INTRA_TOPLEFT | INTRA_TOPRIGHT;
         let at = |plane, xy: (i64, i64), size, edges| {
-            rects(&p.intra(None, plane, (xy.0, xy.1, size), edges), None)
+            rects(
+                &intra_areas(&p, None, plane, (xy.0, xy.1, size), edges),
+                None,
+            )
         };
         // No neighbour read (DC_128 and the like): the block alone, which it writes.
         assert_eq!(at(0, (16, 8), 8, 0), [(0, 16, 8, 8, 8)]);
-        // The left column joins the block.
-        assert_eq!(at(0, (16, 8), 8, INTRA_LEFT), [(0, 15, 8, 9, 8)]);
+        // The left column, read only.
+        assert_eq!(
+            at(0, (16, 8), 8, INTRA_LEFT),
+            [(0, 16, 8, 8, 8), (0, 15, 8, 1, 8)]
+        );
         // The row above: just the block's width, then with its corners.
         assert_eq!(
             at(0, (16, 8), 8, INTRA_TOP),
             [(0, 16, 8, 8, 8), (0, 16, 7, 8, 1)]
         );
-        assert_eq!(at(0, (16, 8), 4, all), [(0, 15, 8, 5, 4), (0, 15, 7, 9, 1)]);
+        assert_eq!(
+            at(0, (16, 8), 4, all),
+            [(0, 16, 8, 4, 4), (0, 15, 8, 1, 4), (0, 15, 7, 9, 1)]
+        );
         // Clipped to the plane's first column and last byte of a row.
         assert_eq!(at(1, (0, 4), 4, all), [(1, 0, 4, 4, 4), (1, 0, 3, 8, 1)]);
         assert_eq!(
             at(1, (508, 4), 4, all),
-            [(1, 507, 4, 5, 4), (1, 507, 3, 5, 1)]
+            [(1, 508, 4, 4, 4), (1, 507, 4, 1, 4), (1, 507, 3, 5, 1)]
         );
         // At the top of a superblock row (64 luma rows, 32 chroma rows in 4:2:0) the row
         // above is the decoder's own copy when this provider did not make one.
         let left_top = INTRA_LEFT | INTRA_TOP | INTRA_TOPLEFT;
-        assert_eq!(at(0, (16, 64), 8, left_top), [(0, 15, 64, 9, 8)]);
+        assert_eq!(
+            at(0, (16, 64), 8, left_top),
+            [(0, 16, 64, 8, 8), (0, 15, 64, 1, 8)]
+        );
         assert_eq!(at(2, (16, 32), 8, INTRA_TOP), [(2, 16, 32, 8, 8)]);
         assert_eq!(
             at(0, (16, 32), 8, INTRA_TOP),
@@ -1052,23 +1083,27 @@ mod tests {
             len: [1024, 512, 512],
             stride: 0x1000,
         };
-        let areas = p.intra(Some(backup), 0, (16, 64, 4), all);
+        let areas = intra_areas(&p, Some(backup), 0, (16, 64, 4), all);
         assert_eq!(
             rects(&areas, Some(backup)),
-            [(0, 15, 64, 5, 4), (9, 15, 0, 9, 1)]
+            [(0, 16, 64, 4, 4), (0, 15, 64, 1, 4), (9, 15, 0, 9, 1)]
         );
-        let areas = p.intra(Some(backup), 1, (8, 32, 8), INTRA_TOP);
+        let (reads, _) = p.intra(Some(backup), 1, (8, 32, 8), INTRA_TOP);
+        let areas = intra_areas(&p, Some(backup), 1, (8, 32, 8), INTRA_TOP);
         assert_eq!(
             rects(&areas, Some(backup)),
             [(1, 8, 32, 8, 8), (9, 0x1008, 0, 8, 1)]
         );
-        assert!(areas.iter().skip(1).all(|a| a.stride == 0x1000));
+        assert!(reads.iter().all(|a| a.stride == 0x1000));
         // Two bytes a pixel: offsets and widths in bytes.
         let wide = Planes {
             bytes_per_pixel: 2,
             ..planes()
         };
-        let areas = wide.intra(None, 0, (16, 8, 4), all);
-        assert_eq!(rects(&areas, None), [(0, 30, 8, 10, 4), (0, 30, 7, 18, 1)]);
+        let areas = intra_areas(&wide, None, 0, (16, 8, 4), all);
+        assert_eq!(
+            rects(&areas, None),
+            [(0, 32, 8, 8, 4), (0, 30, 8, 2, 4), (0, 30, 7, 18, 1)]
+        );
     }
 }

@@ -765,6 +765,242 @@ fn early_completion_gives_each_reader_ffmpegs_pixels() {
     );
 }
 
+/// A motion compensation of a decoder's block: a prediction (`avg` false) or the average of
+/// a compound one, `n` pixels square at `dst` of canvas 0, from canvas 1.
+fn block_prediction(
+    rng: &mut Rng,
+    canvases: &[Canvas],
+    dst: (usize, usize),
+    n: usize,
+    avg: bool,
+) -> Call {
+    let s = &canvases[1];
+    let filter = [
+        mc::McFilter::Smooth,
+        mc::McFilter::Regular,
+        mc::McFilter::Sharp,
+        mc::McFilter::Bilinear,
+    ][rng.below(4)];
+    let (h, v) = (rng.chance(50), rng.chance(50));
+    let f = McFunction {
+        width: n,
+        // Full-pel functions are the same under every filter: FFmpeg's table names Regular.
+        filter: if h || v {
+            filter
+        } else {
+            mc::McFilter::Regular
+        },
+        avg,
+        h,
+        v,
+    };
+    Call::Mc {
+        f,
+        dst: (0, dst.0, dst.1),
+        src: (
+            1,
+            3 + rng.below(s.stride - n - 7 + 1),
+            3 + rng.below(s.height - n - 7 + 1),
+        ),
+        h: n as i32,
+        mx: rng.range(0, 15) as i32,
+        my: rng.range(0, 15) as i32,
+    }
+}
+
+/// A reader that only reads some pixels (an intra prediction's edges, the row backup's
+/// columns) gets FFmpeg's pixels of that moment, while the calls on them may stay pending:
+/// computed in part on the CPU, the GPU later writing the same values. Stretches mix blocks as
+/// a decoder makes them (a prediction, perhaps averaged, then a transform on it), random calls
+/// of every family, and full-pel copies out of the written canvas into another (a row
+/// backup); after each, a reader reads a block's left column and the row above it, and a row
+/// of the copies' canvas, then writes a block of its own, as intra prediction does. The final
+/// flush must give FFmpeg's result everywhere.
+#[test]
+fn reads_completed_in_part_give_ffmpegs_pixels_and_keep_the_gpus_start() {
+    let _l = lock();
+    require_gpu();
+    let mut table = ffmpeg_c();
+    let dsp = table;
+    every_family_deferred();
+    let ctx = unsafe { (daedalus::vp9::PROVIDER.attach)(&mut table, 8) };
+    assert!(!ctx.is_null(), "the provider declined an 8-bit decoder");
+    let mut rng = Rng::new(67);
+    let before = stats();
+    let copy = |width| McFunction {
+        width,
+        filter: mc::McFilter::Regular,
+        avg: false,
+        h: false,
+        v: false,
+    };
+    for round in 0..3 {
+        // Round 0 mixes in calls that make completions fall back to whole calls; the others
+        // make only blocks and copies, as a decoder does.
+        let kinds = if round == 0 { 12 } else { 7 };
+        let mut base = canvases(&mut rng, 3);
+        base.push(clone_canvases(&base[..1]).remove(0));
+        let sizes: Vec<Transform> = Transform::ALL.to_vec();
+        let mut stretches = Vec::new();
+        for _ in 0..40 {
+            let mut calls = Vec::new();
+            for _ in 0..30 {
+                match rng.below(kinds) {
+                    0..=4 => {
+                        let p = place_blocks(&mut rng, &base[..1], 1, &sizes).remove(0);
+                        let n = p.tx.size.n();
+                        calls.push(block_prediction(&mut rng, &base, (p.x, p.y), n, false));
+                        if rng.chance(25) {
+                            calls.push(block_prediction(&mut rng, &base, (p.x, p.y), n, true));
+                        }
+                        calls.push(Call::Itx(p));
+                    }
+                    7 => calls.push(random_mc(&mut rng, &base, &[0], &[1])),
+                    8 => calls.push(random_lf(&mut rng, &mut base, &[0])),
+                    5 | 6 | 9 => {
+                        let (from, to) = (&base[0], &base[2]);
+                        let width = [4, 8, 16, 32, 64][rng.below(5)];
+                        let h = 1 + rng.below(4);
+                        let src = (
+                            rng.below(from.stride - width - 32 + 1),
+                            rng.below(from.height - h - 32 + 1),
+                        );
+                        calls.push(Call::Mc {
+                            f: copy(width),
+                            dst: (
+                                2,
+                                rng.below(to.stride - width + 1),
+                                rng.below(to.height - h + 1),
+                            ),
+                            src: (0, src.0, src.1),
+                            h: h as i32,
+                            mx: 0,
+                            my: 0,
+                        });
+                        if rng.chance(50) {
+                            // A block then writes what the copy read: the GPU must run the
+                            // copy on the pixels from before it.
+                            let mut p = place_blocks(&mut rng, &base[..1], 1, &sizes).remove(0);
+                            (p.x, p.y) = src;
+                            let n = p.tx.size.n();
+                            calls.push(block_prediction(&mut rng, &base, src, n, false));
+                            calls.push(Call::Itx(p));
+                        }
+                    }
+                    _ => calls.push(Call::Itx(
+                        place_blocks(&mut rng, &base[..1], 1, &sizes).remove(0),
+                    )),
+                }
+            }
+            stretches.push(calls);
+        }
+        let mut ff = clone_canvases(&base);
+        let mut gpu = clone_canvases(&base);
+        for c in &mut gpu {
+            let rc = ffi::daedalus_register_memory(c.pixels.as_mut_ptr().cast(), c.pixels.len());
+            assert_eq!(rc, 0, "registering a canvas");
+        }
+        for calls in &stretches {
+            run(&dsp, &mut ff, calls, Way::Ffmpeg);
+            run(&dsp, &mut gpu, calls, Way::Daedalus);
+            // The block (canvas 0), its left column and the row above with two corners; a
+            // row of canvas 2.
+            let (stride, height) = (base[0].stride, base[0].height);
+            let (w, h) = (1 + rng.below(32), 1 + rng.below(32));
+            let last_block = calls.iter().rev().find_map(|c| match c {
+                Call::Itx(p) => Some((p.x, p.y, p.tx.size.n())),
+                _ => None,
+            });
+            // Mostly, its left column or the row above falls in the stretch's last block.
+            let (x, y) = match last_block {
+                Some((bx, by, n)) if rng.chance(70) => {
+                    let x = (bx + 1 + rng.below(n)).clamp(1, stride - w - 8);
+                    let y = (by + 1 + rng.below(n)).clamp(1, height - h - 1);
+                    (x, y)
+                }
+                _ => (1 + rng.below(stride - w - 8), 1 + rng.below(height - h - 1)),
+            };
+            // The row of canvas 2 read: mostly one the stretch's last copy wrote.
+            let (s2, h2) = (base[2].stride, base[2].height);
+            let w2 = 1 + rng.below(40);
+            let last_copy = calls.iter().rev().find_map(|c| match c {
+                Call::Mc {
+                    dst: (2, x, y, ..), ..
+                } => Some((*x, *y)),
+                _ => None,
+            });
+            let (x2, y2) = match last_copy {
+                Some((x, y)) if rng.chance(80) => ((x + rng.below(8)).min(s2 - w2), y),
+                _ => (rng.below(s2 - w2 + 1), rng.below(h2)),
+            };
+            let reads = [
+                (0, x - 1, y, 1, h),
+                (0, x - 1, y - 1, w + 1 + rng.below(8), 1),
+                (2, x2, y2, w2, 1),
+            ];
+            let area = |c: &mut [Canvas], (i, x, y, w, h): (usize, usize, usize, usize, usize)| {
+                let stride = c[i].stride;
+                batch::Area {
+                    at: unsafe { c[i].pixels.as_mut_ptr().add(y * stride + x) },
+                    stride: stride as isize,
+                    w,
+                    h,
+                }
+            };
+            let read_areas = reads.map(|r| area(&mut gpu, r));
+            // Its block lies on canvas 3, which no call writes: the pending calls stay (the
+            // block's own pending calls would complete as a whole, as in
+            // `early_completion_gives_each_reader_ffmpegs_pixels`).
+            let block = area(&mut gpu, (3, x, y, w, h));
+            batch::complete_reads_for(Reason::Intra, &read_areas, &[block]);
+            for (i, x, y, w, h) in reads {
+                let stride = base[i].stride;
+                for row in y..y + h {
+                    let r = row * stride + x;
+                    assert_eq!(
+                        gpu[i].pixels[r..r + w],
+                        ff[i].pixels[r..r + w],
+                        "canvas {i} row {row} from column {x} after completion in part"
+                    );
+                }
+            }
+            // The reader writes its block on the CPU.
+            let v = rng.below(256) as u8;
+            for row in y..y + h {
+                let r = row * stride + x;
+                gpu[3].pixels[r..r + w].fill(v);
+                ff[3].pixels[r..r + w].fill(v);
+            }
+        }
+        ffi::daedalus_flush();
+        for c in &mut gpu {
+            assert_eq!(
+                ffi::daedalus_unregister_memory(c.pixels.as_mut_ptr().cast()),
+                0
+            );
+        }
+        if let Some(d) = first_difference(&gpu, &ff) {
+            panic!("daedalus vs FFmpeg after completions in part: {d}");
+        }
+    }
+    assert_validation_clean();
+    let after = stats();
+    eprintln!(
+        "{} calls completed in part, {} completed early",
+        after.completed_in_part - before.completed_in_part,
+        after.completed_early - before.completed_early
+    );
+    assert!(
+        after.completed_in_part > before.completed_in_part,
+        "no call was completed in part"
+    );
+    assert!(
+        after.early_completions > before.early_completions,
+        "no reader completed early"
+    );
+    assert!(after.gpu_calls > before.gpu_calls, "nothing ran on the GPU");
+}
+
 /// The decoder's superblock loop filter (the provider's `loopfilter_sb` hook) is placed by the
 /// superblock's position, not by its cells. Around a frame filtered in raster order, readers
 /// of filtered rows (early completions, then CPU writes), calls placed by cells on filtered
