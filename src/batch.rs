@@ -25,7 +25,11 @@
 //! A reader that needs only some pixels (a decoder's intra prediction: [`complete_for`]) does
 //! not wait for the whole batch: the pending calls on those pixels and the calls they depend
 //! on (see `levels`) run on the CPU at once, in recorded order, and their jobs stay in the
-//! batch marked [`SKIP_JOB`], so the GPU later runs only the rest.
+//! batch marked [`SKIP_JOB`], so the GPU later runs only the rest. A reader that only reads
+//! ([`complete_reads_for`]) gets, where the order allows it, only its pixels computed on the
+//! CPU (with the source pixels a pending copy of them reads), and the calls stay in the batch:
+//! the GPU writes those pixels again, with the same final values but passing through earlier
+//! ones (a prediction before its transform) while the submission runs.
 
 use crate::config::{Family, Place};
 use crate::gpu::stream::{Buf, Dispatch, Stream, MAX_SETS, MAX_SLOTS};
@@ -892,6 +896,19 @@ struct PartPlan {
     calls: Vec<usize>,
 }
 
+/// The buffers an early completion in part plans in, kept from one to the next: the areas
+/// to compute (the reader's, then source windows), where each one's pixels start in
+/// `predicted` (per pixel, the first call that writes it), the pixels motion compensations
+/// read there (area, row, columns, the reader's index), and the plan.
+#[derive(Default)]
+struct PartScratch {
+    areas: Vec<Area>,
+    first_pixel: Vec<usize>,
+    predicted: Vec<u32>,
+    source_reads: Vec<(usize, usize, std::ops::Range<usize>, usize)>,
+    plan: PartPlan,
+}
+
 /// One job of a pending call, run on the CPU into a tile: its `pixels`; `reads_dst` where it
 /// reads them first (an average, a transform).
 struct PartJob {
@@ -913,6 +930,10 @@ struct Piece {
     tile: (usize, usize),
 }
 
+/// The tile a job of an early completion in part runs into: a 32x32 transform at most.
+const TILE_STRIDE: usize = 64;
+const TILE_ROWS: usize = 32;
+
 /// A pixel no call of an early completion in part writes.
 const NOT_WRITTEN: u32 = u32::MAX;
 
@@ -922,16 +943,16 @@ const MAX_PART_AREAS: usize = 256;
 
 /// The source pixels a motion-compensation job reads: its tile's, and the filter's reach.
 fn mc_window(job: &Job, source: *const u8) -> Area {
-    let (f, _, _) = McFunction::from_params(job[4]);
+    let win = McFunction::from_params(job[4]).0.window();
     let stride = job[3] as i32 as isize;
-    let (up, left) = (3 * f.v as isize, 3 * f.h as isize);
     Area {
         at: source
             .wrapping_add(job[2] as usize)
-            .wrapping_offset(-up * stride - left) as *mut u8,
+            .wrapping_offset(-(win.above as isize) * stride - win.left as isize)
+            as *mut u8,
         stride,
-        w: mc::tile_cols(job[4]) + 7 * f.h as usize,
-        h: mc::tile_rows(job[4]) + 7 * f.v as usize,
+        w: win.width(mc::tile_cols(job[4])),
+        h: win.height(mc::tile_rows(job[4])),
     }
 }
 
@@ -981,15 +1002,15 @@ fn for_each_piece(
 /// # Safety
 /// As [`run_job_fast`] for each job, and the pieces' pixels must be valid.
 unsafe fn run_in_part(plan: &PartPlan, arena: *const i16) {
-    const TILE_STRIDE: usize = 64;
     // Aligned as FFmpeg's functions may expect of a block's pixels.
     #[repr(C, align(64))]
-    struct Tile([u8; TILE_STRIDE * 32]);
-    let mut tile = Tile([0; TILE_STRIDE * 32]);
+    struct Tile([u8; TILE_STRIDE * TILE_ROWS]);
+    let mut tile = Tile([0; TILE_STRIDE * TILE_ROWS]);
     let t = tile.0.as_mut_ptr();
     for p in &plan.jobs {
         let a = &p.pixels;
-        debug_assert!(a.h <= 32 && a.w <= TILE_STRIDE);
+        // `plan_in_part` takes no larger job.
+        assert!(a.h <= TILE_ROWS && a.w <= TILE_STRIDE);
         if p.reads_dst {
             for r in 0..a.h {
                 ptr::copy_nonoverlapping(a.pixel(r, 0), t.add(r * TILE_STRIDE), a.w);
@@ -1061,6 +1082,7 @@ struct GpuBatch {
     completed_in_part: usize,
     /// Per call (by index): whether it computed pixels early in part.
     in_part: Vec<bool>,
+    part: PartScratch,
     /// Per call: the last early completion that visited it.
     visited: Vec<u32>,
     visit: u32,
@@ -1110,6 +1132,7 @@ impl GpuBatch {
             completed_early: 0,
             completed_in_part: 0,
             in_part: Vec::new(),
+            part: PartScratch::default(),
             visited: Vec::new(),
             visit: 0,
             calls_in_step: true,
@@ -1694,21 +1717,23 @@ impl GpuBatch {
         let Some(list) = self.closure(&mut roots, limit) else {
             return false;
         };
-        match self.plan_in_part(&list, reads, arena) {
-            Some(plan) => {
-                unsafe { run_in_part(&plan, arena) };
-                // Counted once per call and batch, however many readers it served.
-                self.in_part.resize(self.calls.len(), false);
-                let mut first_time = 0;
-                for &i in &plan.calls {
-                    first_time += !self.in_part[i] as usize;
-                    self.in_part[i] = true;
-                }
-                self.completed_in_part += first_time;
-                stats::add(&COUNTERS.completed_in_part, first_time as u64);
+        let mut part = std::mem::take(&mut self.part);
+        if self.plan_in_part(&list, reads, arena, &mut part).is_some() {
+            unsafe { run_in_part(&part.plan, arena) };
+            stats::add(&COUNTERS.jobs_in_part, part.plan.jobs.len() as u64);
+            // Counted once per call and batch, however many readers it served.
+            self.in_part.resize(self.calls.len(), false);
+            let mut first_time = 0;
+            for &i in &part.plan.calls {
+                first_time += !self.in_part[i] as usize;
+                self.in_part[i] = true;
             }
-            None => self.run_early(&list, arena),
+            self.completed_in_part += first_time;
+            stats::add(&COUNTERS.completed_in_part, first_time as u64);
+        } else {
+            self.run_early(&list, arena);
         }
+        self.part = part;
         true
     }
 
@@ -1748,32 +1773,63 @@ impl GpuBatch {
         list: &[usize],
         reads: &[Area],
         arena: *const i16,
-    ) -> Option<PartPlan> {
-        let mut areas = reads.to_vec();
+        part: &mut PartScratch,
+    ) -> Option<()> {
+        let PartScratch {
+            areas,
+            first_pixel,
+            predicted,
+            source_reads,
+            plan,
+        } = part;
+        areas.clear();
+        areas.extend_from_slice(reads);
+        first_pixel.clear();
+        source_reads.clear();
+        plan.jobs.clear();
+        plan.pieces.clear();
+        plan.calls.clear();
         // Last call first: a motion compensation (the backup of a row, above all) whose
         // pixels are needed needs its source window, in a region the batch writes, too.
         let mut written_slots = 0u32;
         for &i in list {
             written_slots |= 1 << split_key(self.keys[self.calls[i].bucket as usize]).slot;
         }
+        let reads_written = |key: &BucketKey| {
+            key.kernel == MC_KERNEL && key.source != 0 && written_slots & 1 << key.source != 0
+        };
         let first_extra = areas.len();
-        for &i in list.iter().rev() {
-            for k in 0..self.calls[i].jobs as usize {
-                let (key, job, pixels, source) = self.job_of(i, k, arena);
-                if key.kernel > MC_KERNEL {
-                    return None;
-                }
-                if key.kernel < MC_KERNEL
-                    || key.source == 0
-                    || written_slots & 1 << key.source == 0
-                    || !areas.iter().any(|a| spans_meet(pixels.span(), a.span()))
-                {
+        for &i in list {
+            if split_key(self.keys[self.calls[i].bucket as usize]).kernel > MC_KERNEL {
+                return None;
+            }
+        }
+        // Until no window is added: a window may meet a job that comes after the one it
+        // was added for.
+        let mut windowed: Vec<(usize, usize)> = Vec::new();
+        loop {
+            let before = areas.len();
+            for &i in list.iter().rev() {
+                let key = split_key(self.keys[self.calls[i].bucket as usize]);
+                if !reads_written(&key) {
                     continue;
                 }
-                areas.push(mc_window(&job, source));
-                if areas.len() > MAX_PART_AREAS {
-                    return None;
+                for k in 0..self.calls[i].jobs as usize {
+                    let (_, job, pixels, source) = self.job_of(i, k, arena);
+                    if windowed.contains(&(i, k))
+                        || !areas.iter().any(|a| spans_meet(pixels.span(), a.span()))
+                    {
+                        continue;
+                    }
+                    windowed.push((i, k));
+                    areas.push(mc_window(&job, source));
+                    if areas.len() > MAX_PART_AREAS {
+                        return None;
+                    }
                 }
+            }
+            if areas.len() == before {
+                break;
             }
         }
         if areas.len() > first_extra {
@@ -1790,9 +1846,8 @@ impl GpuBatch {
             }
         }
         // Where each area's pixels start in `predicted`.
-        let mut first_pixel = Vec::with_capacity(areas.len());
         let mut count = 0usize;
-        for a in &areas {
+        for a in areas.iter() {
             first_pixel.push(count);
             count += a.w * a.h;
         }
@@ -1800,16 +1855,31 @@ impl GpuBatch {
             return None;
         }
         // Per pixel: the first call of `list` that writes it (a prediction), by index.
-        let mut predicted = vec![NOT_WRITTEN; count];
+        predicted.clear();
+        predicted.resize(count, NOT_WRITTEN);
         // Pixels motion compensations read there: (area, row, columns, the reader's index).
-        let mut source_reads = Vec::new();
-        let mut plan = PartPlan::default();
+
         for &i in list {
+            let key = split_key(self.keys[self.calls[i].bucket as usize]);
+            if !reads_written(&key) {
+                // Its jobs lie, row after row downwards, between its first job's first byte
+                // and its last job's last: mostly far from the areas.
+                let first = self.job_of(i, 0, arena).2;
+                let last = self.job_of(i, self.calls[i].jobs as usize - 1, arena).2;
+                let span = (first.span().0, last.span().1);
+                if first.stride > 0
+                    && span.0 <= span.1
+                    && !areas.iter().any(|a| spans_meet(span, a.span()))
+                {
+                    continue;
+                }
+            }
             let jobs_before = plan.jobs.len();
             for k in 0..self.calls[i].jobs as usize {
                 let (key, job, pixels, source) = self.job_of(i, k, arena);
                 let itx = key.kernel < MC_KERNEL;
-                if itx && job[3] & MAY_REDO != 0 {
+                if (itx && job[3] & MAY_REDO != 0) || pixels.h > TILE_ROWS || pixels.w > TILE_STRIDE
+                {
                     return None;
                 }
                 let avg = !itx && McFunction::from_params(job[4]).0.avg;
@@ -1817,14 +1887,14 @@ impl GpuBatch {
                     // Checked below: what it reads there that the plan writes, the plan
                     // must write before it (else the GPU would read the plan's values).
                     let window = mc_window(&job, source);
-                    for_each_piece(&areas, &window, |n, rows, cols, _| {
+                    for_each_piece(areas, &window, |n, rows, cols, _| {
                         source_reads.extend(rows.map(|r| (n, r, cols.clone(), i)));
                         true
                     })?;
                 }
                 let first_piece = plan.pieces.len();
                 let reads_dst = itx || avg;
-                for_each_piece(&areas, &pixels, |n, rows, cols, origin| {
+                for_each_piece(areas, &pixels, |n, rows, cols, origin| {
                     let a = &areas[n];
                     for r in rows.clone() {
                         let row = first_pixel[n] + r * a.w;
@@ -1866,7 +1936,7 @@ impl GpuBatch {
                 plan.calls.push(i);
             }
         }
-        for (n, r, cols, reader) in source_reads {
+        for (n, r, cols, reader) in source_reads.drain(..) {
             let row = first_pixel[n] + r * areas[n].w;
             let first_writes = &predicted[row + cols.start..row + cols.end];
             if first_writes
@@ -1876,7 +1946,7 @@ impl GpuBatch {
                 return None;
             }
         }
-        Some(plan)
+        Some(())
     }
 
     /// The buckets in use, in the order they run.
@@ -2829,6 +2899,9 @@ impl Recorder {
     /// the pixels of `reads` where that gives the same result
     /// ([`GpuBatch::complete_reads`]); else the whole batch.
     fn complete_reads(&mut self, reason: Reason, reads: &[Area], writes: &[Area]) {
+        if !crate::config::get().reads_in_part {
+            return self.complete(reason, &[reads, writes].concat());
+        }
         self.settle();
         if self.pending() == 0 {
             return;
@@ -3115,9 +3188,12 @@ pub fn complete_for(reason: Reason, areas: &[Area]) {
     });
 }
 
-/// [`complete_for`] for a reader that only reads `reads` and reads and writes `writes`: the
-/// pixels of `reads` may be computed on the CPU while their calls stay pending, so the calling
-/// thread must not write them before its next flush or completion that covers them.
+/// [`complete_for`] for a reader that only reads `reads` and reads and writes `writes`. The
+/// pixels of `reads` (and pixels that pending copies of them read, such as a frame's last line
+/// for its backup) may be computed on the CPU while their calls stay pending, and the GPU
+/// writes them again when the batch runs. So the calling thread must not write them before a
+/// flush or a completion that covers them, and must not read them while a later submission is
+/// in flight without completing first, as every reader in this module does (`settle`).
 pub fn complete_reads_for(reason: Reason, reads: &[Area], writes: &[Area]) {
     let _ = RECORDER.try_with(|r| {
         if let Ok(mut r) = r.try_borrow_mut() {

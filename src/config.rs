@@ -176,6 +176,8 @@ pub struct Config {
     pub frame_memory: FrameMemory,
     /// `DAEDALUS_LF_CALLS`: whether the decoder's superblock loop-filter hook takes part.
     pub lf_calls: LfCalls,
+    /// `DAEDALUS_INTRA_SYNC`: whether an intra sync may compute only the pixels it reads.
+    pub reads_in_part: bool,
 }
 
 /// How the VP9 decoder's loop filter reaches a device.
@@ -253,7 +255,18 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
             LfCalls::Auto
         }
     };
+    let reads_in_part = match var("DAEDALUS_INTRA_SYNC").as_deref().map(str::trim) {
+        None | Some("part") => true,
+        Some("whole") => false,
+        Some(other) => {
+            eprintln!(
+                "daedalus: warning: DAEDALUS_INTRA_SYNC={other:?} is not part/whole; using part"
+            );
+            true
+        }
+    };
     Config {
+        reads_in_part,
         kernels,
         frame_memory,
         lf_calls,

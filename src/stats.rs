@@ -56,6 +56,9 @@ pub struct Counters {
     /// Deferred calls that computed on the CPU only the pixels a reader needed, staying in
     /// the batch for the GPU (not counted in `cpu_calls`).
     pub completed_in_part: AtomicU64,
+    /// The jobs those computations ran on the CPU, each time (a call may serve several
+    /// readers).
+    pub jobs_in_part: AtomicU64,
     pub flushes: AtomicU64,
     /// Flushes a call forced before it could be recorded: it touched pending pixels; the
     /// arena, staging or pixel-buffer slots were full; it had to run at once on the CPU.
@@ -130,6 +133,7 @@ pub static COUNTERS: Counters = Counters {
     early_completions: AtomicU64::new(0),
     completed_early: AtomicU64::new(0),
     completed_in_part: AtomicU64::new(0),
+    jobs_in_part: AtomicU64::new(0),
     flushes: AtomicU64::new(0),
     flushes_overlap: AtomicU64::new(0),
     flushes_full: AtomicU64::new(0),

@@ -813,9 +813,9 @@ fn block_prediction(
 /// computed in part on the CPU, the GPU later writing the same values. Stretches mix blocks as
 /// a decoder makes them (a prediction, perhaps averaged, then a transform on it), random calls
 /// of every family, and full-pel copies out of the written canvas into another (a row
-/// backup); after each, a reader reads a block's left column and the row above it, and a row
-/// of the copies' canvas, then writes a block of its own, as intra prediction does. The final
-/// flush must give FFmpeg's result everywhere.
+/// backup; some filtered); after each, a reader reads a block's left column and the row above
+/// it, and a row of the copies' canvas, then writes its block, as intra prediction does. The
+/// final flush must give FFmpeg's result everywhere.
 #[test]
 fn reads_completed_in_part_give_ffmpegs_pixels_and_keep_the_gpus_start() {
     let _l = lock();
@@ -858,6 +858,11 @@ fn reads_completed_in_part_give_ffmpegs_pixels_and_keep_the_gpus_start() {
                     7 => calls.push(random_mc(&mut rng, &base, &[0], &[1])),
                     8 => calls.push(random_lf(&mut rng, &mut base, &[0])),
                     5 | 6 | 9 => {
+                        if rng.chance(30) {
+                            // A filtered prediction out of written pixels.
+                            calls.push(random_mc(&mut rng, &base, &[2], &[0]));
+                            continue;
+                        }
                         let (from, to) = (&base[0], &base[2]);
                         let width = [4, 8, 16, 32, 64][rng.below(5)];
                         let h = 1 + rng.below(4);
@@ -948,10 +953,10 @@ fn reads_completed_in_part_give_ffmpegs_pixels_and_keep_the_gpus_start() {
                 }
             };
             let read_areas = reads.map(|r| area(&mut gpu, r));
-            // Its block lies on canvas 3, which no call writes: the pending calls stay (the
-            // block's own pending calls would complete as a whole, as in
-            // `early_completion_gives_each_reader_ffmpegs_pixels`).
-            let block = area(&mut gpu, (3, x, y, w, h));
+            // Its block lies on canvas 0 beside what it reads (whose pending calls then
+            // complete whole first), or on canvas 3, which no call writes.
+            let own = if rng.chance(50) { 0 } else { 3 };
+            let block = area(&mut gpu, (own, x, y, w, h));
             batch::complete_reads_for(Reason::Intra, &read_areas, &[block]);
             for (i, x, y, w, h) in reads {
                 let stride = base[i].stride;
@@ -968,8 +973,8 @@ fn reads_completed_in_part_give_ffmpegs_pixels_and_keep_the_gpus_start() {
             let v = rng.below(256) as u8;
             for row in y..y + h {
                 let r = row * stride + x;
-                gpu[3].pixels[r..r + w].fill(v);
-                ff[3].pixels[r..r + w].fill(v);
+                gpu[own].pixels[r..r + w].fill(v);
+                ff[own].pixels[r..r + w].fill(v);
             }
         }
         ffi::daedalus_flush();
