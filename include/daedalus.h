@@ -141,10 +141,10 @@ typedef struct DaedalusStats {
    */
   uint64_t deferred_lf_sb;
   /**
-   * Deferred calls that computed on the CPU only the pixels a reader of the decoder read,
-   * staying in their submission (not counted in `cpu_calls`).
+   * Deferred calls that ran ahead on the CPU for a reader of the decoder, staying in their
+   * submission (not counted in `cpu_calls` unless they later completed early).
    */
-  uint64_t completed_in_part;
+  uint64_t run_ahead;
 } DaedalusStats;
 
 #ifdef __cplusplus

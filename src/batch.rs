@@ -655,7 +655,7 @@ struct RecordedCounts {
     /// those completed early on the CPU.
     inter: u64,
     inter_completed_early: u64,
-    inter_completed_in_part: u64,
+    inter_run_ahead: u64,
 }
 
 impl RecordedCounts {
@@ -681,7 +681,7 @@ impl RecordedCounts {
         stats::add(&COUNTERS.mc_source_in_place, c.mc_source_in_place);
         stats::add(&COUNTERS.inter_deferred, c.inter);
         stats::add(&COUNTERS.inter_completed_early, c.inter_completed_early);
-        stats::add(&COUNTERS.inter_completed_in_part, c.inter_completed_in_part);
+        stats::add(&COUNTERS.inter_run_ahead, c.inter_run_ahead);
     }
 }
 
@@ -886,60 +886,40 @@ struct Submitted {
     job_bytes: usize,
 }
 
-/// What an early completion in part computes ([`GpuBatch::complete_reads`]): jobs, and the
-/// pixels of the reader's areas each writes; `calls`: the indices of the calls those jobs
-/// belong to.
+/// What a reader's calls to run ahead are checked with ([`GpuBatch::plan_ahead`]), kept from
+/// one reader to the next: the calls that ran ahead before which they depend on
+/// (`boundary`); per slot the span of bytes the calls write and read there, and per byte of
+/// those spans a bit: written by one of them, read as a source before any wrote it.
 #[derive(Default)]
-struct PartPlan {
-    jobs: Vec<PartJob>,
-    pieces: Vec<Piece>,
-    calls: Vec<usize>,
+struct AheadScratch {
+    spans: [(usize, usize); MAX_SLOTS],
+    first_word: [usize; MAX_SLOTS],
+    written: Vec<u64>,
+    read_first: Vec<u64>,
+    boundary: Vec<usize>,
 }
 
-/// The buffers an early completion in part plans in, kept from one to the next: the areas
-/// to compute (the reader's, then source windows), where each one's pixels start in
-/// `predicted` (per pixel, the first call that writes it), the pixels motion compensations
-/// read there (area, row, columns, the reader's index), and the plan.
-#[derive(Default)]
-struct PartScratch {
-    areas: Vec<Area>,
-    first_pixel: Vec<usize>,
-    predicted: Vec<u32>,
-    source_reads: Vec<(usize, usize, std::ops::Range<usize>, usize)>,
-    plan: PartPlan,
+/// Most bytes the spans of one early completion ahead may cover (a bit each, twice).
+const MAX_AHEAD_BYTES: usize = 1 << 22;
+
+/// Calls `word(index, mask)` for the words of a bit map that hold bits `start..start + len`.
+fn for_each_word(start: usize, len: usize, mut word: impl FnMut(usize, u64) -> bool) -> bool {
+    let (mut at, end) = (start, start + len);
+    while at < end {
+        let (w, bit) = (at / 64, at % 64);
+        let n = (64 - bit).min(end - at);
+        let mask = if n == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << n) - 1) << bit
+        };
+        if !word(w, mask) {
+            return false;
+        }
+        at += n;
+    }
+    true
 }
-
-/// One job of a pending call, run on the CPU into a tile: its `pixels`; `reads_dst` where it
-/// reads them first (an average, a transform).
-struct PartJob {
-    kernel: u8,
-    job: Job,
-    pixels: Area,
-    reads_dst: bool,
-    source: *const u8,
-    pieces: std::ops::Range<usize>,
-}
-
-/// `rows` x `cols` pixels at `at` that a job writes: those at `tile` (row, column) of its
-/// tile.
-struct Piece {
-    at: *mut u8,
-    stride: isize,
-    rows: usize,
-    cols: usize,
-    tile: (usize, usize),
-}
-
-/// The tile a job of an early completion in part runs into: a 32x32 transform at most.
-const TILE_STRIDE: usize = 64;
-const TILE_ROWS: usize = 32;
-
-/// A pixel no call of an early completion in part writes.
-const NOT_WRITTEN: u32 = u32::MAX;
-
-/// Most pixels, and areas, a reader's early completion in part may cover.
-const MAX_PART_PIXELS: usize = 1 << 16;
-const MAX_PART_AREAS: usize = 256;
 
 /// The source pixels a motion-compensation job reads: its tile's, and the filter's reach.
 fn mc_window(job: &Job, source: *const u8) -> Area {
@@ -953,77 +933,6 @@ fn mc_window(job: &Job, source: *const u8) -> Area {
         stride,
         w: win.width(mc::tile_cols(job[4])),
         h: win.height(mc::tile_rows(job[4])),
-    }
-}
-
-/// Calls `piece(n, rows, cols, origin)` for the pixels `block` shares with each of `areas`:
-/// rows and columns of area `n`, `origin` being the block's first pixel as the area's row
-/// and column (either may be negative). `None` where a call returns `false`, or where the
-/// block meets an area it cannot be matched with pixel by pixel (another stride).
-fn for_each_piece(
-    areas: &[Area],
-    block: &Area,
-    mut piece: impl FnMut(usize, std::ops::Range<usize>, std::ops::Range<usize>, (isize, isize)) -> bool,
-) -> Option<()> {
-    let stride = block.stride;
-    for (n, a) in areas.iter().enumerate() {
-        if !spans_meet(block.span(), a.span()) {
-            continue;
-        }
-        if stride <= 0 || a.stride != stride || a.w > stride as usize {
-            return None;
-        }
-        let offset = (block.at as isize).wrapping_sub(a.at as isize);
-        let (dy, dx) = (offset.div_euclid(stride), offset.rem_euclid(stride));
-        // The block's rows as the area's rows and columns: from its first column, and
-        // (where they run past the area's stride) from the next row.
-        for (oy, ox) in [(dy, dx), (dy + 1, dx - stride)] {
-            let (r0, r1) = (oy.max(0), (oy + block.h as isize).min(a.h as isize));
-            let (c0, c1) = (ox.max(0), (ox + block.w as isize).min(a.w as isize));
-            if r0 < r1
-                && c0 < c1
-                && !piece(
-                    n,
-                    r0 as usize..r1 as usize,
-                    c0 as usize..c1 as usize,
-                    (oy, ox),
-                )
-            {
-                return None;
-            }
-        }
-    }
-    Some(())
-}
-
-/// Runs `plan`: each job on the CPU into a tile (holding the pixels it reads first), then
-/// copies its pieces out.
-///
-/// # Safety
-/// As [`run_job_fast`] for each job, and the pieces' pixels must be valid.
-unsafe fn run_in_part(plan: &PartPlan, arena: *const i16) {
-    // Aligned as FFmpeg's functions may expect of a block's pixels.
-    #[repr(C, align(64))]
-    struct Tile([u8; TILE_STRIDE * TILE_ROWS]);
-    let mut tile = Tile([0; TILE_STRIDE * TILE_ROWS]);
-    let t = tile.0.as_mut_ptr();
-    for p in &plan.jobs {
-        let a = &p.pixels;
-        // `plan_in_part` takes no larger job.
-        assert!(a.h <= TILE_ROWS && a.w <= TILE_STRIDE);
-        if p.reads_dst {
-            for r in 0..a.h {
-                ptr::copy_nonoverlapping(a.pixel(r, 0), t.add(r * TILE_STRIDE), a.w);
-            }
-        }
-        run_job_fast(p.kernel, t, TILE_STRIDE as isize, &p.job, arena, p.source);
-        for piece in &plan.pieces[p.pieces.clone()] {
-            let (y, x) = piece.tile;
-            for r in 0..piece.rows {
-                let to = piece.at.wrapping_offset(r as isize * piece.stride);
-                ptr::copy_nonoverlapping(t.add((y + r) * TILE_STRIDE + x), to, piece.cols);
-            }
-        }
     }
 }
 
@@ -1076,13 +985,14 @@ struct GpuBatch {
     deps: Vec<u32>,
     /// What `levels` found for the call being placed.
     found: Deps,
-    /// Calls of this batch that completed early on the CPU, and calls that computed there
-    /// only the pixels a reader needed (they stay in the batch).
+    /// Calls of this batch that completed early on the CPU (out of the batch), and calls
+    /// run ahead there for a reader (they stay in the batch: [`GpuBatch::complete_reads`]).
     completed_early: usize,
-    completed_in_part: usize,
-    /// Per call (by index): whether it computed pixels early in part.
-    in_part: Vec<bool>,
-    part: PartScratch,
+    run_ahead: usize,
+    /// Per call (by index): whether it ran ahead; and those calls.
+    ahead: Vec<bool>,
+    ahead_list: Vec<usize>,
+    ahead_scratch: AheadScratch,
     /// Per call: the last early completion that visited it.
     visited: Vec<u32>,
     visit: u32,
@@ -1130,9 +1040,10 @@ impl GpuBatch {
             deps: Vec::new(),
             found: Deps::default(),
             completed_early: 0,
-            completed_in_part: 0,
-            in_part: Vec::new(),
-            part: PartScratch::default(),
+            run_ahead: 0,
+            ahead: Vec::new(),
+            ahead_list: Vec::new(),
+            ahead_scratch: AheadScratch::default(),
             visited: Vec::new(),
             visit: 0,
             calls_in_step: true,
@@ -1580,7 +1491,7 @@ impl GpuBatch {
     /// depend on, in recorded order, and takes their jobs out of the batch. Returns `false`
     /// (doing nothing) when that is more than `limit` work or includes a copied block.
     fn complete_early(&mut self, roots: &mut Vec<u32>, limit: usize, arena: *const i16) -> bool {
-        match self.closure(roots, limit) {
+        match self.closure(roots, limit, None) {
             Some(list) => {
                 self.run_early(&list, arena);
                 true
@@ -1591,8 +1502,14 @@ impl GpuBatch {
 
     /// The indices of the pending calls `roots` and every pending call they depend on, in
     /// recorded order; `None` where that is more than `limit` work or includes a call that
-    /// cannot complete early.
-    fn closure(&mut self, roots: &mut Vec<u32>, limit: usize) -> Option<Vec<usize>> {
+    /// cannot complete early. With `ahead`, a call that ran ahead goes there instead and what
+    /// it depends on is not followed: all of that ran ahead with it.
+    fn closure(
+        &mut self,
+        roots: &mut Vec<u32>,
+        limit: usize,
+        mut ahead: Option<&mut Vec<usize>>,
+    ) -> Option<Vec<usize>> {
         if !self.calls_in_step {
             return None;
         }
@@ -1612,6 +1529,10 @@ impl GpuBatch {
                 continue;
             }
             self.visited[i] = self.visit;
+            if let Some(ahead) = ahead.as_deref_mut().filter(|_| self.ran_ahead(i)) {
+                ahead.push(i);
+                continue;
+            }
             let c = &self.calls[i];
             cost += c.cost as usize;
             if c.batch_only || cost > limit {
@@ -1621,35 +1542,79 @@ impl GpuBatch {
             roots.extend_from_slice(&self.deps[c.deps_at as usize..c.deps_end as usize]);
         }
         list.sort_unstable();
+        if let Some(ahead) = ahead {
+            ahead.sort_unstable();
+        }
         Some(list)
+    }
+
+    fn ran_ahead(&self, i: usize) -> bool {
+        self.ahead.get(i).is_some_and(|&a| a)
+    }
+
+    /// Runs pending call `i`'s jobs on the CPU where its pixels are; with `take_out`, takes
+    /// them out of the batch.
+    fn run_call(&mut self, i: usize, arena: *const i16, take_out: bool) {
+        let c = &self.calls[i];
+        let key = split_key(self.keys[c.bucket as usize]);
+        let size = job_words(key.kernel);
+        let base = self.slot_base(key.slot);
+        let source = self.source_base(key.source, arena);
+        let bucket = &mut self.buckets[c.bucket as usize];
+        for k in 0..c.jobs as usize {
+            let at = c.first_word as usize + k * size;
+            let mut job = Job::default();
+            job[..size].copy_from_slice(&bucket[at..at + size]);
+            let dst = (base + job[0] as usize) as *mut u8;
+            unsafe {
+                run_job_fast(
+                    key.kernel as u8,
+                    dst,
+                    job[1] as i32 as isize,
+                    &job,
+                    arena,
+                    source,
+                )
+            };
+            if take_out {
+                bucket[at] = SKIP_JOB;
+            }
+        }
+        if take_out {
+            let serial = self.levels.serial_of(i);
+            self.levels.set_done(serial);
+        }
     }
 
     /// Runs the calls `list` (a [`GpuBatch::closure`]) on the CPU and takes their jobs out of
     /// the batch.
     fn run_early(&mut self, list: &[usize], arena: *const i16) {
+        if list.iter().any(|&i| self.ran_ahead(i)) {
+            self.commit_ahead();
+        }
+        let mut ran = 0;
         for &i in list {
+            if !self.ran_ahead(i) {
+                self.run_call(i, arena, true);
+                ran += 1;
+            }
+        }
+        self.completed_early += ran;
+        stats::add(&COUNTERS.completed_early, ran as u64);
+        stats::add(&COUNTERS.cpu_calls, ran as u64);
+    }
+
+    /// Takes every call that ran ahead out of the batch (their pixels are final already),
+    /// before calls among them complete early: left in, the GPU would run a chain again from
+    /// its prediction that calls taken out had built on, or without a part taken out.
+    fn commit_ahead(&mut self) {
+        let list = std::mem::take(&mut self.ahead_list);
+        for &i in &list {
             let c = &self.calls[i];
-            let key = split_key(self.keys[c.bucket as usize]);
-            let size = job_words(key.kernel);
-            let base = self.slot_base(key.slot);
-            let source = self.source_base(key.source, arena);
+            let size = job_words(split_key(self.keys[c.bucket as usize]).kernel);
             let bucket = &mut self.buckets[c.bucket as usize];
             for k in 0..c.jobs as usize {
-                let at = c.first_word as usize + k * size;
-                let mut job = Job::default();
-                job[..size].copy_from_slice(&bucket[at..at + size]);
-                let dst = (base + job[0] as usize) as *mut u8;
-                unsafe {
-                    run_job_fast(
-                        key.kernel as u8,
-                        dst,
-                        job[1] as i32 as isize,
-                        &job,
-                        arena,
-                        source,
-                    )
-                };
-                bucket[at] = SKIP_JOB;
+                bucket[c.first_word as usize + k * size] = SKIP_JOB;
             }
             let serial = self.levels.serial_of(i);
             self.levels.set_done(serial);
@@ -1657,6 +1622,8 @@ impl GpuBatch {
         self.completed_early += list.len();
         stats::add(&COUNTERS.completed_early, list.len() as u64);
         stats::add(&COUNTERS.cpu_calls, list.len() as u64);
+        self.ahead_list = list;
+        self.ahead_list.clear();
     }
 
     /// Completes early every pending call that touches `areas` (and what those depend on), if
@@ -1703,37 +1670,45 @@ impl GpuBatch {
     /// Gives a reader the pixels of `reads`, which it reads but does not write, if that is at
     /// most `limit` work; `false`, doing nothing, where the batch must complete as a whole.
     ///
-    /// Where it can, this computes on the CPU only the pixels the reader reads (and those
-    /// that pending copies or predictions of them read in turn), and the calls stay in the
-    /// batch: the GPU later writes the same values there. That holds where the first pending
-    /// call on each of those pixels overwrites it without reading it (a prediction, not an
+    /// Where it can, this runs the pending calls on those pixels (and what they depend on)
+    /// ahead on the CPU where their pixels are, and leaves them in the batch: the GPU later
+    /// runs them again and writes the same values. That holds where the first pending call
+    /// on each pixel they write overwrites it without reading it (a prediction, not an
     /// average, a transform or a read of the pixel as a source): the GPU then runs that
-    /// pixel's calls from the same start. Elsewhere (a transform on pixels made another way, a
-    /// loop filter) the calls complete early as a whole ([`GpuBatch::complete_areas`]).
+    /// pixel's calls from the same start ([`GpuBatch::plan_ahead`]). Elsewhere (a transform on
+    /// pixels made another way, a loop filter) the calls complete early as a whole
+    /// ([`GpuBatch::complete_areas`]). A later reader of calls that ran ahead finds their
+    /// pixels final and runs nothing again.
     fn complete_reads(&mut self, reads: &[Area], limit: usize, arena: *const i16) -> bool {
         let Some(mut roots) = self.pending_on(reads, true) else {
             return false;
         };
-        let Some(list) = self.closure(&mut roots, limit) else {
+        let mut scratch = std::mem::take(&mut self.ahead_scratch);
+        let list = self.closure(&mut roots, limit, Some(&mut scratch.boundary));
+        let planned = match &list {
+            Some(list) if !list.is_empty() => self.plan_ahead(list, &mut scratch, arena),
+            _ => Some(()), // nothing, or all of it ran ahead before
+        };
+        scratch.boundary.clear();
+        self.ahead_scratch = scratch;
+        let Some(list) = list else {
             return false;
         };
-        let mut part = std::mem::take(&mut self.part);
-        if self.plan_in_part(&list, reads, arena, &mut part).is_some() {
-            unsafe { run_in_part(&part.plan, arena) };
-            stats::add(&COUNTERS.jobs_in_part, part.plan.jobs.len() as u64);
-            // Counted once per call and batch, however many readers it served.
-            self.in_part.resize(self.calls.len(), false);
-            let mut first_time = 0;
-            for &i in &part.plan.calls {
-                first_time += !self.in_part[i] as usize;
-                self.in_part[i] = true;
-            }
-            self.completed_in_part += first_time;
-            stats::add(&COUNTERS.completed_in_part, first_time as u64);
-        } else {
-            self.run_early(&list, arena);
+        if planned.is_none() {
+            // As a whole, with what it depends on that ran ahead.
+            let Some(mut roots) = self.pending_on(reads, true) else {
+                return false;
+            };
+            return self.complete_early(&mut roots, limit, arena);
         }
-        self.part = part;
+        self.ahead.resize(self.calls.len(), false);
+        for &i in &list {
+            self.run_call(i, arena, false);
+            self.ahead[i] = true;
+        }
+        self.ahead_list.extend_from_slice(&list);
+        self.run_ahead += list.len();
+        stats::add(&COUNTERS.run_ahead, list.len() as u64);
         true
     }
 
@@ -1752,7 +1727,7 @@ impl GpuBatch {
             let n = KERNELS[key.kernel].size().n();
             (n, n)
         } else {
-            (0, 0) // not run in part
+            (0, 0) // never run ahead
         };
         let pixels = Area {
             at: (self.slot_base(key.slot) + job[0] as usize) as *mut u8,
@@ -1764,186 +1739,116 @@ impl GpuBatch {
         (key, job, pixels, source)
     }
 
-    /// The jobs of `list` (a [`GpuBatch::closure`]) that write pixels of `reads` (or pixels
-    /// those jobs read as their source), and those pixels; `None` where computing only those
-    /// would not give the reader its pixels or would leave the GPU a different start (see
-    /// [`GpuBatch::complete_reads`]).
-    fn plan_in_part(
-        &mut self,
-        list: &[usize],
-        reads: &[Area],
-        arena: *const i16,
-        part: &mut PartScratch,
-    ) -> Option<()> {
-        let PartScratch {
-            areas,
-            first_pixel,
-            predicted,
-            source_reads,
-            plan,
-        } = part;
-        areas.clear();
-        areas.extend_from_slice(reads);
-        first_pixel.clear();
-        source_reads.clear();
-        plan.jobs.clear();
-        plan.pieces.clear();
-        plan.calls.clear();
-        // Last call first: a motion compensation (the backup of a row, above all) whose
-        // pixels are needed needs its source window, in a region the batch writes, too.
+    /// Whether the calls `list` (a [`GpuBatch::closure`], recorded order) may run ahead on the
+    /// CPU and stay in the batch ([`GpuBatch::complete_reads`]): they are predictions and
+    /// transforms that FFmpeg will not redo, and on every byte they write the first pending
+    /// call overwrites it; no pending call reads it as a source before. `s.boundary`: the
+    /// calls that ran ahead before which they depend on (their bytes passed this check then).
+    fn plan_ahead(&self, list: &[usize], s: &mut AheadScratch, arena: *const i16) -> Option<()> {
+        let key_of = |i: usize| split_key(self.keys[self.calls[i].bucket as usize]);
         let mut written_slots = 0u32;
-        for &i in list {
-            written_slots |= 1 << split_key(self.keys[self.calls[i].bucket as usize]).slot;
+        for &i in list.iter().chain(&s.boundary) {
+            let key = key_of(i);
+            if key.kernel > MC_KERNEL {
+                return None;
+            }
+            written_slots |= 1 << key.slot;
         }
-        let reads_written = |key: &BucketKey| {
+        // A source in a slot these calls write: what they may read before or after a write.
+        let tracked = |key: &BucketKey| {
             key.kernel == MC_KERNEL && key.source != 0 && written_slots & 1 << key.source != 0
         };
-        let first_extra = areas.len();
-        for &i in list {
-            if split_key(self.keys[self.calls[i].bucket as usize]).kernel > MC_KERNEL {
-                return None;
-            }
-        }
-        // Until no window is added: a window may meet a job that comes after the one it
-        // was added for.
-        let mut windowed: Vec<(usize, usize)> = Vec::new();
-        loop {
-            let before = areas.len();
-            for &i in list.iter().rev() {
-                let key = split_key(self.keys[self.calls[i].bucket as usize]);
-                if !reads_written(&key) {
-                    continue;
-                }
-                for k in 0..self.calls[i].jobs as usize {
-                    let (_, job, pixels, source) = self.job_of(i, k, arena);
-                    if windowed.contains(&(i, k))
-                        || !areas.iter().any(|a| spans_meet(pixels.span(), a.span()))
-                    {
-                        continue;
-                    }
-                    windowed.push((i, k));
-                    areas.push(mc_window(&job, source));
-                    if areas.len() > MAX_PART_AREAS {
-                        return None;
-                    }
-                }
-            }
-            if areas.len() == before {
-                break;
-            }
-        }
-        if areas.len() > first_extra {
-            // The pixels of those windows the CPU writes: every pending call on them must be
-            // one whose order the plan sees (a loop-filter pass placed by position comes
-            // after every call placed by cells on its pixels).
-            let in_list = self.visit;
-            let roots = self.pending_on(&areas[first_extra..], false)?;
-            for s in roots {
-                let i = self.levels.pending_index(s)?;
-                if self.visited.get(i) != Some(&in_list) {
-                    return None;
+        let jobs =
+            |i: usize| (0..self.calls[i].jobs as usize).map(move |k| self.job_of(i, k, arena));
+        s.spans = [NO_SPAN; MAX_SLOTS];
+        for &i in list.iter().chain(&s.boundary) {
+            for (key, job, pixels, source) in jobs(i) {
+                let mut widen = |slot: usize, a: &Area| {
+                    let (lo, hi) = a.span();
+                    let span = &mut s.spans[slot];
+                    *span = (span.0.min(lo), span.1.max(hi));
+                };
+                widen(key.slot, &pixels);
+                if tracked(&key) {
+                    widen(key.source, &mc_window(&job, source));
                 }
             }
         }
-        // Where each area's pixels start in `predicted`.
-        let mut count = 0usize;
-        for a in areas.iter() {
-            first_pixel.push(count);
-            count += a.w * a.h;
+        let mut words = 0;
+        for (slot, &(lo, hi)) in s.spans.iter().enumerate() {
+            s.first_word[slot] = words;
+            if lo < hi {
+                words += (hi - lo).div_ceil(64);
+            } else if lo != usize::MAX {
+                return None; // wraps the address space
+            }
         }
-        if count > MAX_PART_PIXELS {
+        if words * 64 > MAX_AHEAD_BYTES {
             return None;
         }
-        // Per pixel: the first call of `list` that writes it (a prediction), by index.
-        predicted.clear();
-        predicted.resize(count, NOT_WRITTEN);
-        // Pixels motion compensations read there: (area, row, columns, the reader's index).
-
-        for &i in list {
-            let key = split_key(self.keys[self.calls[i].bucket as usize]);
-            if !reads_written(&key) {
-                // Its jobs lie, row after row downwards, between its first job's first byte
-                // and its last job's last: mostly far from the areas.
-                let first = self.job_of(i, 0, arena).2;
-                let last = self.job_of(i, self.calls[i].jobs as usize - 1, arena).2;
-                let span = (first.span().0, last.span().1);
-                if first.stride > 0
-                    && span.0 <= span.1
-                    && !areas.iter().any(|a| spans_meet(span, a.span()))
-                {
-                    continue;
-                }
-            }
-            let jobs_before = plan.jobs.len();
-            for k in 0..self.calls[i].jobs as usize {
-                let (key, job, pixels, source) = self.job_of(i, k, arena);
-                let itx = key.kernel < MC_KERNEL;
-                if (itx && job[3] & MAY_REDO != 0) || pixels.h > TILE_ROWS || pixels.w > TILE_STRIDE
-                {
-                    return None;
-                }
-                let avg = !itx && McFunction::from_params(job[4]).0.avg;
-                if !itx && written_slots & 1 << key.source != 0 && key.source != 0 {
-                    // Checked below: what it reads there that the plan writes, the plan
-                    // must write before it (else the GPU would read the plan's values).
-                    let window = mc_window(&job, source);
-                    for_each_piece(areas, &window, |n, rows, cols, _| {
-                        source_reads.extend(rows.map(|r| (n, r, cols.clone(), i)));
-                        true
-                    })?;
-                }
-                let first_piece = plan.pieces.len();
-                let reads_dst = itx || avg;
-                for_each_piece(areas, &pixels, |n, rows, cols, origin| {
-                    let a = &areas[n];
-                    for r in rows.clone() {
-                        let row = first_pixel[n] + r * a.w;
-                        let pixels = &mut predicted[row + cols.start..row + cols.end];
-                        if reads_dst {
-                            if pixels.contains(&NOT_WRITTEN) {
-                                return false;
-                            }
-                        } else {
-                            for p in pixels.iter_mut().filter(|p| **p == NOT_WRITTEN) {
-                                *p = i as u32;
-                            }
-                        }
-                    }
-                    plan.pieces.push(Piece {
-                        at: a.pixel(rows.start, cols.start),
-                        stride: a.stride,
-                        rows: rows.len(),
-                        cols: cols.len(),
-                        tile: (
-                            (rows.start as isize - origin.0) as usize,
-                            (cols.start as isize - origin.1) as usize,
-                        ),
-                    });
+        s.written.clear();
+        s.written.resize(words, 0);
+        s.read_first.clear();
+        s.read_first.resize(words, 0);
+        let AheadScratch {
+            spans,
+            first_word,
+            written,
+            read_first,
+            ..
+        } = s;
+        // Calls `row(bit, len)` for each row of `a` in `slot`, as bits of the maps.
+        let rows = |slot: usize, a: &Area, row: &mut dyn FnMut(usize, usize) -> bool| {
+            (0..a.h).all(|r| {
+                let at = a.pixel(r, 0) as usize - spans[slot].0;
+                row(first_word[slot] * 64 + at, a.w)
+            })
+        };
+        // What a job reads of `tracked` sources before they are written.
+        let reads_source = |written: &[u64], read_first: &mut [u64], slot, a: &Area| {
+            rows(slot, a, &mut |bit, len| {
+                for_each_word(bit, len, |w, m| {
+                    read_first[w] |= m & !written[w];
                     true
-                })?;
-                if plan.pieces.len() > first_piece {
-                    plan.jobs.push(PartJob {
-                        kernel: key.kernel as u8,
-                        job,
-                        pixels,
-                        reads_dst,
-                        source,
-                        pieces: first_piece..plan.pieces.len(),
-                    });
+                })
+            });
+        };
+        for &i in s.boundary.iter() {
+            for (key, job, pixels, source) in jobs(i) {
+                if tracked(&key) {
+                    reads_source(written, read_first, key.source, &mc_window(&job, source));
                 }
-            }
-            if plan.jobs.len() > jobs_before {
-                plan.calls.push(i);
+                rows(key.slot, &pixels, &mut |bit, len| {
+                    for_each_word(bit, len, |w, m| {
+                        written[w] |= m;
+                        true
+                    })
+                });
             }
         }
-        for (n, r, cols, reader) in source_reads.drain(..) {
-            let row = first_pixel[n] + r * areas[n].w;
-            let first_writes = &predicted[row + cols.start..row + cols.end];
-            if first_writes
-                .iter()
-                .any(|&w| w != NOT_WRITTEN && w as usize > reader)
-            {
-                return None;
+        for &i in list {
+            for (key, job, pixels, source) in jobs(i) {
+                let itx = key.kernel < MC_KERNEL;
+                if itx && job[3] & MAY_REDO != 0 {
+                    return None;
+                }
+                if tracked(&key) {
+                    reads_source(written, read_first, key.source, &mc_window(&job, source));
+                }
+                let reads_dst = itx || McFunction::from_params(job[4]).0.avg;
+                let fine = rows(key.slot, &pixels, &mut |bit, len| {
+                    for_each_word(bit, len, |w, m| {
+                        if reads_dst {
+                            written[w] & m == m
+                        } else {
+                            written[w] |= m;
+                            read_first[w] & m == 0
+                        }
+                    })
+                });
+                if !fine {
+                    return None;
+                }
             }
         }
         Some(())
@@ -2212,8 +2117,9 @@ impl GpuBatch {
         self.calls.clear();
         self.deps.clear();
         self.completed_early = 0;
-        self.completed_in_part = 0;
-        self.in_part.clear();
+        self.run_ahead = 0;
+        self.ahead.clear();
+        self.ahead_list.clear();
         self.calls_in_step = true;
         self.retire();
         self.submitted = None;
@@ -2899,7 +2805,7 @@ impl Recorder {
     /// the pixels of `reads` where that gives the same result
     /// ([`GpuBatch::complete_reads`]); else the whole batch.
     fn complete_reads(&mut self, reason: Reason, reads: &[Area], writes: &[Area]) {
-        if !crate::config::get().reads_in_part {
+        if !crate::config::get().reads_ahead {
             return self.complete(reason, &[reads, writes].concat());
         }
         self.settle();
@@ -2908,12 +2814,12 @@ impl Recorder {
         }
         let arena = self.arena.ptr;
         if let Some(g) = self.gpu.as_mut().filter(|g| g.pending > 0) {
-            let (early, in_part) = (g.completed_early, g.completed_in_part);
+            let (early, ahead) = (g.completed_early, g.run_ahead);
             let done = g.complete_areas(writes, EARLY_COST_LIMIT, arena)
                 && g.complete_reads(reads, EARLY_COST_LIMIT, arena);
             if self.inter_frame {
                 self.counts.inter_completed_early += (g.completed_early - early) as u64;
-                self.counts.inter_completed_in_part += (g.completed_in_part - in_part) as u64;
+                self.counts.inter_run_ahead += (g.run_ahead - ahead) as u64;
             }
             if done {
                 stats::add(&COUNTERS.early_completions, 1);
@@ -3189,11 +3095,12 @@ pub fn complete_for(reason: Reason, areas: &[Area]) {
 }
 
 /// [`complete_for`] for a reader that only reads `reads` and reads and writes `writes`. The
-/// pixels of `reads` (and pixels that pending copies of them read, such as a frame's last line
-/// for its backup) may be computed on the CPU while their calls stay pending, and the GPU
-/// writes them again when the batch runs. So the calling thread must not write them before a
-/// flush or a completion that covers them, and must not read them while a later submission is
-/// in flight without completing first, as every reader in this module does (`settle`).
+/// calls that write `reads` (and those they depend on, such as the calls on a frame's last
+/// line for its backup) may run ahead on the CPU while they stay pending, and the GPU writes
+/// their pixels again when the batch runs. So the calling thread must not write those pixels
+/// before a flush or a completion that covers them, and must not read them while a later
+/// submission is in flight without completing first, as every reader in this module does
+/// (`settle`).
 pub fn complete_reads_for(reason: Reason, reads: &[Area], writes: &[Area]) {
     let _ = RECORDER.try_with(|r| {
         if let Ok(mut r) = r.try_borrow_mut() {

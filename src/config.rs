@@ -176,8 +176,9 @@ pub struct Config {
     pub frame_memory: FrameMemory,
     /// `DAEDALUS_LF_CALLS`: whether the decoder's superblock loop-filter hook takes part.
     pub lf_calls: LfCalls,
-    /// `DAEDALUS_INTRA_SYNC`: whether an intra sync may compute only the pixels it reads.
-    pub reads_in_part: bool,
+    /// `DAEDALUS_INTRA_SYNC`: whether an intra sync may run the calls it reads ahead on the
+    /// CPU, leaving them in the batch.
+    pub reads_ahead: bool,
 }
 
 /// How the VP9 decoder's loop filter reaches a device.
@@ -255,18 +256,18 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
             LfCalls::Auto
         }
     };
-    let reads_in_part = match var("DAEDALUS_INTRA_SYNC").as_deref().map(str::trim) {
-        None | Some("part") => true,
+    let reads_ahead = match var("DAEDALUS_INTRA_SYNC").as_deref().map(str::trim) {
+        None | Some("ahead") => true,
         Some("whole") => false,
         Some(other) => {
             eprintln!(
-                "daedalus: warning: DAEDALUS_INTRA_SYNC={other:?} is not part/whole; using part"
+                "daedalus: warning: DAEDALUS_INTRA_SYNC={other:?} is not ahead/whole; using ahead"
             );
             true
         }
     };
     Config {
-        reads_in_part,
+        reads_ahead,
         kernels,
         frame_memory,
         lf_calls,

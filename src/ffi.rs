@@ -928,9 +928,9 @@ pub struct DaedalusStats {
     /// Deferred loop-filter passes of whole superblocks (`daedalus_vp9_loopfilter_sb`, and
     /// the decoder's superblocks): a plane's columns or rows each.
     pub deferred_lf_sb: u64,
-    /// Deferred calls that computed on the CPU only the pixels a reader of the decoder read,
-    /// staying in their submission (not counted in `cpu_calls`).
-    pub completed_in_part: u64,
+    /// Deferred calls that ran ahead on the CPU for a reader of the decoder, staying in their
+    /// submission (not counted in `cpu_calls` unless they later completed early).
+    pub run_ahead: u64,
 }
 
 /// Fills `out` with the current counters; ignores a null `out`.
@@ -980,7 +980,7 @@ pub unsafe extern "C" fn daedalus_get_stats(out: *mut DaedalusStats) {
             early_completions: stats::read(&c.early_completions),
             completed_early: stats::read(&c.completed_early),
             deferred_lf_sb: stats::read(&c.deferred_lf_sb),
-            completed_in_part: stats::read(&c.completed_in_part),
+            run_ahead: stats::read(&c.run_ahead),
         })
     })
 }

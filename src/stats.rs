@@ -22,9 +22,8 @@ pub struct Counters {
     /// calls are not counted), and how many of them completed early on the CPU.
     pub inter_deferred: AtomicU64,
     pub inter_completed_early: AtomicU64,
-    /// Of those, how many computed on the CPU only the pixels a reader needed and stayed in
-    /// their submission.
-    pub inter_completed_in_part: AtomicU64,
+    /// Of those, how many ran ahead on the CPU for a reader and stayed in their submission.
+    pub inter_run_ahead: AtomicU64,
     /// The most levels one submission ran (`levels`), and the barriers between levels.
     pub max_levels: AtomicU64,
     pub barriers: AtomicU64,
@@ -53,12 +52,9 @@ pub struct Counters {
     /// they ran (also counted in `cpu_calls`).
     pub early_completions: AtomicU64,
     pub completed_early: AtomicU64,
-    /// Deferred calls that computed on the CPU only the pixels a reader needed, staying in
-    /// the batch for the GPU (not counted in `cpu_calls`).
-    pub completed_in_part: AtomicU64,
-    /// The jobs those computations ran on the CPU, each time (a call may serve several
-    /// readers).
-    pub jobs_in_part: AtomicU64,
+    /// Deferred calls that ran ahead on the CPU for a reader, staying in the batch for the
+    /// GPU (not counted in `cpu_calls` unless they later complete early).
+    pub run_ahead: AtomicU64,
     pub flushes: AtomicU64,
     /// Flushes a call forced before it could be recorded: it touched pending pixels; the
     /// arena, staging or pixel-buffer slots were full; it had to run at once on the CPU.
@@ -118,7 +114,7 @@ pub static COUNTERS: Counters = Counters {
     mc_source_in_place: AtomicU64::new(0),
     inter_deferred: AtomicU64::new(0),
     inter_completed_early: AtomicU64::new(0),
-    inter_completed_in_part: AtomicU64::new(0),
+    inter_run_ahead: AtomicU64::new(0),
     max_levels: AtomicU64::new(0),
     barriers: AtomicU64::new(0),
     immediate: AtomicU64::new(0),
@@ -132,8 +128,7 @@ pub static COUNTERS: Counters = Counters {
     itx_redo_possible: AtomicU64::new(0),
     early_completions: AtomicU64::new(0),
     completed_early: AtomicU64::new(0),
-    completed_in_part: AtomicU64::new(0),
-    jobs_in_part: AtomicU64::new(0),
+    run_ahead: AtomicU64::new(0),
     flushes: AtomicU64::new(0),
     flushes_overlap: AtomicU64::new(0),
     flushes_full: AtomicU64::new(0),

@@ -915,7 +915,7 @@ pub fn stats_line() -> String {
     format!(
         "daedalus: device=\"{device}\" path={path} kernels={kernels} kernels_by={kernels_by} calibration={calibration} deferred={} itx_deferred={} mc_deferred={} \
          lf_deferred={} lf_sb_deferred={} cdef_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} intra_itx_at_once={} inter_intra_itx_at_once={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
-         itx_redo_possible={} early_completions={} completed_early={} completed_in_part={} jobs_in_part={} inter_deferred={} inter_completed_early={} inter_completed_in_part={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
+         itx_redo_possible={} early_completions={} completed_early={} run_ahead={} inter_deferred={} inter_completed_early={} inter_run_ahead={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
          flush_full={} flush_immediate={} flush_registry={} unattended_submissions={} \
          awaits_in_flight={} await_ms={:.3} wait_ms={:.3} wait_cpu_ms={:.3} calls_per_submission_mean={mean:.1} \
@@ -939,11 +939,10 @@ pub fn stats_line() -> String {
         r(&c.itx_redo_possible),
         r(&c.early_completions),
         r(&c.completed_early),
-        r(&c.completed_in_part),
-        r(&c.jobs_in_part),
+        r(&c.run_ahead),
         r(&c.inter_deferred),
         r(&c.inter_completed_early),
-        r(&c.inter_completed_in_part),
+        r(&c.inter_run_ahead),
         r(&c.dispatches),
         r(&c.barriers),
         r(&c.max_levels),

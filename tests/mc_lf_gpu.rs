@@ -810,14 +810,15 @@ fn block_prediction(
 
 /// A reader that only reads some pixels (an intra prediction's edges, the row backup's
 /// columns) gets FFmpeg's pixels of that moment, while the calls on them may stay pending:
-/// computed in part on the CPU, the GPU later writing the same values. Stretches mix blocks as
+/// run ahead on the CPU, the GPU later writing the same values. Later calls build on calls
+/// that ran ahead, and later readers and blocks complete some of them early as a whole. Stretches mix blocks as
 /// a decoder makes them (a prediction, perhaps averaged, then a transform on it), random calls
 /// of every family, and full-pel copies out of the written canvas into another (a row
 /// backup; some filtered); after each, a reader reads a block's left column and the row above
 /// it, and a row of the copies' canvas, then writes its block, as intra prediction does. The
 /// final flush must give FFmpeg's result everywhere.
 #[test]
-fn reads_completed_in_part_give_ffmpegs_pixels_and_keep_the_gpus_start() {
+fn calls_run_ahead_for_readers_give_ffmpegs_pixels_and_keep_the_gpus_start() {
     let _l = lock();
     require_gpu();
     let mut table = ffmpeg_c();
@@ -842,8 +843,13 @@ fn reads_completed_in_part_give_ffmpegs_pixels_and_keep_the_gpus_start() {
         base.push(clone_canvases(&base[..1]).remove(0));
         let sizes: Vec<Transform> = Transform::ALL.to_vec();
         let mut stretches = Vec::new();
+        let mut last_copy_source = None;
         for _ in 0..40 {
             let mut calls = Vec::new();
+            // The block that ends this stretch may write what the last one's copy read
+            // (which its reader may have run ahead): the GPU must still run that copy on
+            // the pixels from before it.
+            let end_at = last_copy_source.take().filter(|_| rng.chance(50));
             for _ in 0..30 {
                 match rng.below(kinds) {
                     0..=4 => {
@@ -870,6 +876,7 @@ fn reads_completed_in_part_give_ffmpegs_pixels_and_keep_the_gpus_start() {
                             rng.below(from.stride - width - 32 + 1),
                             rng.below(from.height - h - 32 + 1),
                         );
+                        last_copy_source = Some(src);
                         calls.push(Call::Mc {
                             f: copy(width),
                             dst: (
@@ -896,6 +903,13 @@ fn reads_completed_in_part_give_ffmpegs_pixels_and_keep_the_gpus_start() {
                         place_blocks(&mut rng, &base[..1], 1, &sizes).remove(0),
                     )),
                 }
+            }
+            if let Some(src) = end_at {
+                let mut p = place_blocks(&mut rng, &base[..1], 1, &sizes).remove(0);
+                (p.x, p.y) = src;
+                let n = p.tx.size.n();
+                calls.push(block_prediction(&mut rng, &base, src, n, false));
+                calls.push(Call::Itx(p));
             }
             stretches.push(calls);
         }
@@ -965,7 +979,7 @@ fn reads_completed_in_part_give_ffmpegs_pixels_and_keep_the_gpus_start() {
                     assert_eq!(
                         gpu[i].pixels[r..r + w],
                         ff[i].pixels[r..r + w],
-                        "canvas {i} row {row} from column {x} after completion in part"
+                        "canvas {i} row {row} from column {x} after the reader's completion"
                     );
                 }
             }
@@ -985,25 +999,124 @@ fn reads_completed_in_part_give_ffmpegs_pixels_and_keep_the_gpus_start() {
             );
         }
         if let Some(d) = first_difference(&gpu, &ff) {
-            panic!("daedalus vs FFmpeg after completions in part: {d}");
+            panic!("daedalus vs FFmpeg after calls ran ahead: {d}");
         }
     }
     assert_validation_clean();
     let after = stats();
     eprintln!(
-        "{} calls completed in part, {} completed early",
-        after.completed_in_part - before.completed_in_part,
+        "{} calls ran ahead, {} completed early",
+        after.run_ahead - before.run_ahead,
         after.completed_early - before.completed_early
     );
-    assert!(
-        after.completed_in_part > before.completed_in_part,
-        "no call was completed in part"
-    );
+    assert!(after.run_ahead > before.run_ahead, "no call ran ahead");
     assert!(
         after.early_completions > before.early_completions,
         "no reader completed early"
     );
     assert!(after.gpu_calls > before.gpu_calls, "nothing ran on the GPU");
+}
+
+/// A copy that ran ahead for a reader still runs on the GPU, in its place: a block written
+/// after it over what it read must not run ahead too (the GPU's copy would read the block's
+/// pixels), and completes whole instead. Each run is checked against FFmpeg's C, and the
+/// test checks that the second reader did complete whole.
+#[test]
+fn a_write_over_what_a_call_run_ahead_read_completes_whole() {
+    let _l = lock();
+    require_gpu();
+    let mut table = ffmpeg_c();
+    let dsp = table;
+    every_family_deferred();
+    let ctx = unsafe { (daedalus::vp9::PROVIDER.attach)(&mut table, 8) };
+    assert!(!ctx.is_null(), "the provider declined an 8-bit decoder");
+    let mut rng = Rng::new(71);
+    let mut base = canvases(&mut rng, 3);
+    base.push(clone_canvases(&base[..1]).remove(0));
+    let sixteen: Vec<Transform> = Transform::ALL
+        .iter()
+        .copied()
+        .filter(|t| t.size.n() == 16)
+        .collect();
+    for round in 0..8 {
+        let (sx, sy) = (100 + round, 40 + round);
+        let copy = Call::Mc {
+            f: McFunction {
+                width: 16,
+                filter: mc::McFilter::Regular,
+                avg: false,
+                h: false,
+                v: false,
+            },
+            dst: (2, 10, 5),
+            src: (0, sx, sy),
+            h: 1,
+            mx: 0,
+            my: 0,
+        };
+        let mut block = place_blocks(&mut rng, &base[..1], 1, &sixteen).remove(0);
+        (block.x, block.y) = (sx - 4, sy - 8);
+        // A write elsewhere first: reads of a region the batch writes are marked in its
+        // cells, so the block's write names the copy among the calls it must follow.
+        let elsewhere = block_prediction(&mut rng, &base, (8, 8), 16, false);
+        let prediction = block_prediction(&mut rng, &base, (block.x, block.y), 16, false);
+        let mut ff = clone_canvases(&base);
+        let mut gpu = clone_canvases(&base);
+        for c in &mut gpu {
+            let rc = ffi::daedalus_register_memory(c.pixels.as_mut_ptr().cast(), c.pixels.len());
+            assert_eq!(rc, 0, "registering a canvas");
+        }
+        let area = |c: &mut [Canvas], (i, x, y, w, h): (usize, usize, usize, usize, usize)| {
+            let stride = c[i].stride;
+            batch::Area {
+                at: unsafe { c[i].pixels.as_mut_ptr().add(y * stride + x) },
+                stride: stride as isize,
+                w,
+                h,
+            }
+        };
+        let before = stats();
+        for (calls, read) in [
+            (vec![elsewhere, copy], (2, 10, 5, 16, 1)),
+            (vec![prediction, Call::Itx(block)], (0, sx, sy - 4, 1, 8)),
+        ] {
+            run(&dsp, &mut ff, &calls, Way::Ffmpeg);
+            run(&dsp, &mut gpu, &calls, Way::Daedalus);
+            // The reader's own block on canvas 3, which no call writes.
+            let own = area(&mut gpu, (3, 0, 0, 4, 4));
+            batch::complete_reads_for(Reason::Intra, &[area(&mut gpu, read)], &[own]);
+            let (i, x, y, w, h) = read;
+            let stride = base[i].stride;
+            for row in y..y + h {
+                let r = row * stride + x;
+                assert_eq!(
+                    gpu[i].pixels[r..r + w],
+                    ff[i].pixels[r..r + w],
+                    "round {round}: canvas {i} row {row} from column {x} for the reader"
+                );
+            }
+        }
+        let after = stats();
+        assert!(
+            after.run_ahead > before.run_ahead,
+            "the copy did not run ahead"
+        );
+        assert!(
+            after.completed_early >= before.completed_early + 3,
+            "round {round}: the block did not complete whole with the copy"
+        );
+        ffi::daedalus_flush();
+        for c in &mut gpu {
+            assert_eq!(
+                ffi::daedalus_unregister_memory(c.pixels.as_mut_ptr().cast()),
+                0
+            );
+        }
+        if let Some(d) = first_difference(&gpu, &ff) {
+            panic!("round {round}: daedalus vs FFmpeg: {d}");
+        }
+    }
+    assert_validation_clean();
 }
 
 /// The decoder's superblock loop filter (the provider's `loopfilter_sb` hook) is placed by the
