@@ -888,19 +888,77 @@ struct Submitted {
 
 /// What a reader's calls to run ahead are checked with ([`GpuBatch::plan_ahead`]), kept from
 /// one reader to the next: the calls that ran ahead before which they depend on
-/// (`boundary`); per slot the span of bytes the calls write and read there, and per byte of
-/// those spans a bit: written by one of them, read as a source before any wrote it.
+/// (`boundary`); what each of their jobs does to which pixels, in order; per slot the
+/// rectangle of those pixels; and per pixel of the rectangles a bit: written by one of the
+/// jobs, read as a source before any wrote it.
 #[derive(Default)]
 struct AheadScratch {
-    spans: [(usize, usize); MAX_SLOTS],
-    first_word: [usize; MAX_SLOTS],
+    boundary: Vec<usize>,
+    touches: Vec<(usize, Touch, Area)>,
+    boxes: [Option<PixelBox>; MAX_SLOTS],
     written: Vec<u64>,
     read_first: Vec<u64>,
-    boundary: Vec<usize>,
 }
 
-/// Most bytes the spans of one early completion ahead may cover (a bit each, twice).
-const MAX_AHEAD_BYTES: usize = 1 << 22;
+/// What a job does to an area of a slot, for [`GpuBatch::plan_ahead`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Touch {
+    /// Reads it as a source.
+    Reads,
+    /// Writes every pixel without reading it (a prediction).
+    Overwrites,
+    /// Reads and writes it (an average, a transform).
+    Modifies,
+    /// Wrote it, running ahead before (its first writes were predictions).
+    RanAhead,
+}
+
+/// A rectangle of a slot's pixels at one stride, rows and columns counted from the slot's
+/// first byte, and where its bits start (each row on whole words).
+#[derive(Clone, Copy)]
+struct PixelBox {
+    origin: usize,
+    stride: usize,
+    rows: (usize, usize),
+    cols: (usize, usize),
+    first_word: usize,
+    row_words: usize,
+}
+
+impl PixelBox {
+    /// Calls `segment(row, col, len)` for the pixels of `a`, a row at a time (two where the
+    /// row runs past the stride); `false` where a call does.
+    fn segments(&self, a: &Area, mut segment: impl FnMut(usize, usize, usize) -> bool) -> bool {
+        (0..a.h).all(|r| {
+            let Some(offset) = (a.pixel(r, 0) as usize).checked_sub(self.origin) else {
+                return false;
+            };
+            let (row, col) = (offset / self.stride, offset % self.stride);
+            let first = a.w.min(self.stride - col);
+            segment(row, col, first) && (first == a.w || segment(row + 1, 0, a.w - first))
+        })
+    }
+
+    /// Takes `a` in; `false` where it starts before the slot.
+    fn widen(&mut self, a: &Area) -> bool {
+        let (mut rows, mut cols) = (self.rows, self.cols);
+        let inside = self.segments(a, |row, col, len| {
+            rows = (rows.0.min(row), rows.1.max(row + 1));
+            cols = (cols.0.min(col), cols.1.max(col + len));
+            true
+        });
+        (self.rows, self.cols) = (rows, cols);
+        inside
+    }
+
+    /// The bit of pixel (`row`, `col`).
+    fn bit(&self, row: usize, col: usize) -> usize {
+        64 * (self.first_word + (row - self.rows.0) * self.row_words) + col - self.cols.0
+    }
+}
+
+/// Most words the bit maps of one early completion ahead may take (each).
+const MAX_AHEAD_WORDS: usize = 1 << 16;
 
 /// Calls `word(index, mask)` for the words of a bit map that hold bits `start..start + len`.
 fn for_each_word(start: usize, len: usize, mut word: impl FnMut(usize, u64) -> bool) -> bool {
@@ -992,6 +1050,11 @@ struct GpuBatch {
     /// Per call (by index): whether it ran ahead; and those calls.
     ahead: Vec<bool>,
     ahead_list: Vec<usize>,
+    /// Per slot: the calls that ran ahead reading it as a source while the batch wrote it,
+    /// and the span of bytes each reads there.
+    ahead_readers: [Vec<(usize, (usize, usize))>; MAX_SLOTS],
+    /// The slots pending calls write, a bit each.
+    written_slots: u32,
     ahead_scratch: AheadScratch,
     /// Per call: the last early completion that visited it.
     visited: Vec<u32>,
@@ -1043,6 +1106,8 @@ impl GpuBatch {
             run_ahead: 0,
             ahead: Vec::new(),
             ahead_list: Vec::new(),
+            ahead_readers: Default::default(),
+            written_slots: 0,
             ahead_scratch: AheadScratch::default(),
             visited: Vec::new(),
             visit: 0,
@@ -1466,6 +1531,7 @@ impl GpuBatch {
             debug_assert!(false, "call table out of step with the levels");
             self.calls_in_step = false;
         }
+        self.written_slots |= 1 << split_key(self.keys[bucket as usize]).slot;
         let all = &mut self.found.all;
         all.sort_unstable();
         all.dedup();
@@ -1624,6 +1690,7 @@ impl GpuBatch {
         stats::add(&COUNTERS.cpu_calls, list.len() as u64);
         self.ahead_list = list;
         self.ahead_list.clear();
+        self.ahead_readers.iter_mut().for_each(Vec::clear);
     }
 
     /// Completes early every pending call that touches `areas` (and what those depend on), if
@@ -1705,6 +1772,21 @@ impl GpuBatch {
         for &i in &list {
             self.run_call(i, arena, false);
             self.ahead[i] = true;
+            // Its source reads, where later calls to run ahead may write: the GPU runs it
+            // again on those bytes as they are then.
+            let key = split_key(self.keys[self.calls[i].bucket as usize]);
+            if key.kernel == MC_KERNEL
+                && key.source != 0
+                && self.written_slots & 1 << key.source != 0
+            {
+                let mut span = NO_SPAN;
+                for k in 0..self.calls[i].jobs as usize {
+                    let (_, job, _, source) = self.job_of(i, k, arena);
+                    let (lo, hi) = mc_window(&job, source).span();
+                    span = (span.0.min(lo), span.1.max(hi));
+                }
+                self.ahead_readers[key.source].push((i, span));
+            }
         }
         self.ahead_list.extend_from_slice(&list);
         self.run_ahead += list.len();
@@ -1746,109 +1828,124 @@ impl GpuBatch {
     /// calls that ran ahead before which they depend on (their bytes passed this check then).
     fn plan_ahead(&self, list: &[usize], s: &mut AheadScratch, arena: *const i16) -> Option<()> {
         let key_of = |i: usize| split_key(self.keys[self.calls[i].bucket as usize]);
-        let mut written_slots = 0u32;
-        for &i in list.iter().chain(&s.boundary) {
+        let mut list_slots = 0u32;
+        for &i in list {
             let key = key_of(i);
             if key.kernel > MC_KERNEL {
                 return None;
             }
-            written_slots |= 1 << key.slot;
+            list_slots |= 1 << key.slot;
         }
-        // A source in a slot these calls write: what they may read before or after a write.
+        // Reads of a source only matter where these calls may write it.
         let tracked = |key: &BucketKey| {
-            key.kernel == MC_KERNEL && key.source != 0 && written_slots & 1 << key.source != 0
+            key.kernel == MC_KERNEL && key.source != 0 && list_slots & 1 << key.source != 0
         };
-        let jobs =
-            |i: usize| (0..self.calls[i].jobs as usize).map(move |k| self.job_of(i, k, arena));
-        s.spans = [NO_SPAN; MAX_SLOTS];
-        for &i in list.iter().chain(&s.boundary) {
-            for (key, job, pixels, source) in jobs(i) {
-                let mut widen = |slot: usize, a: &Area| {
-                    let (lo, hi) = a.span();
-                    let span = &mut s.spans[slot];
-                    *span = (span.0.min(lo), span.1.max(hi));
-                };
-                widen(key.slot, &pixels);
-                if tracked(&key) {
-                    widen(key.source, &mc_window(&job, source));
-                }
-            }
-        }
-        let mut words = 0;
-        for (slot, &(lo, hi)) in s.spans.iter().enumerate() {
-            s.first_word[slot] = words;
-            if lo < hi {
-                words += (hi - lo).div_ceil(64);
-            } else if lo != usize::MAX {
-                return None; // wraps the address space
-            }
-        }
-        if words * 64 > MAX_AHEAD_BYTES {
-            return None;
-        }
-        s.written.clear();
-        s.written.resize(words, 0);
-        s.read_first.clear();
-        s.read_first.resize(words, 0);
-        let AheadScratch {
-            spans,
-            first_word,
-            written,
-            read_first,
-            ..
-        } = s;
-        // Calls `row(bit, len)` for each row of `a` in `slot`, as bits of the maps.
-        let rows = |slot: usize, a: &Area, row: &mut dyn FnMut(usize, usize) -> bool| {
-            (0..a.h).all(|r| {
-                let at = a.pixel(r, 0) as usize - spans[slot].0;
-                row(first_word[slot] * 64 + at, a.w)
-            })
-        };
-        // What a job reads of `tracked` sources before they are written.
-        let reads_source = |written: &[u64], read_first: &mut [u64], slot, a: &Area| {
-            rows(slot, a, &mut |bit, len| {
-                for_each_word(bit, len, |w, m| {
-                    read_first[w] |= m & !written[w];
-                    true
-                })
-            });
-        };
-        for &i in s.boundary.iter() {
-            for (key, job, pixels, source) in jobs(i) {
-                if tracked(&key) {
-                    reads_source(written, read_first, key.source, &mc_window(&job, source));
-                }
-                rows(key.slot, &pixels, &mut |bit, len| {
-                    for_each_word(bit, len, |w, m| {
-                        written[w] |= m;
-                        true
-                    })
-                });
-            }
-        }
+        // What the jobs do, in order, and the span each slot's writes cover.
+        s.touches.clear();
+        let mut write_spans = [NO_SPAN; MAX_SLOTS];
         for &i in list {
-            for (key, job, pixels, source) in jobs(i) {
+            for k in 0..self.calls[i].jobs as usize {
+                let (key, job, pixels, source) = self.job_of(i, k, arena);
                 let itx = key.kernel < MC_KERNEL;
                 if itx && job[3] & MAY_REDO != 0 {
                     return None;
                 }
                 if tracked(&key) {
-                    reads_source(written, read_first, key.source, &mc_window(&job, source));
+                    s.touches
+                        .push((key.source, Touch::Reads, mc_window(&job, source)));
                 }
-                let reads_dst = itx || McFunction::from_params(job[4]).0.avg;
-                let fine = rows(key.slot, &pixels, &mut |bit, len| {
-                    for_each_word(bit, len, |w, m| {
-                        if reads_dst {
-                            written[w] & m == m
-                        } else {
-                            written[w] |= m;
-                            read_first[w] & m == 0
-                        }
-                    })
-                });
-                if !fine {
-                    return None;
+                let touch = if itx || McFunction::from_params(job[4]).0.avg {
+                    Touch::Modifies
+                } else {
+                    Touch::Overwrites
+                };
+                s.touches.push((key.slot, touch, pixels));
+                let (span, (lo, hi)) = (&mut write_spans[key.slot], pixels.span());
+                *span = (span.0.min(lo), span.1.max(hi));
+            }
+        }
+        // Calls that ran ahead and read what these write, though the walk back did not meet
+        // them (a later write to their cells took their place there).
+        for (slot, readers) in self.ahead_readers.iter().enumerate() {
+            if list_slots & 1 << slot != 0 {
+                let meet = readers
+                    .iter()
+                    .filter(|r| spans_meet(r.1, write_spans[slot]));
+                s.boundary.extend(meet.map(|r| r.0));
+            }
+        }
+        s.boundary.sort_unstable();
+        s.boundary.dedup();
+        // Those that ran ahead come first: what these depend on among them ran before them,
+        // and the rest touch other bytes.
+        let own = s.touches.len();
+        for &i in &s.boundary {
+            if key_of(i).kernel > MC_KERNEL {
+                return None;
+            }
+            for k in 0..self.calls[i].jobs as usize {
+                let (key, job, pixels, source) = self.job_of(i, k, arena);
+                if tracked(&key) {
+                    s.touches
+                        .push((key.source, Touch::Reads, mc_window(&job, source)));
                 }
+                s.touches.push((key.slot, Touch::RanAhead, pixels));
+            }
+        }
+        s.touches.rotate_left(own);
+        // Per slot: one stride; a slot's areas lie in its region.
+        s.boxes = [None; MAX_SLOTS];
+        for &(slot, _, a) in &s.touches {
+            let b = s.boxes[slot].get_or_insert(PixelBox {
+                origin: self.slot_base(slot),
+                stride: a.stride.max(1) as usize,
+                rows: (usize::MAX, 0),
+                cols: (usize::MAX, 0),
+                first_word: 0,
+                row_words: 0,
+            });
+            if a.stride as usize != b.stride || a.w > b.stride || a.w == 0 || a.h == 0 {
+                return None;
+            }
+            if !b.widen(&a) {
+                return None;
+            }
+        }
+        let mut words = 0;
+        for b in s.boxes.iter_mut().flatten() {
+            b.first_word = words;
+            b.row_words = (b.cols.1 - b.cols.0).div_ceil(64);
+            words += b.row_words * (b.rows.1 - b.rows.0);
+            if words > MAX_AHEAD_WORDS {
+                return None;
+            }
+        }
+        s.written.clear();
+        s.written.resize(words, 0);
+        s.read_first.clear();
+        s.read_first.resize(words, 0);
+        let (written, read_first) = (&mut s.written, &mut s.read_first);
+        for (slot, touch, a) in &s.touches {
+            let b = s.boxes[*slot].expect("its box");
+            let fine = b.segments(a, |row, col, len| {
+                for_each_word(b.bit(row, col), len, |w, m| match touch {
+                    Touch::Reads => {
+                        read_first[w] |= m & !written[w];
+                        true
+                    }
+                    Touch::RanAhead => {
+                        written[w] |= m;
+                        true
+                    }
+                    Touch::Overwrites => {
+                        written[w] |= m;
+                        read_first[w] & m == 0
+                    }
+                    Touch::Modifies => written[w] & m == m,
+                })
+            });
+            if !fine {
+                return None;
             }
         }
         Some(())
@@ -2120,6 +2217,8 @@ impl GpuBatch {
         self.run_ahead = 0;
         self.ahead.clear();
         self.ahead_list.clear();
+        self.ahead_readers.iter_mut().for_each(Vec::clear);
+        self.written_slots = 0;
         self.calls_in_step = true;
         self.retire();
         self.submitted = None;

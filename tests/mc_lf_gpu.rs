@@ -1017,10 +1017,90 @@ fn calls_run_ahead_for_readers_give_ffmpegs_pixels_and_keep_the_gpus_start() {
     assert!(after.gpu_calls > before.gpu_calls, "nothing ran on the GPU");
 }
 
+/// Pixels a reader reads: canvas, x, y, w, h.
+type ReadArea = (usize, usize, usize, usize, usize);
+
+/// Runs `stretches` of calls the decoder's way and FFmpeg's, a reader after each (it reads
+/// a [`ReadArea`] and writes a block of canvas 3, which no call writes), checks
+/// what each reader reads and then every canvas after a flush against FFmpeg's C, and
+/// returns how many calls ran ahead and how many completed early.
+fn run_with_readers(
+    dsp: &Vp9DspContext,
+    base: &[Canvas],
+    stretches: &[(Vec<Call>, ReadArea)],
+) -> (u64, u64) {
+    let mut ff = clone_canvases(base);
+    let mut gpu = clone_canvases(base);
+    for c in &mut gpu {
+        let rc = ffi::daedalus_register_memory(c.pixels.as_mut_ptr().cast(), c.pixels.len());
+        assert_eq!(rc, 0, "registering a canvas");
+    }
+    let area = |c: &mut [Canvas], (i, x, y, w, h): (usize, usize, usize, usize, usize)| {
+        let stride = c[i].stride;
+        batch::Area {
+            at: unsafe { c[i].pixels.as_mut_ptr().add(y * stride + x) },
+            stride: stride as isize,
+            w,
+            h,
+        }
+    };
+    let before = stats();
+    for (n, (calls, read)) in stretches.iter().enumerate() {
+        run(dsp, &mut ff, calls, Way::Ffmpeg);
+        run(dsp, &mut gpu, calls, Way::Daedalus);
+        let own = area(&mut gpu, (3, 0, 0, 4, 4));
+        batch::complete_reads_for(Reason::Intra, &[area(&mut gpu, *read)], &[own]);
+        let (i, x, y, w, h) = *read;
+        let stride = base[i].stride;
+        for row in y..y + h {
+            let r = row * stride + x;
+            assert_eq!(
+                gpu[i].pixels[r..r + w],
+                ff[i].pixels[r..r + w],
+                "reader {n}: canvas {i} row {row} from column {x}"
+            );
+        }
+    }
+    let after = stats();
+    ffi::daedalus_flush();
+    for c in &mut gpu {
+        assert_eq!(
+            ffi::daedalus_unregister_memory(c.pixels.as_mut_ptr().cast()),
+            0
+        );
+    }
+    if let Some(d) = first_difference(&gpu, &ff) {
+        panic!("daedalus vs FFmpeg: {d}");
+    }
+    (
+        after.run_ahead - before.run_ahead,
+        after.completed_early - before.completed_early,
+    )
+}
+
+/// A full-pel copy of `w` x `h` pixels from canvas 0 to canvas 2.
+fn copy_call(src: (usize, usize), dst: (usize, usize), w: usize, h: usize) -> Call {
+    Call::Mc {
+        f: McFunction {
+            width: w,
+            filter: mc::McFilter::Regular,
+            avg: false,
+            h: false,
+            v: false,
+        },
+        dst: (2, dst.0, dst.1),
+        src: (0, src.0, src.1),
+        h: h as i32,
+        mx: 0,
+        my: 0,
+    }
+}
+
 /// A copy that ran ahead for a reader still runs on the GPU, in its place: a block written
 /// after it over what it read must not run ahead too (the GPU's copy would read the block's
-/// pixels), and completes whole instead. Each run is checked against FFmpeg's C, and the
-/// test checks that the second reader did complete whole.
+/// pixels), and completes whole instead. Two ways: the block's prediction names the copy as
+/// a call it must follow; or another block that ran ahead with the copy took the copy's
+/// place in the cells they share, and the block names only that one.
 #[test]
 fn a_write_over_what_a_call_run_ahead_read_completes_whole() {
     let _l = lock();
@@ -1039,82 +1119,56 @@ fn a_write_over_what_a_call_run_ahead_read_completes_whole() {
         .filter(|t| t.size.n() == 16)
         .collect();
     for round in 0..8 {
+        // A write elsewhere first: reads of a region the batch writes are marked in its
+        // cells, so later writes name the copy among the calls they must follow.
+        let elsewhere = block_prediction(&mut rng, &base, (8, 8), 16, false);
+        // The block's prediction over what the copy read.
         let (sx, sy) = (100 + round, 40 + round);
-        let copy = Call::Mc {
-            f: McFunction {
-                width: 16,
-                filter: mc::McFilter::Regular,
-                avg: false,
-                h: false,
-                v: false,
-            },
-            dst: (2, 10, 5),
-            src: (0, sx, sy),
-            h: 1,
-            mx: 0,
-            my: 0,
-        };
         let mut block = place_blocks(&mut rng, &base[..1], 1, &sixteen).remove(0);
         (block.x, block.y) = (sx - 4, sy - 8);
-        // A write elsewhere first: reads of a region the batch writes are marked in its
-        // cells, so the block's write names the copy among the calls it must follow.
-        let elsewhere = block_prediction(&mut rng, &base, (8, 8), 16, false);
         let prediction = block_prediction(&mut rng, &base, (block.x, block.y), 16, false);
-        let mut ff = clone_canvases(&base);
-        let mut gpu = clone_canvases(&base);
-        for c in &mut gpu {
-            let rc = ffi::daedalus_register_memory(c.pixels.as_mut_ptr().cast(), c.pixels.len());
-            assert_eq!(rc, 0, "registering a canvas");
-        }
-        let area = |c: &mut [Canvas], (i, x, y, w, h): (usize, usize, usize, usize, usize)| {
-            let stride = c[i].stride;
-            batch::Area {
-                at: unsafe { c[i].pixels.as_mut_ptr().add(y * stride + x) },
-                stride: stride as isize,
-                w,
-                h,
-            }
-        };
-        let before = stats();
-        for (calls, read) in [
-            (vec![elsewhere, copy], (2, 10, 5, 16, 1)),
-            (vec![prediction, Call::Itx(block)], (0, sx, sy - 4, 1, 8)),
-        ] {
-            run(&dsp, &mut ff, &calls, Way::Ffmpeg);
-            run(&dsp, &mut gpu, &calls, Way::Daedalus);
-            // The reader's own block on canvas 3, which no call writes.
-            let own = area(&mut gpu, (3, 0, 0, 4, 4));
-            batch::complete_reads_for(Reason::Intra, &[area(&mut gpu, read)], &[own]);
-            let (i, x, y, w, h) = read;
-            let stride = base[i].stride;
-            for row in y..y + h {
-                let r = row * stride + x;
-                assert_eq!(
-                    gpu[i].pixels[r..r + w],
-                    ff[i].pixels[r..r + w],
-                    "round {round}: canvas {i} row {row} from column {x} for the reader"
-                );
-            }
-        }
-        let after = stats();
-        assert!(
-            after.run_ahead > before.run_ahead,
-            "the copy did not run ahead"
+        let (ahead, early) = run_with_readers(
+            &dsp,
+            &base,
+            &[
+                (
+                    vec![elsewhere, copy_call((sx, sy), (10, 5), 16, 1)],
+                    (2, 10, 5, 16, 1),
+                ),
+                (vec![prediction, Call::Itx(block)], (0, sx, sy - 4, 1, 8)),
+            ],
         );
+        assert!(ahead >= 1, "round {round}: the copy did not run ahead");
         assert!(
-            after.completed_early >= before.completed_early + 3,
+            early >= 3,
             "round {round}: the block did not complete whole with the copy"
         );
-        ffi::daedalus_flush();
-        for c in &mut gpu {
-            assert_eq!(
-                ffi::daedalus_unregister_memory(c.pixels.as_mut_ptr().cast()),
-                0
-            );
-        }
-        if let Some(d) = first_difference(&gpu, &ff) {
-            panic!("round {round}: daedalus vs FFmpeg: {d}");
-        }
+        // Through a cell: the copy reads columns 14..17 of rows 6..9; a block at columns
+        // 18..21 of rows 8..11 shares the cell of columns 16..19, rows 8..11 with it but
+        // none of its pixels, and runs ahead with it; then a block over columns 16..19 of
+        // those rows names only that block.
+        let elsewhere = block_prediction(&mut rng, &base, (40, 40), 8, false);
+        let beside = block_prediction(&mut rng, &base, (18, 8), 4, false);
+        let over = block_prediction(&mut rng, &base, (16, 8), 4, false);
+        let (ahead, early) = run_with_readers(
+            &dsp,
+            &base,
+            &[
+                (
+                    vec![elsewhere, copy_call((14, 6), (30, 5), 4, 4), beside],
+                    (0, 21, 8, 1, 4),
+                ),
+                (vec![over], (0, 19, 8, 1, 4)),
+            ],
+        );
+        assert!(
+            ahead >= 2,
+            "round {round}: the copy and the block beside did not run ahead"
+        );
+        assert!(
+            early >= 3,
+            "round {round}: the block over the copy's pixels did not complete whole"
+        );
     }
     assert_validation_clean();
 }
