@@ -331,6 +331,41 @@ fn every_family_deferred() {
     );
 }
 
+/// Registers the canvases' pixels, as a decoder's frame planes are.
+fn register(canvases: &mut [Canvas]) {
+    for c in canvases {
+        let rc = ffi::daedalus_register_memory(c.pixels.as_mut_ptr().cast(), c.pixels.len());
+        assert_eq!(rc, 0, "registering a canvas");
+    }
+}
+
+/// Completes the pending work, then unregisters the canvases.
+fn flush_and_unregister(canvases: &mut [Canvas]) {
+    ffi::daedalus_flush();
+    for c in canvases {
+        assert_eq!(
+            ffi::daedalus_unregister_memory(c.pixels.as_mut_ptr().cast()),
+            0
+        );
+    }
+}
+
+/// Fails with `what` and the first differing pixel unless the canvases are equal.
+fn assert_same(got: &[Canvas], expected: &[Canvas], what: &str) {
+    if let Some(d) = first_difference(got, expected) {
+        panic!("{what}: {d}");
+    }
+}
+
+/// Defers every family and attaches the provider to `table` as the decoder does; returns
+/// the provider's context.
+fn attach_provider(table: &mut Vp9DspContext) -> *mut std::ffi::c_void {
+    every_family_deferred();
+    let ctx = unsafe { (daedalus::vp9::PROVIDER.attach)(table, 8) };
+    assert!(!ctx.is_null(), "the provider declined an 8-bit decoder");
+    ctx
+}
+
 /// The provider takes every entry of the decoder's table that it defers (FFmpeg repeats the
 /// full-pel copy and average under all four filters) and wraps scaled MC: no FFmpeg function
 /// is left that would write pixels past pending work. The intra predictors stay FFmpeg's.
@@ -338,9 +373,7 @@ fn every_family_deferred() {
 fn provider_takes_every_entry() {
     let ffmpeg = common::ffmpeg_c();
     let mut dsp = ffmpeg;
-    every_family_deferred();
-    let ctx = unsafe { (daedalus::vp9::PROVIDER.attach)(&mut dsp, 8) };
-    assert!(!ctx.is_null(), "the provider declined an 8-bit decoder");
+    let ctx = attach_provider(&mut dsp);
     let addr = |f: Option<usize>| f.expect("a filled entry");
     let pairs = |a: &[Option<usize>], b: &[Option<usize>]| {
         a.iter()
@@ -685,9 +718,7 @@ fn early_completion_gives_each_reader_ffmpegs_pixels() {
     for round in 0..3 {
         if round == 1 {
             let mut table = dsp;
-            every_family_deferred();
-            let ctx = unsafe { (daedalus::vp9::PROVIDER.attach)(&mut table, 8) };
-            assert!(!ctx.is_null(), "the provider declined an 8-bit decoder");
+            attach_provider(&mut table);
         }
         // Stretches of calls on canvas 0 (reading canvases 1 and 2), a reader after each;
         // all made first, since making loop-filter calls paints their lines.
@@ -707,10 +738,7 @@ fn early_completion_gives_each_reader_ffmpegs_pixels() {
         }
         let mut ff = clone_canvases(&base);
         let mut gpu = clone_canvases(&base);
-        for c in &mut gpu[..2] {
-            let rc = ffi::daedalus_register_memory(c.pixels.as_mut_ptr().cast(), c.pixels.len());
-            assert_eq!(rc, 0, "registering a canvas");
-        }
+        register(&mut gpu[..2]);
         for calls in &stretches {
             run(&dsp, &mut ff, calls, Way::Ffmpeg);
             run(&dsp, &mut gpu, calls, Way::Daedalus);
@@ -738,16 +766,8 @@ fn early_completion_gives_each_reader_ffmpegs_pixels() {
                 ff[0].pixels[r..r + w].fill(v);
             }
         }
-        ffi::daedalus_flush();
-        for c in &mut gpu[..2] {
-            assert_eq!(
-                ffi::daedalus_unregister_memory(c.pixels.as_mut_ptr().cast()),
-                0
-            );
-        }
-        if let Some(d) = first_difference(&gpu, &ff) {
-            panic!("daedalus vs FFmpeg after early completions: {d}");
-        }
+        flush_and_unregister(&mut gpu[..2]);
+        assert_same(&gpu, &ff, "daedalus vs FFmpeg after early completions");
     }
     assert_validation_clean();
     let after = stats();
@@ -823,9 +843,7 @@ fn calls_run_ahead_for_readers_give_ffmpegs_pixels_and_keep_the_gpus_start() {
     require_gpu();
     let mut table = ffmpeg_c();
     let dsp = table;
-    every_family_deferred();
-    let ctx = unsafe { (daedalus::vp9::PROVIDER.attach)(&mut table, 8) };
-    assert!(!ctx.is_null(), "the provider declined an 8-bit decoder");
+    attach_provider(&mut table);
     let mut rng = Rng::new(67);
     let before = stats();
     let copy = |width| McFunction {
@@ -915,10 +933,7 @@ fn calls_run_ahead_for_readers_give_ffmpegs_pixels_and_keep_the_gpus_start() {
         }
         let mut ff = clone_canvases(&base);
         let mut gpu = clone_canvases(&base);
-        for c in &mut gpu {
-            let rc = ffi::daedalus_register_memory(c.pixels.as_mut_ptr().cast(), c.pixels.len());
-            assert_eq!(rc, 0, "registering a canvas");
-        }
+        register(&mut gpu);
         for calls in &stretches {
             run(&dsp, &mut ff, calls, Way::Ffmpeg);
             run(&dsp, &mut gpu, calls, Way::Daedalus);
@@ -991,16 +1006,8 @@ fn calls_run_ahead_for_readers_give_ffmpegs_pixels_and_keep_the_gpus_start() {
                 ff[own].pixels[r..r + w].fill(v);
             }
         }
-        ffi::daedalus_flush();
-        for c in &mut gpu {
-            assert_eq!(
-                ffi::daedalus_unregister_memory(c.pixels.as_mut_ptr().cast()),
-                0
-            );
-        }
-        if let Some(d) = first_difference(&gpu, &ff) {
-            panic!("daedalus vs FFmpeg after calls ran ahead: {d}");
-        }
+        flush_and_unregister(&mut gpu);
+        assert_same(&gpu, &ff, "daedalus vs FFmpeg after calls ran ahead");
     }
     assert_validation_clean();
     let after = stats();
@@ -1031,10 +1038,7 @@ fn run_with_readers(
 ) -> (u64, u64) {
     let mut ff = clone_canvases(base);
     let mut gpu = clone_canvases(base);
-    for c in &mut gpu {
-        let rc = ffi::daedalus_register_memory(c.pixels.as_mut_ptr().cast(), c.pixels.len());
-        assert_eq!(rc, 0, "registering a canvas");
-    }
+    register(&mut gpu);
     let area = |c: &mut [Canvas], (i, x, y, w, h): (usize, usize, usize, usize, usize)| {
         let stride = c[i].stride;
         batch::Area {
@@ -1062,16 +1066,8 @@ fn run_with_readers(
         }
     }
     let after = stats();
-    ffi::daedalus_flush();
-    for c in &mut gpu {
-        assert_eq!(
-            ffi::daedalus_unregister_memory(c.pixels.as_mut_ptr().cast()),
-            0
-        );
-    }
-    if let Some(d) = first_difference(&gpu, &ff) {
-        panic!("daedalus vs FFmpeg: {d}");
-    }
+    flush_and_unregister(&mut gpu);
+    assert_same(&gpu, &ff, "daedalus vs FFmpeg");
     (
         after.run_ahead - before.run_ahead,
         after.completed_early - before.completed_early,
@@ -1107,9 +1103,7 @@ fn a_write_over_what_a_call_run_ahead_read_completes_whole() {
     require_gpu();
     let mut table = ffmpeg_c();
     let dsp = table;
-    every_family_deferred();
-    let ctx = unsafe { (daedalus::vp9::PROVIDER.attach)(&mut table, 8) };
-    assert!(!ctx.is_null(), "the provider declined an 8-bit decoder");
+    attach_provider(&mut table);
     let mut rng = Rng::new(71);
     let mut base = canvases(&mut rng, 3);
     base.push(clone_canvases(&base[..1]).remove(0));
@@ -1184,17 +1178,12 @@ fn decoder_superblocks_placed_by_position_keep_the_order() {
     let _l = lock();
     require_gpu();
     let mut dsp = ffmpeg_c();
-    every_family_deferred();
-    let ctx = unsafe { (daedalus::vp9::PROVIDER.attach)(&mut dsp, 8) };
-    assert!(!ctx.is_null(), "the provider declined an 8-bit decoder");
+    let ctx = attach_provider(&mut dsp);
     let mut rng = Rng::new(77);
     let (sb_cols, sb_rows) = (8, 6);
     let mut planes = superblock_planes(&mut rng, sb_cols, sb_rows);
     let mut expected = clone_canvases(&planes);
-    for c in &mut planes {
-        let rc = ffi::daedalus_register_memory(c.pixels.as_mut_ptr().cast(), c.pixels.len());
-        assert_eq!(rc, 0, "registering a plane");
-    }
+    register(&mut planes);
     let filters: Vec<RandomFilter> = (0..sb_cols * sb_rows)
         .map(|_| RandomFilter::new(&mut rng))
         .collect();
@@ -1257,16 +1246,12 @@ fn decoder_superblocks_placed_by_position_keep_the_order() {
             }
         }
     }
-    ffi::daedalus_flush();
-    for c in &mut planes {
-        assert_eq!(
-            ffi::daedalus_unregister_memory(c.pixels.as_mut_ptr().cast()),
-            0
-        );
-    }
-    if let Some(d) = first_difference(&planes, &expected) {
-        panic!("differs from the reference walk in order: {d}");
-    }
+    flush_and_unregister(&mut planes);
+    assert_same(
+        &planes,
+        &expected,
+        "differs from the reference walk in order",
+    );
     assert_validation_clean();
     let after = stats();
     assert!(readers > 0, "no reader ran");
