@@ -26,10 +26,10 @@
 //! not wait for the whole batch: the pending calls on those pixels and the calls they depend
 //! on (see `levels`) run on the CPU at once, in recorded order, and their jobs stay in the
 //! batch marked [`SKIP_JOB`], so the GPU later runs only the rest. A reader that only reads
-//! ([`complete_reads_for`]) gets, where the order allows it, only its pixels computed on the
-//! CPU (with the source pixels a pending copy of them reads), and the calls stay in the batch:
-//! the GPU writes those pixels again, with the same final values but passing through earlier
-//! ones (a prediction before its transform) while the submission runs.
+//! ([`complete_reads_for`]) gets, where the order allows it, those calls run ahead on the CPU
+//! while they stay in the batch: the GPU writes their pixels again, with the same final values
+//! but passing through earlier ones (a prediction before its transform) while the submission
+//! runs.
 
 use crate::config::{Family, Place};
 use crate::gpu::stream::{Buf, Dispatch, Stream, MAX_SETS, MAX_SLOTS};
@@ -1618,15 +1618,14 @@ impl GpuBatch {
         self.ahead.get(i).is_some_and(|&a| a)
     }
 
-    /// Runs pending call `i`'s jobs on the CPU where its pixels are; with `take_out`, takes
-    /// them out of the batch.
-    fn run_call(&mut self, i: usize, arena: *const i16, take_out: bool) {
+    /// Runs pending call `i`'s jobs on the CPU where its pixels are.
+    fn run_call(&self, i: usize, arena: *const i16) {
         let c = &self.calls[i];
         let key = split_key(self.keys[c.bucket as usize]);
         let size = job_words(key.kernel);
         let base = self.slot_base(key.slot);
         let source = self.source_base(key.source, arena);
-        let bucket = &mut self.buckets[c.bucket as usize];
+        let bucket = &self.buckets[c.bucket as usize];
         for k in 0..c.jobs as usize {
             let at = c.first_word as usize + k * size;
             let mut job = Job::default();
@@ -1642,14 +1641,19 @@ impl GpuBatch {
                     source,
                 )
             };
-            if take_out {
-                bucket[at] = SKIP_JOB;
-            }
         }
-        if take_out {
-            let serial = self.levels.serial_of(i);
-            self.levels.set_done(serial);
+    }
+
+    /// Takes pending call `i` out of the batch: its jobs are skipped, it is done.
+    fn take_out(&mut self, i: usize) {
+        let c = &self.calls[i];
+        let size = job_words(split_key(self.keys[c.bucket as usize]).kernel);
+        let bucket = &mut self.buckets[c.bucket as usize];
+        for k in 0..c.jobs as usize {
+            bucket[c.first_word as usize + k * size] = SKIP_JOB;
         }
+        let serial = self.levels.serial_of(i);
+        self.levels.set_done(serial);
     }
 
     /// Runs the calls `list` (a [`GpuBatch::closure`]) on the CPU and takes their jobs out of
@@ -1661,7 +1665,8 @@ impl GpuBatch {
         let mut ran = 0;
         for &i in list {
             if !self.ran_ahead(i) {
-                self.run_call(i, arena, true);
+                self.run_call(i, arena);
+                self.take_out(i);
                 ran += 1;
             }
         }
@@ -1676,14 +1681,7 @@ impl GpuBatch {
     fn commit_ahead(&mut self) {
         let list = std::mem::take(&mut self.ahead_list);
         for &i in &list {
-            let c = &self.calls[i];
-            let size = job_words(split_key(self.keys[c.bucket as usize]).kernel);
-            let bucket = &mut self.buckets[c.bucket as usize];
-            for k in 0..c.jobs as usize {
-                bucket[c.first_word as usize + k * size] = SKIP_JOB;
-            }
-            let serial = self.levels.serial_of(i);
-            self.levels.set_done(serial);
+            self.take_out(i);
         }
         self.completed_early += list.len();
         stats::add(&COUNTERS.completed_early, list.len() as u64);
@@ -1770,7 +1768,7 @@ impl GpuBatch {
         }
         self.ahead.resize(self.calls.len(), false);
         for &i in &list {
-            self.run_call(i, arena, false);
+            self.run_call(i, arena);
             self.ahead[i] = true;
             // Its source reads, where later calls to run ahead may write: the GPU runs it
             // again on those bytes as they are then.
@@ -1840,10 +1838,12 @@ impl GpuBatch {
         let tracked = |key: &BucketKey| {
             key.kernel == MC_KERNEL && key.source != 0 && list_slots & 1 << key.source != 0
         };
-        // What the jobs do, in order, and the span each slot's writes cover.
-        s.touches.clear();
-        let mut write_spans = [NO_SPAN; MAX_SLOTS];
-        for &i in list {
+        // Adds what call `i`'s jobs do, in order (`RanAhead` for their writes if it ran
+        // ahead), to `touches`.
+        let add_touches = |i: usize, ran_ahead: bool, touches: &mut Vec<(usize, Touch, Area)>| {
+            if key_of(i).kernel > MC_KERNEL {
+                return None;
+            }
             for k in 0..self.calls[i].jobs as usize {
                 let (key, job, pixels, source) = self.job_of(i, k, arena);
                 let itx = key.kernel < MC_KERNEL;
@@ -1851,18 +1851,28 @@ impl GpuBatch {
                     return None;
                 }
                 if tracked(&key) {
-                    s.touches
-                        .push((key.source, Touch::Reads, mc_window(&job, source)));
+                    touches.push((key.source, Touch::Reads, mc_window(&job, source)));
                 }
-                let touch = if itx || McFunction::from_params(job[4]).0.avg {
+                let touch = if ran_ahead {
+                    Touch::RanAhead
+                } else if itx || McFunction::from_params(job[4]).0.avg {
                     Touch::Modifies
                 } else {
                     Touch::Overwrites
                 };
-                s.touches.push((key.slot, touch, pixels));
-                let (span, (lo, hi)) = (&mut write_spans[key.slot], pixels.span());
-                *span = (span.0.min(lo), span.1.max(hi));
+                touches.push((key.slot, touch, pixels));
             }
+            Some(())
+        };
+        // What the jobs do, in order, and the span each slot's writes cover.
+        s.touches.clear();
+        for &i in list {
+            add_touches(i, false, &mut s.touches)?;
+        }
+        let mut write_spans = [NO_SPAN; MAX_SLOTS];
+        for (slot, _, a) in s.touches.iter().filter(|t| t.1 != Touch::Reads) {
+            let (span, (lo, hi)) = (&mut write_spans[*slot], a.span());
+            *span = (span.0.min(lo), span.1.max(hi));
         }
         // Calls that ran ahead and read what these write, though the walk back did not meet
         // them (a later write to their cells took their place there).
@@ -1880,17 +1890,7 @@ impl GpuBatch {
         // and the rest touch other bytes.
         let own = s.touches.len();
         for &i in &s.boundary {
-            if key_of(i).kernel > MC_KERNEL {
-                return None;
-            }
-            for k in 0..self.calls[i].jobs as usize {
-                let (key, job, pixels, source) = self.job_of(i, k, arena);
-                if tracked(&key) {
-                    s.touches
-                        .push((key.source, Touch::Reads, mc_window(&job, source)));
-                }
-                s.touches.push((key.slot, Touch::RanAhead, pixels));
-            }
+            add_touches(i, true, &mut s.touches)?;
         }
         s.touches.rotate_left(own);
         // Per slot: one stride; a slot's areas lie in its region.

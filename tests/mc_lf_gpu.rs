@@ -357,6 +357,16 @@ fn assert_same(got: &[Canvas], expected: &[Canvas], what: &str) {
     }
 }
 
+/// Needs a device; attaches the provider to a copy of FFmpeg's C table, as the decoder does,
+/// and returns the C table, to run FFmpeg's way beside it.
+fn decoder_on_the_gpu() -> Vp9DspContext {
+    require_gpu();
+    let mut table = ffmpeg_c();
+    let dsp = table;
+    attach_provider(&mut table);
+    dsp
+}
+
 /// Defers every family and attaches the provider to `table` as the decoder does; returns
 /// the provider's context.
 fn attach_provider(table: &mut Vp9DspContext) -> *mut std::ffi::c_void {
@@ -840,10 +850,7 @@ fn block_prediction(
 #[test]
 fn calls_run_ahead_for_readers_give_ffmpegs_pixels_and_keep_the_gpus_start() {
     let _l = lock();
-    require_gpu();
-    let mut table = ffmpeg_c();
-    let dsp = table;
-    attach_provider(&mut table);
+    let dsp = decoder_on_the_gpu();
     let mut rng = Rng::new(67);
     let before = stats();
     let copy = |width| McFunction {
@@ -972,31 +979,14 @@ fn calls_run_ahead_for_readers_give_ffmpegs_pixels_and_keep_the_gpus_start() {
                 (0, x - 1, y - 1, w + 1 + rng.below(8), 1),
                 (2, x2, y2, w2, 1),
             ];
-            let area = |c: &mut [Canvas], (i, x, y, w, h): (usize, usize, usize, usize, usize)| {
-                let stride = c[i].stride;
-                batch::Area {
-                    at: unsafe { c[i].pixels.as_mut_ptr().add(y * stride + x) },
-                    stride: stride as isize,
-                    w,
-                    h,
-                }
-            };
             let read_areas = reads.map(|r| area(&mut gpu, r));
             // Its block lies on canvas 0 beside what it reads (whose pending calls then
             // complete whole first), or on canvas 3, which no call writes.
             let own = if rng.chance(50) { 0 } else { 3 };
             let block = area(&mut gpu, (own, x, y, w, h));
             batch::complete_reads_for(Reason::Intra, &read_areas, &[block]);
-            for (i, x, y, w, h) in reads {
-                let stride = base[i].stride;
-                for row in y..y + h {
-                    let r = row * stride + x;
-                    assert_eq!(
-                        gpu[i].pixels[r..r + w],
-                        ff[i].pixels[r..r + w],
-                        "canvas {i} row {row} from column {x} after the reader's completion"
-                    );
-                }
+            for read in reads {
+                assert_read_same(&gpu, &ff, read, "after the reader's completion");
             }
             // The reader writes its block on the CPU.
             let v = rng.below(256) as u8;
@@ -1027,6 +1017,30 @@ fn calls_run_ahead_for_readers_give_ffmpegs_pixels_and_keep_the_gpus_start() {
 /// Pixels a reader reads: canvas, x, y, w, h.
 type ReadArea = (usize, usize, usize, usize, usize);
 
+/// A [`ReadArea`] of `canvases` as an area.
+fn area(canvases: &mut [Canvas], (i, x, y, w, h): ReadArea) -> batch::Area {
+    let stride = canvases[i].stride;
+    batch::Area {
+        at: unsafe { canvases[i].pixels.as_mut_ptr().add(y * stride + x) },
+        stride: stride as isize,
+        w,
+        h,
+    }
+}
+
+/// Fails unless `got` and `expected` hold the same pixels in a [`ReadArea`]; `when` says when.
+fn assert_read_same(got: &[Canvas], expected: &[Canvas], (i, x, y, w, h): ReadArea, when: &str) {
+    let stride = got[i].stride;
+    for row in y..y + h {
+        let r = row * stride + x;
+        assert_eq!(
+            got[i].pixels[r..r + w],
+            expected[i].pixels[r..r + w],
+            "canvas {i} row {row} from column {x} {when}"
+        );
+    }
+}
+
 /// Runs `stretches` of calls the decoder's way and FFmpeg's, a reader after each (it reads
 /// a [`ReadArea`] and writes a block of canvas 3, which no call writes), checks
 /// what each reader reads and then every canvas after a flush against FFmpeg's C, and
@@ -1039,31 +1053,13 @@ fn run_with_readers(
     let mut ff = clone_canvases(base);
     let mut gpu = clone_canvases(base);
     register(&mut gpu);
-    let area = |c: &mut [Canvas], (i, x, y, w, h): (usize, usize, usize, usize, usize)| {
-        let stride = c[i].stride;
-        batch::Area {
-            at: unsafe { c[i].pixels.as_mut_ptr().add(y * stride + x) },
-            stride: stride as isize,
-            w,
-            h,
-        }
-    };
     let before = stats();
     for (n, (calls, read)) in stretches.iter().enumerate() {
         run(dsp, &mut ff, calls, Way::Ffmpeg);
         run(dsp, &mut gpu, calls, Way::Daedalus);
         let own = area(&mut gpu, (3, 0, 0, 4, 4));
         batch::complete_reads_for(Reason::Intra, &[area(&mut gpu, *read)], &[own]);
-        let (i, x, y, w, h) = *read;
-        let stride = base[i].stride;
-        for row in y..y + h {
-            let r = row * stride + x;
-            assert_eq!(
-                gpu[i].pixels[r..r + w],
-                ff[i].pixels[r..r + w],
-                "reader {n}: canvas {i} row {row} from column {x}"
-            );
-        }
+        assert_read_same(&gpu, &ff, *read, &format!("for reader {n}"));
     }
     let after = stats();
     flush_and_unregister(&mut gpu);
@@ -1100,10 +1096,7 @@ fn copy_call(src: (usize, usize), dst: (usize, usize), w: usize, h: usize) -> Ca
 #[test]
 fn a_write_over_what_a_call_run_ahead_read_completes_whole() {
     let _l = lock();
-    require_gpu();
-    let mut table = ffmpeg_c();
-    let dsp = table;
-    attach_provider(&mut table);
+    let dsp = decoder_on_the_gpu();
     let mut rng = Rng::new(71);
     let mut base = canvases(&mut rng, 3);
     base.push(clone_canvases(&base[..1]).remove(0));
