@@ -735,6 +735,25 @@ struct PendingCall {
     /// It cannot complete early: its pixels travel through the staging buffer, or pending
     /// calls read them that its dependencies do not name (`Need::unknown_readers`).
     batch_only: bool,
+    /// Run on the CPU, it would read bytes the batch in flight writes, or write bytes it
+    /// touches ([`GpuBatch::cpu_read_waits`]): it may run there only once that batch is done.
+    touches_in_flight: bool,
+}
+
+/// What may keep a pending call from running on the CPU early (see [`PendingCall`]).
+#[derive(Clone, Copy)]
+struct EarlyLimits {
+    batch_only: bool,
+    touches_in_flight: bool,
+}
+
+/// Why calls cannot complete early on the CPU as asked.
+#[derive(Debug, PartialEq)]
+enum Stop {
+    /// The batch completes as a whole instead.
+    Whole,
+    /// They touch the pixels of the batch in flight: wait for it, then ask again.
+    Settle,
 }
 
 /// A call's CPU work in units of about 64 pixels filtered or transformed.
@@ -1069,6 +1088,18 @@ struct GpuBatch {
     lf_spans: [(usize, usize); 3],
     lf_last: Option<(SbPosition, bool)>,
     lf_first_row: u32,
+    /// Per slot: the span of the bytes the calls in place write (and read: their own pixels),
+    /// the span they read as sources, and how many of the calls writing there the GPU may
+    /// still make write values the CPU does not hold (neither run ahead nor completed early).
+    /// What the CPU must wait for while this batch is in flight ([`GpuBatch::cpu_read_waits`]).
+    slot_writes: [(usize, usize); MAX_SLOTS],
+    slot_reads: [(usize, usize); MAX_SLOTS],
+    slot_open: [u32; MAX_SLOTS],
+    /// A batch submitted before this one may still be in flight: the calls marked
+    /// `touches_in_flight` wait for it before they run on the CPU.
+    after_in_flight: bool,
+    /// The calls that copy the decoder's backup lines ([`note_backup_copy`]).
+    backup_copies: Vec<usize>,
 }
 
 impl GpuBatch {
@@ -1116,6 +1147,11 @@ impl GpuBatch {
             lf_spans: [NO_SPAN; 3],
             lf_last: None,
             lf_first_row: 0,
+            slot_writes: [NO_SPAN; MAX_SLOTS],
+            slot_reads: [NO_SPAN; MAX_SLOTS],
+            slot_open: [0; MAX_SLOTS],
+            after_in_flight: false,
+            backup_copies: Vec::new(),
         }
     }
 
@@ -1523,7 +1559,7 @@ impl GpuBatch {
         first_word: u32,
         jobs: u32,
         cost: u32,
-        batch_only: bool,
+        limits: EarlyLimits,
     ) {
         // Serials and calls are made together in `place` and `record`; were they ever out of
         // step, early completion must not trust the table (it completes the batch instead).
@@ -1544,8 +1580,56 @@ impl GpuBatch {
             cost,
             deps_at,
             deps_end: self.deps.len() as u32,
-            batch_only,
+            batch_only: limits.batch_only,
+            touches_in_flight: limits.touches_in_flight,
         });
+    }
+
+    /// Notes the bytes a call in place in `slot` writes (`rect`) and reads as its source in
+    /// slot `source` (0: none in place), for [`GpuBatch::cpu_read_waits`].
+    fn note_touch(&mut self, slot: u8, rect: &Area, source: u8, source_area: Option<&Area>) {
+        let widen = |span: &mut (usize, usize), (lo, hi): (usize, usize)| {
+            *span = (span.0.min(lo), span.1.max(hi.max(lo)));
+        };
+        widen(&mut self.slot_writes[slot as usize], rect.span());
+        self.slot_open[slot as usize] += 1;
+        if let (s @ 1.., Some(a)) = (source, source_area) {
+            widen(&mut self.slot_reads[s as usize], a.span());
+        }
+    }
+
+    /// Pending call `i` leaves the batch: the GPU will not touch its pixels.
+    fn note_settled(&mut self, i: usize) {
+        let slot = split_key(self.keys[self.calls[i].bucket as usize]).slot;
+        self.slot_open[slot] = self.slot_open[slot].saturating_sub(1);
+    }
+
+    /// While this batch is in flight: whether the CPU must wait for it before reading `a`.
+    /// (A slot whose calls all left the batch is not the GPU's: `slot_open`. Calls that ran
+    /// ahead stay: the GPU writes their pixels again, passing through earlier values.)
+    fn cpu_read_waits(&self, a: &Area) -> bool {
+        let span = a.span();
+        self.staging_len > 0
+            || span.1 < span.0
+            || (1..self.slots.len() + 1)
+                .any(|s| self.slot_open[s] > 0 && spans_meet(span, self.slot_writes[s]))
+    }
+
+    /// While this batch is in flight: whether the CPU must wait for it before writing `a`.
+    fn cpu_write_waits(&self, a: &Area) -> bool {
+        let span = a.span();
+        self.staging_len > 0
+            || span.1 < span.0
+            || (1..self.slots.len() + 1).any(|s| {
+                (self.slot_open[s] > 0 && spans_meet(span, self.slot_writes[s]))
+                    || spans_meet(span, self.slot_reads[s])
+            })
+    }
+
+    /// Whether pending call `i` left the batch (its jobs are skipped).
+    fn taken_out(&self, i: usize) -> bool {
+        let c = &self.calls[i];
+        self.buckets[c.bucket as usize][c.first_word as usize] == SKIP_JOB
     }
 
     /// Whether every pending call completed early (nothing left for the GPU).
@@ -1554,30 +1638,33 @@ impl GpuBatch {
     }
 
     /// Completes early, on the CPU, the pending calls `roots` and every pending call they
-    /// depend on, in recorded order, and takes their jobs out of the batch. Returns `false`
-    /// (doing nothing) when that is more than `limit` work or includes a copied block.
-    fn complete_early(&mut self, roots: &mut Vec<u32>, limit: usize, arena: *const i16) -> bool {
-        match self.closure(roots, limit, None) {
-            Some(list) => {
-                self.run_early(&list, arena);
-                true
-            }
-            None => false,
-        }
+    /// depend on, in recorded order, and takes their jobs out of the batch. Does nothing where
+    /// that is more than `limit` work or includes a copied block (`Stop::Whole`), or touches
+    /// the pixels of the batch in flight (`Stop::Settle`).
+    fn complete_early(
+        &mut self,
+        roots: &mut Vec<u32>,
+        limit: usize,
+        arena: *const i16,
+    ) -> Result<(), Stop> {
+        let list = self.closure(roots, limit, None)?;
+        self.run_early(&list, arena);
+        Ok(())
     }
 
     /// The indices of the pending calls `roots` and every pending call they depend on, in
-    /// recorded order; `None` where that is more than `limit` work or includes a call that
-    /// cannot complete early. With `ahead`, a call that ran ahead goes there instead and what
+    /// recorded order; `Stop::Whole` where that is more than `limit` work or includes a call
+    /// that cannot complete early, `Stop::Settle` where it includes a call that must wait for
+    /// the batch in flight. With `ahead`, a call that ran ahead goes there instead and what
     /// it depends on is not followed: all of that ran ahead with it.
     fn closure(
         &mut self,
         roots: &mut Vec<u32>,
         limit: usize,
         mut ahead: Option<&mut Vec<usize>>,
-    ) -> Option<Vec<usize>> {
+    ) -> Result<Vec<usize>, Stop> {
         if !self.calls_in_step {
-            return None;
+            return Err(Stop::Whole);
         }
         self.visit = self.visit.wrapping_add(1);
         if self.visit == 0 {
@@ -1602,7 +1689,10 @@ impl GpuBatch {
             let c = &self.calls[i];
             cost += c.cost as usize;
             if c.batch_only || cost > limit {
-                return None;
+                return Err(Stop::Whole);
+            }
+            if c.touches_in_flight && self.after_in_flight {
+                return Err(Stop::Settle);
             }
             list.push(i);
             roots.extend_from_slice(&self.deps[c.deps_at as usize..c.deps_end as usize]);
@@ -1611,7 +1701,7 @@ impl GpuBatch {
         if let Some(ahead) = ahead {
             ahead.sort_unstable();
         }
-        Some(list)
+        Ok(list)
     }
 
     fn ran_ahead(&self, i: usize) -> bool {
@@ -1646,6 +1736,7 @@ impl GpuBatch {
 
     /// Takes pending call `i` out of the batch: its jobs are skipped, it is done.
     fn take_out(&mut self, i: usize) {
+        self.note_settled(i);
         let c = &self.calls[i];
         let size = job_words(split_key(self.keys[c.bucket as usize]).kernel);
         let bucket = &mut self.buckets[c.bucket as usize];
@@ -1692,13 +1783,15 @@ impl GpuBatch {
     }
 
     /// Completes early every pending call that touches `areas` (and what those depend on), if
-    /// that is at most `limit` work; `false`, doing nothing, where the batch must complete
-    /// as a whole instead.
-    fn complete_areas(&mut self, areas: &[Area], limit: usize, arena: *const i16) -> bool {
-        match self.pending_on(areas, true) {
-            Some(mut roots) => self.complete_early(&mut roots, limit, arena),
-            None => false,
-        }
+    /// that is at most `limit` work; else does nothing (see [`Stop`]).
+    fn complete_areas(
+        &mut self,
+        areas: &[Area],
+        limit: usize,
+        arena: *const i16,
+    ) -> Result<(), Stop> {
+        let mut roots = self.pending_on(areas, true).ok_or(Stop::Whole)?;
+        self.complete_early(&mut roots, limit, arena)
     }
 
     /// The pending calls that touch `areas`; `None` where the cells cannot tell or (with
@@ -1733,7 +1826,7 @@ impl GpuBatch {
     }
 
     /// Gives a reader the pixels of `reads`, which it reads but does not write, if that is at
-    /// most `limit` work; `false`, doing nothing, where the batch must complete as a whole.
+    /// most `limit` work; else does nothing (see [`Stop`]).
     ///
     /// Where it can, this runs the pending calls on those pixels (and what they depend on)
     /// ahead on the CPU where their pixels are, and leaves them in the batch: the GPU later
@@ -1744,26 +1837,25 @@ impl GpuBatch {
     /// pixels made another way, a loop filter) the calls complete early as a whole
     /// ([`GpuBatch::complete_areas`]). A later reader of calls that ran ahead finds their
     /// pixels final and runs nothing again.
-    fn complete_reads(&mut self, reads: &[Area], limit: usize, arena: *const i16) -> bool {
-        let Some(mut roots) = self.pending_on(reads, true) else {
-            return false;
-        };
+    fn complete_reads(
+        &mut self,
+        reads: &[Area],
+        limit: usize,
+        arena: *const i16,
+    ) -> Result<(), Stop> {
+        let mut roots = self.pending_on(reads, true).ok_or(Stop::Whole)?;
         let mut scratch = std::mem::take(&mut self.ahead_scratch);
         let list = self.closure(&mut roots, limit, Some(&mut scratch.boundary));
         let planned = match &list {
-            Some(list) if !list.is_empty() => self.plan_ahead(list, &mut scratch, arena),
+            Ok(list) if !list.is_empty() => self.plan_ahead(list, &mut scratch, arena),
             _ => Some(()), // nothing, or all of it ran ahead before
         };
         scratch.boundary.clear();
         self.ahead_scratch = scratch;
-        let Some(list) = list else {
-            return false;
-        };
+        let list = list?;
         if planned.is_none() {
             // As a whole, with what it depends on that ran ahead.
-            let Some(mut roots) = self.pending_on(reads, true) else {
-                return false;
-            };
+            let mut roots = self.pending_on(reads, true).ok_or(Stop::Whole)?;
             return self.complete_early(&mut roots, limit, arena);
         }
         self.ahead.resize(self.calls.len(), false);
@@ -1789,7 +1881,7 @@ impl GpuBatch {
         self.ahead_list.extend_from_slice(&list);
         self.run_ahead += list.len();
         stats::add(&COUNTERS.run_ahead, list.len() as u64);
-        true
+        Ok(())
     }
 
     /// A job of pending call `i`: its kernel, words, pixels and source (the arena or an
@@ -2226,6 +2318,11 @@ impl GpuBatch {
         self.cell_level_max = None;
         self.lf_spans = [NO_SPAN; 3];
         self.lf_last = None;
+        self.slot_writes = [NO_SPAN; MAX_SLOTS];
+        self.slot_reads = [NO_SPAN; MAX_SLOTS];
+        self.slot_open = [0; MAX_SLOTS];
+        self.after_in_flight = false;
+        self.backup_copies.clear();
     }
 
     /// Tells threads waiting for this batch's submission that its pixels are final (see
@@ -2258,6 +2355,8 @@ struct Recorder {
     counts: RecordedCounts,
     /// The thread decodes an inter frame ([`note_frame`]).
     inter_frame: bool,
+    /// The index of the call the last `record` placed in the GPU batch, if it did.
+    last_placed: Option<usize>,
 }
 
 thread_local! {
@@ -2283,6 +2382,7 @@ impl Recorder {
             spare: None,
             counts: RecordedCounts::default(),
             inter_frame: false,
+            last_placed: None,
         }
     }
 
@@ -2321,6 +2421,9 @@ impl Recorder {
         let Some(mut a) = self.in_flight.take() else {
             return;
         };
+        if let Some(g) = &mut self.gpu {
+            g.after_in_flight = false;
+        }
         match a.finish() {
             Ok(()) => {
                 a.clear();
@@ -2346,7 +2449,7 @@ impl Recorder {
     /// without waiting for it where nothing is left for the host to do after it; else
     /// completes it. Returns the serial readers wait for ([`await_submission`]), 0 when
     /// everything is complete.
-    fn publish(&mut self) -> u64 {
+    fn publish(&mut self, reason: Reason) -> u64 {
         self.counts.fold();
         if self.pending() == 0 {
             // Nothing new: readers wait for the batch in flight, if any.
@@ -2358,7 +2461,7 @@ impl Recorder {
         }
         let unattended = matches!(&self.gpu, Some(g) if g.pending > 0 && g.runs_unattended());
         if !unattended {
-            self.flush(Reason::RowPublished);
+            self.flush(reason);
             return 0;
         }
         // One batch in flight at a time: the previous row's is done by now, mostly.
@@ -2371,25 +2474,28 @@ impl Recorder {
             },
         };
         let Ok(next) = next else {
-            self.flush(Reason::RowPublished);
+            self.flush(reason);
             return 0;
         };
         let Some(g) = self.gpu.as_mut() else {
             self.spare = Some(next);
-            self.flush(Reason::RowPublished);
+            self.flush(reason);
             return 0;
         };
         if g.all_completed_early() {
             self.spare = Some(next);
-            self.flush(Reason::RowPublished);
+            self.flush(reason);
             return 0;
         }
-        stats::count_flush(Reason::RowPublished);
+        stats::count_flush(reason);
         let arena = self.arena.ptr;
         match g.submit(arena, self.arena.len) {
             Ok(()) => {
                 let serial = g.submitted.as_ref().map_or(0, |s| s.serial);
                 self.in_flight = self.gpu.replace(next);
+                if let Some(g) = &mut self.gpu {
+                    g.after_in_flight = true;
+                }
                 self.arena.len = 0;
                 self.written = (usize::MAX, 0);
                 self.sync_arena();
@@ -2407,6 +2513,63 @@ impl Recorder {
                 0
             }
         }
+    }
+
+    /// Submits the pending batch without waiting, as the first part of a frame this thread
+    /// decodes whole, where the GPU can run it unattended: the CPU goes on decoding while the
+    /// GPU runs it. `next_reads` (the backup lines the next row's intra blocks read) is made
+    /// final on the CPU first, so that those reads need not wait for the part in flight.
+    /// Returns whether the part went out.
+    fn split(&mut self, next_reads: &[Area]) -> bool {
+        if self.in_flight.is_some() || !crate::config::get().reads_ahead {
+            return false;
+        }
+        let arena = self.arena.ptr;
+        let Some(g) = self
+            .gpu
+            .as_mut()
+            .filter(|g| g.pending > 0 && g.runs_unattended())
+        else {
+            return false;
+        };
+        // No pending call may read them as a source: the copies leave the batch below.
+        let read_as_source = next_reads
+            .iter()
+            .any(|a| g.slot_reads.iter().any(|&r| spans_meet(a.span(), r)));
+        if read_as_source {
+            return false;
+        }
+        let (early, ahead) = (g.completed_early, g.run_ahead);
+        let made_final = g.complete_reads(next_reads, 4 * EARLY_COST_LIMIT, arena);
+        if self.inter_frame {
+            self.counts.inter_completed_early += (g.completed_early - early) as u64;
+            self.counts.inter_run_ahead += (g.run_ahead - ahead) as u64;
+        }
+        if made_final.is_err() {
+            return false;
+        }
+        // The CPU now holds the last copy's lines. The GPU would write every row's copy
+        // again, one after the other, while the next row's intra blocks read the lines: take
+        // them all out (each row's copy covers the same bytes, and the last one is final), so
+        // that the part in flight leaves the lines alone.
+        let copies = std::mem::take(&mut g.backup_copies);
+        let mut taken = 0;
+        for &i in &copies {
+            if !g.taken_out(i) {
+                g.take_out(i);
+                taken += 1;
+            }
+        }
+        g.completed_early += taken;
+        stats::add(&COUNTERS.completed_early, taken as u64);
+        if g.all_completed_early() {
+            return false;
+        }
+        let went = self.publish(Reason::FrameSplit) != 0;
+        if went {
+            stats::add(&COUNTERS.frame_splits, 1);
+        }
+        went
     }
 
     /// Points the arena at the current path's coefficient storage.
@@ -2641,6 +2804,7 @@ impl Recorder {
     }
 
     unsafe fn record(&mut self, op: Op, dst: *mut u8, stride: isize, origin: Origin) {
+        self.last_placed = None;
         if !self.backend_chosen {
             self.choose_backend();
         }
@@ -2779,7 +2943,16 @@ impl Recorder {
                 )
             }
         };
+        // Run on the CPU while the batch in flight is, it would write its pixels and read its
+        // source there.
+        let source_area = op.source();
+        let touches_in_flight = self.in_flight.as_ref().is_some_and(|a| {
+            a.cpu_write_waits(&rect) || source_area.as_ref().is_some_and(|s| a.cpu_read_waits(s))
+        });
         let g = self.gpu.as_mut().expect("GPU path");
+        if let Target::InPlace { slot, .. } = target {
+            g.note_touch(slot, &rect, source_slot, source_area.as_ref());
+        }
         let mut first = None;
         let mut jobs = 0usize;
         let copied = matches!(target, Target::Copied { .. });
@@ -2837,8 +3010,19 @@ impl Recorder {
             let (bucket, first_word) = first.expect("a call has jobs");
             let cost = call_cost(&op, jobs);
             let batch_only = copied || unknown_readers;
-            g.note_call(serial, bucket, first_word, jobs as u32, cost, batch_only);
+            g.note_call(
+                serial,
+                bucket,
+                first_word,
+                jobs as u32,
+                cost,
+                EarlyLimits {
+                    batch_only,
+                    touches_in_flight,
+                },
+            );
             g.pending += 1;
+            self.last_placed = Some(g.calls.len() - 1);
         }
         self.counts.count(&op, self.inter_frame);
     }
@@ -2872,6 +3056,7 @@ impl Recorder {
             return self.record(op, dst, stride, Origin::Ffmpeg);
         }
         let rect = op.rect(dst, stride);
+        self.settle_for(&[], &[rect]);
         if self.pending() > 0 {
             // Not a decoder sync: not counted as one.
             self.complete_early_where_possible(Reason::Immediate, &[rect]);
@@ -2907,44 +3092,79 @@ impl Recorder {
         if !crate::config::get().reads_ahead {
             return self.complete(reason, &[reads, writes].concat());
         }
-        self.settle();
-        if self.pending() == 0 {
-            return;
-        }
-        let arena = self.arena.ptr;
-        if let Some(g) = self.gpu.as_mut().filter(|g| g.pending > 0) {
+        // The reader reads and writes on the CPU right after.
+        self.settle_for(reads, writes);
+        for _ in 0..2 {
+            if self.pending() == 0 {
+                return;
+            }
+            let arena = self.arena.ptr;
+            let Some(g) = self.gpu.as_mut().filter(|g| g.pending > 0) else {
+                break;
+            };
             let (early, ahead) = (g.completed_early, g.run_ahead);
-            let done = g.complete_areas(writes, EARLY_COST_LIMIT, arena)
-                && g.complete_reads(reads, EARLY_COST_LIMIT, arena);
+            let outcome = g
+                .complete_areas(writes, EARLY_COST_LIMIT, arena)
+                .and_then(|()| g.complete_reads(reads, EARLY_COST_LIMIT, arena));
             if self.inter_frame {
                 self.counts.inter_completed_early += (g.completed_early - early) as u64;
                 self.counts.inter_run_ahead += (g.run_ahead - ahead) as u64;
             }
-            if done {
-                stats::add(&COUNTERS.early_completions, 1);
-                return;
+            match outcome {
+                Ok(()) => {
+                    stats::add(&COUNTERS.early_completions, 1);
+                    return;
+                }
+                Err(Stop::Settle) => self.settle_for_calls(),
+                Err(Stop::Whole) => break,
             }
         }
         self.flush(reason);
+    }
+
+    /// Waits for the batch in flight where the CPU is about to read `reads` or write
+    /// `writes` and that batch touches them ([`GpuBatch::cpu_read_waits`]).
+    fn settle_for(&mut self, reads: &[Area], writes: &[Area]) {
+        let waits = self.in_flight.as_ref().is_some_and(|a| {
+            reads.iter().any(|r| a.cpu_read_waits(r)) || writes.iter().any(|w| a.cpu_write_waits(w))
+        });
+        if waits {
+            stats::add(&COUNTERS.in_flight_waits, 1);
+            self.settle();
+        }
+    }
+
+    /// Waits for the batch in flight because pending calls to run on the CPU touch its
+    /// pixels.
+    fn settle_for_calls(&mut self) {
+        stats::add(&COUNTERS.in_flight_waits, 1);
+        self.settle();
     }
 
     /// [`Recorder::complete`] without counting the sync; `true` where the calls completed
     /// early (none may have been needed), `false` where the batch completed as a whole or
     /// nothing was pending.
     fn complete_early_where_possible(&mut self, reason: Reason, areas: &[Area]) -> bool {
-        // What the pending calls to run on the CPU read may come from the batch in flight.
-        self.settle();
-        if self.pending() == 0 {
-            return false;
-        }
-        let arena = self.arena.ptr;
-        if let Some(g) = self.gpu.as_mut().filter(|g| g.pending > 0) {
+        // The reader may write them.
+        self.settle_for(&[], areas);
+        for _ in 0..2 {
+            if self.pending() == 0 {
+                return false;
+            }
+            let arena = self.arena.ptr;
+            let Some(g) = self.gpu.as_mut().filter(|g| g.pending > 0) else {
+                break;
+            };
             let before = g.completed_early;
-            if g.complete_areas(areas, EARLY_COST_LIMIT, arena) {
-                if self.inter_frame {
-                    self.counts.inter_completed_early += (g.completed_early - before) as u64;
+            match g.complete_areas(areas, EARLY_COST_LIMIT, arena) {
+                Ok(()) => {
+                    if self.inter_frame {
+                        self.counts.inter_completed_early += (g.completed_early - before) as u64;
+                    }
+                    return true;
                 }
-                return true;
+                Err(Stop::Settle) => self.settle_for_calls(),
+                Err(Stop::Whole) => break,
             }
         }
         self.flush(reason);
@@ -3211,10 +3431,30 @@ pub fn complete_reads_for(reason: Reason, reads: &[Area], writes: &[Area]) {
 /// Submits the calling thread's pending calls for a row that other frame threads may read
 /// now; returns the serial they wait for with [`await_submission`] before reading it on the
 /// CPU (0: complete already). The GPU work of every later submission comes after it.
+/// Marks the call just recorded, if it joined the GPU batch, as a copy of the decoder's
+/// backup lines: a copy the next one overwrites whole, which no call reads as a source
+/// ([`Recorder::split`]).
+pub fn note_backup_copy() {
+    let _ = RECORDER.try_with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            if let (Some(i), Some(g)) = (r.last_placed, r.gpu.as_mut()) {
+                g.backup_copies.push(i);
+            }
+        }
+    });
+}
+
+/// See [`Recorder::split`].
+pub fn split_frame(next_reads: &[Area]) -> bool {
+    RECORDER
+        .try_with(|r| r.try_borrow_mut().is_ok_and(|mut r| r.split(next_reads)))
+        .unwrap_or(false)
+}
+
 pub fn publish() -> u64 {
     RECORDER
         .try_with(|r| match r.try_borrow_mut() {
-            Ok(mut r) => r.publish(),
+            Ok(mut r) => r.publish(Reason::RowPublished),
             Err(_) => 0,
         })
         .unwrap_or(0)

@@ -102,6 +102,11 @@ pub struct Counters {
     pub unattended_submissions: AtomicU64,
     pub awaits_in_flight: AtomicU64,
     pub await_ns: AtomicU64,
+    /// Frames whose first part was submitted without waiting on the thread that decodes them
+    /// whole (`DAEDALUS_FRAME_SPLIT`), and the times the CPU then had to wait for a part in
+    /// flight because it was about to touch its pixels.
+    pub frame_splits: AtomicU64,
+    pub in_flight_waits: AtomicU64,
 }
 
 pub static COUNTERS: Counters = Counters {
@@ -155,6 +160,8 @@ pub static COUNTERS: Counters = Counters {
     unattended_submissions: AtomicU64::new(0),
     awaits_in_flight: AtomicU64::new(0),
     await_ns: AtomicU64::new(0),
+    frame_splits: AtomicU64::new(0),
+    in_flight_waits: AtomicU64::new(0),
 };
 
 thread_local! {
@@ -238,6 +245,8 @@ pub enum Reason {
     RowDone,
     RowPublished,
     FrameEnd,
+    /// The first part of a frame decoded whole, submitted without waiting.
+    FrameSplit,
 }
 
 pub fn count_flush(reason: Reason) {
@@ -251,6 +260,6 @@ pub fn count_flush(reason: Reason) {
         Reason::RowDone => add(&COUNTERS.flushes_row, 1),
         Reason::RowPublished => add(&COUNTERS.flushes_published, 1),
         Reason::FrameEnd => add(&COUNTERS.flushes_frame_end, 1),
-        Reason::Caller | Reason::ThreadExit => {}
+        Reason::Caller | Reason::ThreadExit | Reason::FrameSplit => {}
     }
 }

@@ -188,6 +188,8 @@ struct Planes {
     linesize: [isize; 3],
     ss_v: usize,
     bytes_per_pixel: usize,
+    /// Superblock rows of the frame.
+    sb_rows: usize,
 }
 
 impl Planes {
@@ -282,6 +284,8 @@ thread_local! {
     static INTRA_BLOCK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Whether this thread published a row to other threads (frame threads do, each row).
     static PUBLISHES_ROWS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether the first part of this thread's frame went to the GPU (`split_frame`).
+    static SPLIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// A context the decoder holds while the provider takes part; it carries no state.
@@ -521,6 +525,7 @@ unsafe extern "C" fn frame_begin(_ctx: *mut c_void, frame: *const DaedalusVp9Fra
             linesize: f.linesize,
             ss_v: f.ss_v.clamp(0, 1) as usize,
             bytes_per_pixel: if f.bpp > 8 { 2 } else { 1 },
+            sb_rows: (f.height.max(0) as usize).div_ceil(64),
         });
         if let Some(p) = &planes {
             published::forget(p.data[0] as usize);
@@ -529,6 +534,7 @@ unsafe extern "C" fn frame_begin(_ctx: *mut c_void, frame: *const DaedalusVp9Fra
         PLANES.with(|p| p.set(planes));
         BACKUP.with(|b| b.set(None));
         INTRA_BLOCK.with(|b| b.set(0));
+        SPLIT.with(|s| s.set(false));
     })
 }
 
@@ -667,9 +673,11 @@ unsafe extern "C" fn backup_row(
                     0,
                     Origin::Ffmpeg,
                 );
+                batch::note_backup_copy();
                 at += width;
             }
         }
+        split_frame(&planes, &backup, src[0]);
         1
     });
     if taken < 0 {
@@ -678,6 +686,39 @@ unsafe extern "C" fn backup_row(
         return 0;
     }
     taken
+}
+
+/// Once `DAEDALUS_FRAME_SPLIT` of the frame's superblock rows are decoded (`backup_line` is
+/// the last line of the row just decoded), submits the work so far without waiting, once a
+/// frame, on a thread that decodes the frame whole (not one that publishes its rows to other
+/// frame threads: those submit every row). The GPU then runs it while the CPU decodes the
+/// rest, and the frame's end waits only for what came after.
+fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
+    let Some(percent) = crate::config::get().frame_split else {
+        return;
+    };
+    if SPLIT.with(|s| s.get()) || PUBLISHES_ROWS.with(|p| p.get()) || planes.linesize[0] <= 0 {
+        return;
+    }
+    let y =
+        (backup_line as usize).wrapping_sub(planes.data[0] as usize) / planes.linesize[0] as usize;
+    let rows_done = y / 64 + 1;
+    if rows_done * 100 < percent as usize * planes.sb_rows {
+        return;
+    }
+    // What the next row's intra blocks read first.
+    let lines: Vec<batch::Area> = (0..3)
+        .map(|p| batch::Area {
+            at: backup.dst[p],
+            stride: backup.stride as isize,
+            w: backup.len[p],
+            h: 1,
+        })
+        .collect();
+    // One try a frame: where it cannot go out now (a transform the CPU may redo after the
+    // submission, too much to make final), later rows would mostly fail the same way.
+    SPLIT.with(|s| s.set(true));
+    batch::split_frame(&lines);
 }
 
 unsafe extern "C" fn frame_end(_ctx: *mut c_void, _frame: *const DaedalusVp9Frame) {
@@ -918,7 +959,7 @@ pub fn stats_line() -> String {
          itx_redo_possible={} early_completions={} completed_early={} run_ahead={} inter_deferred={} inter_completed_early={} inter_run_ahead={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
          flush_full={} flush_immediate={} flush_registry={} unattended_submissions={} \
-         awaits_in_flight={} await_ms={:.3} wait_ms={:.3} wait_cpu_ms={:.3} calls_per_submission_mean={mean:.1} \
+         awaits_in_flight={} frame_splits={} in_flight_waits={} await_ms={:.3} wait_ms={:.3} wait_cpu_ms={:.3} calls_per_submission_mean={mean:.1} \
          calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
          host_bytes_from_device={} frame_memory={frame_memory} frames={} pool_buffers={} frame_buffers={} imports={} \
          pixel_bytes_copied={} pipeline_cache={pipeline_cache} device_setup_ms={setup_ms}",
@@ -957,6 +998,8 @@ pub fn stats_line() -> String {
         r(&c.flushes_registry),
         r(&c.unattended_submissions),
         r(&c.awaits_in_flight),
+        r(&c.frame_splits),
+        r(&c.in_flight_waits),
         r(&c.await_ns) as f64 / 1e6,
         r(&c.wait_ns) as f64 / 1e6,
         r(&c.wait_cpu_ns) as f64 / 1e6,
@@ -991,6 +1034,7 @@ mod tests {
             linesize: [1024, 512, 512],
             ss_v: 1,
             bytes_per_pixel: 1,
+            sb_rows: 4,
         }
     }
 

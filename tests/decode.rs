@@ -541,6 +541,45 @@ fn gpu_path_with_superblock_loop_filter_equals_debian_ffmpeg() {
     matrix("gpu", &[("DAEDALUS_LF_CALLS", "superblocks")]);
 }
 
+/// A frame's first part submitted without waiting at half its superblock rows
+/// (`DAEDALUS_FRAME_SPLIT=50`) while one thread goes on decoding the rest, on imported frames
+/// and on the frame pool: every decode equals Debian's ffmpeg, and frames did split.
+#[test]
+fn gpu_path_with_frames_split_equals_debian_ffmpeg() {
+    let s = setup();
+    let mut jobs = Vec::new();
+    for stream in s.streams.iter().filter(|st| !st.high_bit_depth) {
+        for memory in ["import", "pool"] {
+            jobs.push((stream.clone(), memory));
+        }
+    }
+    let count = jobs.len();
+    let splits = Mutex::new(0u64);
+    let failures = in_parallel(jobs, |(stream, memory)| {
+        let env = [
+            ("DAEDALUS_FRAME_SPLIT", "50"),
+            ("DAEDALUS_FRAME_MEMORY", memory),
+        ];
+        let what = format!("{} / split / {memory}", stream.name);
+        let threading: (&str, &[&str]) = ("1 thread", &["-threads", "1"]);
+        let out = decode_as_debian(&stream, Way::Preload, "gpu", threading, &env, &what)?;
+        let split: u64 = stat(&out.stderr, "frame_splits")
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("{what}: no frame_splits in {}", out.stderr))?;
+        *splits.lock().unwrap() += split;
+        Ok(())
+    });
+    assert!(
+        failures.is_empty(),
+        "{} of {count} decodes failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    let splits = splits.into_inner().unwrap();
+    println!("{count} decodes with frames split equal Debian's ffmpeg; {splits} frames split");
+    assert!(splits > 0, "no frame split");
+}
+
 #[test]
 fn cpu_path_equals_debian_ffmpeg() {
     matrix("cpu", &[]);
