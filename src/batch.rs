@@ -3419,7 +3419,7 @@ pub fn complete_for(reason: Reason, areas: &[Area]) {
 /// their pixels again when the batch runs. So the calling thread must not write those pixels
 /// before a flush or a completion that covers them, and must not read them while a later
 /// submission is in flight without completing first, as every reader in this module does
-/// (`settle`).
+/// (`settle_for`: it waits where the CPU touches that submission's pixels).
 pub fn complete_reads_for(reason: Reason, reads: &[Area], writes: &[Area]) {
     let _ = RECORDER.try_with(|r| {
         if let Ok(mut r) = r.try_borrow_mut() {

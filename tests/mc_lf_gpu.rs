@@ -1257,3 +1257,89 @@ fn decoder_superblocks_placed_by_position_keep_the_order() {
         "nothing completed the batch first"
     );
 }
+
+/// A batch submitted without waiting (`batch::publish`, as a published row or a split frame)
+/// stays in flight while the next is recorded. A reader waits for it only where the CPU would
+/// touch its pixels: reading them itself, or running ahead a pending call that writes over
+/// them; elsewhere it goes on at once. Every reader, and every canvas at the end, has
+/// FFmpeg's pixels.
+#[test]
+fn a_batch_in_flight_is_waited_for_only_where_its_pixels_are_touched() {
+    let _l = lock();
+    let dsp = decoder_on_the_gpu();
+    let mut rng = Rng::new(73);
+    let waits = || daedalus::stats::read(&daedalus::stats::COUNTERS.in_flight_waits);
+    let sixteen: Vec<Transform> = Transform::ALL
+        .iter()
+        .copied()
+        .filter(|t| t.size.n() == 16)
+        .collect();
+    for round in 0..4 {
+        let base = canvases(&mut rng, 4);
+        let mut ff = clone_canvases(&base);
+        let mut gpu = clone_canvases(&base);
+        register(&mut gpu);
+        let both = |calls: &[Call], ff: &mut [Canvas], gpu: &mut [Canvas]| {
+            run(&dsp, ff, calls, Way::Ffmpeg);
+            run(&dsp, gpu, calls, Way::Daedalus);
+        };
+        let row_of_blocks = |rng: &mut Rng, y: usize| -> Vec<Call> {
+            (0..4)
+                .map(|i| block_prediction(rng, &base, (16 * i, y), 16, false))
+                .collect()
+        };
+        let read = |gpu: &mut [Canvas], ff: &[Canvas], r: ReadArea, when: &str| {
+            let own = area(gpu, (3, 0, 0, 4, 4));
+            batch::complete_reads_for(Reason::Intra, &[area(gpu, r)], &[own]);
+            assert_read_same(gpu, ff, r, &format!("round {round}: {when}"));
+        };
+        // In flight: a row of blocks on rows 0..16 of canvas 0, then one pending on 48..64.
+        both(&row_of_blocks(&mut rng, 0), &mut ff, &mut gpu);
+        assert_ne!(
+            batch::publish(),
+            0,
+            "round {round}: nothing went out unattended"
+        );
+        both(&row_of_blocks(&mut rng, 48), &mut ff, &mut gpu);
+        let w = waits();
+        read(
+            &mut gpu,
+            &ff,
+            (0, 20, 50, 8, 12),
+            "below the batch in flight",
+        );
+        assert_eq!(
+            waits(),
+            w,
+            "round {round}: waited for pixels it does not touch"
+        );
+        // A transform on rows 8..24, over the batch in flight's last rows: a reader of its
+        // rows 20..24 reads none of those, but running the transform ahead would.
+        let mut block = place_blocks(&mut rng, &base[..1], 1, &sixteen).remove(0);
+        (block.x, block.y) = (16, 8);
+        both(&[Call::Itx(block)], &mut ff, &mut gpu);
+        read(
+            &mut gpu,
+            &ff,
+            (0, 18, 20, 8, 4),
+            "of a call over the batch in flight",
+        );
+        assert_eq!(waits(), w + 1, "round {round}: ran a call ahead over it");
+        // A reader of the pixels of a batch in flight itself.
+        both(&row_of_blocks(&mut rng, 32), &mut ff, &mut gpu);
+        assert_ne!(
+            batch::publish(),
+            0,
+            "round {round}: nothing went out unattended"
+        );
+        read(&mut gpu, &ff, (0, 4, 40, 8, 4), "in the batch in flight");
+        assert_eq!(
+            waits(),
+            w + 2,
+            "round {round}: read its pixels without waiting"
+        );
+        flush_and_unregister(&mut gpu);
+        assert_same(&gpu, &ff, &format!("round {round}: daedalus vs FFmpeg"));
+    }
+    assert_validation_clean();
+}
