@@ -1771,12 +1771,17 @@ impl GpuBatch {
     /// its prediction that calls taken out had built on, or without a part taken out.
     fn commit_ahead(&mut self) {
         let list = std::mem::take(&mut self.ahead_list);
+        let mut taken = 0;
         for &i in &list {
-            self.take_out(i);
+            // (A backup copy may have left already: `Recorder::split`.)
+            if !self.taken_out(i) {
+                self.take_out(i);
+                taken += 1;
+            }
         }
-        self.completed_early += list.len();
-        stats::add(&COUNTERS.completed_early, list.len() as u64);
-        stats::add(&COUNTERS.cpu_calls, list.len() as u64);
+        self.completed_early += taken;
+        stats::add(&COUNTERS.completed_early, taken as u64);
+        stats::add(&COUNTERS.cpu_calls, taken as u64);
         self.ahead_list = list;
         self.ahead_list.clear();
         self.ahead_readers.iter_mut().for_each(Vec::clear);
@@ -2553,18 +2558,22 @@ impl Recorder {
         // them all out (each row's copy covers the same bytes, and the last one is final), so
         // that the part in flight leaves the lines alone.
         let copies = std::mem::take(&mut g.backup_copies);
-        let mut taken = 0;
+        let (mut taken, mut ran) = (0, 0);
         for &i in &copies {
             if !g.taken_out(i) {
                 g.take_out(i);
                 taken += 1;
+                ran += g.ran_ahead(i) as usize;
             }
         }
         g.completed_early += taken;
-        stats::add(&COUNTERS.completed_early, taken as u64);
-        if g.all_completed_early() {
-            return false;
+        if self.inter_frame {
+            self.counts.inter_completed_early += taken as u64;
         }
+        stats::add(&COUNTERS.completed_early, taken as u64);
+        // Those that did not run ahead are dead: the last copy overwrote them.
+        stats::add(&COUNTERS.cpu_calls, ran as u64);
+        // (Where nothing is left for the GPU, this clears the batch.)
         let went = self.publish(Reason::FrameSplit) != 0;
         if went {
             stats::add(&COUNTERS.frame_splits, 1);
@@ -3428,20 +3437,41 @@ pub fn complete_reads_for(reason: Reason, reads: &[Area], writes: &[Area]) {
     });
 }
 
-/// Submits the calling thread's pending calls for a row that other frame threads may read
-/// now; returns the serial they wait for with [`await_submission`] before reading it on the
-/// CPU (0: complete already). The GPU work of every later submission comes after it.
-/// Marks the call just recorded, if it joined the GPU batch, as a copy of the decoder's
-/// backup lines: a copy the next one overwrites whole, which no call reads as a source
-/// ([`Recorder::split`]).
-pub fn note_backup_copy() {
-    let _ = RECORDER.try_with(|r| {
-        if let Ok(mut r) = r.try_borrow_mut() {
-            if let (Some(i), Some(g)) = (r.last_placed, r.gpu.as_mut()) {
+/// Records a full-pel copy of one line of `f.width` pixels into the decoder's backup lines,
+/// and marks it, where it joined the GPU batch, as such a copy: the next row's copy
+/// overwrites it whole and no call reads it as a source ([`Recorder::split`]).
+///
+/// # Safety
+/// As [`record_mc`].
+pub unsafe fn record_backup_copy(
+    f: McFunction,
+    dst: *mut u8,
+    dst_stride: isize,
+    src: *const u8,
+    src_stride: isize,
+) {
+    let op = Op::Mc {
+        f,
+        src,
+        src_stride,
+        h: 1,
+        mx: 0,
+        my: 0,
+    };
+    let recorded = RECORDER.try_with(|r| match r.try_borrow_mut() {
+        Ok(mut r) => {
+            r.record(op, dst, dst_stride, Origin::Ffmpeg);
+            if let (Some(i), Some(g)) = (r.last_placed.take(), r.gpu.as_mut()) {
                 g.backup_copies.push(i);
             }
+            true
         }
+        Err(_) => false,
     });
+    if recorded != Ok(true) {
+        op.run_at_once(dst, dst_stride, Origin::Ffmpeg);
+        stats::add(&COUNTERS.immediate, 1);
+    }
 }
 
 /// See [`Recorder::split`].
@@ -3451,6 +3481,9 @@ pub fn split_frame(next_reads: &[Area]) -> bool {
         .unwrap_or(false)
 }
 
+/// Submits the calling thread's pending calls for a row that other frame threads may read
+/// now; returns the serial they wait for with [`await_submission`] before reading it on the
+/// CPU (0: complete already). The GPU work of every later submission comes after it.
 pub fn publish() -> u64 {
     RECORDER
         .try_with(|r| match r.try_borrow_mut() {

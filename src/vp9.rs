@@ -662,18 +662,13 @@ unsafe extern "C" fn backup_row(
                     h: false,
                     v: false,
                 };
-                batch::record_mc(
+                batch::record_backup_copy(
                     copy,
                     dst[p].add(at),
                     stride as isize,
                     src[p].add(at),
                     planes.linesize[p],
-                    1,
-                    0,
-                    0,
-                    Origin::Ffmpeg,
                 );
-                batch::note_backup_copy();
                 at += width;
             }
         }
