@@ -1771,20 +1771,29 @@ impl GpuBatch {
     /// its prediction that calls taken out had built on, or without a part taken out.
     fn commit_ahead(&mut self) {
         let list = std::mem::take(&mut self.ahead_list);
-        let mut taken = 0;
-        for &i in &list {
-            // (A backup copy may have left already: `Recorder::split`.)
-            if !self.taken_out(i) {
-                self.take_out(i);
-                taken += 1;
-            }
-        }
-        self.completed_early += taken;
-        stats::add(&COUNTERS.completed_early, taken as u64);
+        // (A backup copy may have left already: `Recorder::split`.)
+        let (taken, _) = self.take_out_list(&list);
         stats::add(&COUNTERS.cpu_calls, taken as u64);
         self.ahead_list = list;
         self.ahead_list.clear();
         self.ahead_readers.iter_mut().for_each(Vec::clear);
+    }
+
+    /// Takes the calls of `list` still in the batch out of it, as completed early (their
+    /// pixels are final on the CPU, or dead); returns how many, and how many of those ran
+    /// ahead.
+    fn take_out_list(&mut self, list: &[usize]) -> (usize, usize) {
+        let (mut taken, mut ran) = (0, 0);
+        for &i in list {
+            if !self.taken_out(i) {
+                self.take_out(i);
+                taken += 1;
+                ran += self.ran_ahead(i) as usize;
+            }
+        }
+        self.completed_early += taken;
+        stats::add(&COUNTERS.completed_early, taken as u64);
+        (taken, ran)
     }
 
     /// Completes early every pending call that touches `areas` (and what those depend on), if
@@ -2558,19 +2567,10 @@ impl Recorder {
         // them all out (each row's copy covers the same bytes, and the last one is final), so
         // that the part in flight leaves the lines alone.
         let copies = std::mem::take(&mut g.backup_copies);
-        let (mut taken, mut ran) = (0, 0);
-        for &i in &copies {
-            if !g.taken_out(i) {
-                g.take_out(i);
-                taken += 1;
-                ran += g.ran_ahead(i) as usize;
-            }
-        }
-        g.completed_early += taken;
+        let (taken, ran) = g.take_out_list(&copies);
         if self.inter_frame {
             self.counts.inter_completed_early += taken as u64;
         }
-        stats::add(&COUNTERS.completed_early, taken as u64);
         // Those that did not run ahead are dead: the last copy overwrote them.
         stats::add(&COUNTERS.cpu_calls, ran as u64);
         // (Where nothing is left for the GPU, this clears the batch.)
@@ -2830,7 +2830,8 @@ impl Recorder {
             // Rows overlap: only FFmpeg's sequential order gives its result.
             return self.run_now(op, dst, stride, origin);
         }
-        if let Some(src) = op.source() {
+        let source_area = op.source();
+        if let Some(src) = &source_area {
             let read = src.span();
             if read.1 < read.0 || spans_meet(read, rect.span()) {
                 // Reads what it writes: only FFmpeg's order gives its result.
@@ -2954,7 +2955,6 @@ impl Recorder {
         };
         // Run on the CPU while the batch in flight is, it would write its pixels and read its
         // source there.
-        let source_area = op.source();
         let touches_in_flight = self.in_flight.as_ref().is_some_and(|a| {
             a.cpu_write_waits(&rect) || source_area.as_ref().is_some_and(|s| a.cpu_read_waits(s))
         });
@@ -3249,9 +3249,21 @@ impl Drop for Recorder {
 /// As FFmpeg's function for the call: its pixels and inputs must be valid, and the pixels
 /// must stay valid and untouched until the thread's next [`flush`].
 unsafe fn record_op(op: Op, dst: *mut u8, stride: isize, origin: Origin) {
+    record_op_then(op, dst, stride, origin, |_| {})
+}
+
+/// [`record_op`], then `then` with the recorder, in the same borrow.
+unsafe fn record_op_then(
+    op: Op,
+    dst: *mut u8,
+    stride: isize,
+    origin: Origin,
+    then: impl FnOnce(&mut Recorder),
+) {
     let recorded = RECORDER.try_with(|r| match r.try_borrow_mut() {
         Ok(mut r) => {
             r.record(op, dst, stride, origin);
+            then(&mut r);
             true
         }
         Err(_) => false,
@@ -3458,20 +3470,11 @@ pub unsafe fn record_backup_copy(
         mx: 0,
         my: 0,
     };
-    let recorded = RECORDER.try_with(|r| match r.try_borrow_mut() {
-        Ok(mut r) => {
-            r.record(op, dst, dst_stride, Origin::Ffmpeg);
-            if let (Some(i), Some(g)) = (r.last_placed.take(), r.gpu.as_mut()) {
-                g.backup_copies.push(i);
-            }
-            true
+    record_op_then(op, dst, dst_stride, Origin::Ffmpeg, |r| {
+        if let (Some(i), Some(g)) = (r.last_placed.take(), r.gpu.as_mut()) {
+            g.backup_copies.push(i);
         }
-        Err(_) => false,
-    });
-    if recorded != Ok(true) {
-        op.run_at_once(dst, dst_stride, Origin::Ffmpeg);
-        stats::add(&COUNTERS.immediate, 1);
-    }
+    })
 }
 
 /// See [`Recorder::split`].

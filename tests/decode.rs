@@ -450,6 +450,16 @@ fn in_parallel<J: Send>(
     failures.into_inner().unwrap()
 }
 
+/// Fails with every failure of `count` decodes (`what`), if any.
+fn assert_all_decoded(failures: &[String], count: usize, what: &str) {
+    assert!(
+        failures.is_empty(),
+        "{} of {count} {what} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 fn matrix(mode: &str, env: &[(&str, &str)]) {
     let s = setup();
     let mut jobs = Vec::new();
@@ -470,12 +480,7 @@ fn matrix(mode: &str, env: &[(&str, &str)]) {
         }
         Ok(())
     });
-    assert!(
-        failures.is_empty(),
-        "{} of {count} decodes failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_all_decoded(&failures, count, "decodes");
     let [itx, mc, lf, lf_sb, in_place] = totals.into_inner().unwrap();
     println!(
         "{count} decodes on the {mode} path ({env:?}) equal Debian's ffmpeg; deferred: {itx} transforms, \
@@ -569,12 +574,7 @@ fn gpu_path_with_frames_split_equals_debian_ffmpeg() {
         *splits.lock().unwrap() += split;
         Ok(())
     });
-    assert!(
-        failures.is_empty(),
-        "{} of {count} decodes failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_all_decoded(&failures, count, "decodes");
     let splits = splits.into_inner().unwrap();
     println!("{count} decodes with frames split equal Debian's ffmpeg; {splits} frames split");
     assert!(splits > 0, "no frame split");
@@ -1311,12 +1311,7 @@ fn av1_matrix(modes: &[&str], ways: &[Way]) {
         *cdef.lock().unwrap() += check_av1(&stream, way, mode, threading)?;
         Ok(())
     });
-    assert!(
-        failures.is_empty(),
-        "{} of {count} AV1 decodes failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_all_decoded(&failures, count, "AV1 decodes");
     println!(
         "{count} AV1 decodes ({modes:?}, {ways:?}) equal Debian's libdav1d; {} CDEF calls taken",
         cdef.into_inner().unwrap()

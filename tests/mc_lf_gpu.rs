@@ -1088,6 +1088,15 @@ fn copy_call(src: (usize, usize), dst: (usize, usize), w: usize, h: usize) -> Ca
     }
 }
 
+/// Every transform `n` pixels square.
+fn transforms_of_size(n: usize) -> Vec<Transform> {
+    Transform::ALL
+        .iter()
+        .copied()
+        .filter(|t| t.size.n() == n)
+        .collect()
+}
+
 /// A copy that ran ahead for a reader still runs on the GPU, in its place: a block written
 /// after it over what it read must not run ahead too (the GPU's copy would read the block's
 /// pixels), and completes whole instead. Two ways: the block's prediction names the copy as
@@ -1100,11 +1109,7 @@ fn a_write_over_what_a_call_run_ahead_read_completes_whole() {
     let mut rng = Rng::new(71);
     let mut base = canvases(&mut rng, 3);
     base.push(clone_canvases(&base[..1]).remove(0));
-    let sixteen: Vec<Transform> = Transform::ALL
-        .iter()
-        .copied()
-        .filter(|t| t.size.n() == 16)
-        .collect();
+    let sixteen = transforms_of_size(16);
     for round in 0..8 {
         // A write elsewhere first: reads of a region the batch writes are marked in its
         // cells, so later writes name the copy among the calls they must follow.
@@ -1269,11 +1274,7 @@ fn a_batch_in_flight_is_waited_for_only_where_its_pixels_are_touched() {
     let dsp = decoder_on_the_gpu();
     let mut rng = Rng::new(73);
     let waits = || daedalus::stats::read(&daedalus::stats::COUNTERS.in_flight_waits);
-    let sixteen: Vec<Transform> = Transform::ALL
-        .iter()
-        .copied()
-        .filter(|t| t.size.n() == 16)
-        .collect();
+    let sixteen = transforms_of_size(16);
     for round in 0..4 {
         let base = canvases(&mut rng, 4);
         let mut ff = clone_canvases(&base);
