@@ -3040,10 +3040,13 @@ impl Recorder {
     /// once, after the pending calls on the pixels it reads and writes (and what they depend
     /// on) complete.
     unsafe fn run_in_order(&mut self, op: Op, dst: *mut u8, stride: isize) {
-        self.settle();
+        let rect = op.rect(dst, stride);
+        let source = op.source();
+        // A batch in flight (a row published to other frame threads, a part of a frame) is
+        // waited for only where it touches these pixels.
+        self.settle_for(source.as_slice(), &[rect]);
         if self.pending() > 0 {
-            let rect = op.rect(dst, stride);
-            match op.source() {
+            match source {
                 Some(src) => self.complete(Reason::Immediate, &[rect, src]),
                 None => self.complete(Reason::Immediate, &[rect]),
             }
