@@ -2535,8 +2535,14 @@ impl Recorder {
     /// final on the CPU first, so that those reads need not wait for the part in flight.
     /// Returns whether the part went out.
     fn split(&mut self, next_reads: &[Area]) -> bool {
-        if self.in_flight.is_some() || !crate::config::get().reads_ahead {
+        if !crate::config::get().reads_ahead {
             return false;
+        }
+        // One part in flight at a time; one still running keeps this part growing.
+        match &self.in_flight {
+            Some(a) if !a.stream.is_done() => return false,
+            Some(_) => self.settle(),
+            None => {}
         }
         let arena = self.arena.ptr;
         let Some(g) = self

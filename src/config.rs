@@ -10,7 +10,7 @@
 //! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 200); not after a wait of more than twice that and over 1 ms |
 //! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoders' calls runs (`itx`, `mc`, `lf` of VP9, `cdef` of AV1; `all`): `gpu` deferred to the device, `cpu` FFmpeg's (dav1d's) own function (VP9: at once, after what it touches completes); default: calibrated per device |
 //! | `DAEDALUS_FRAME_MEMORY` | `pool`, `import` | where the decoder's frames live: `pool` device memory daedalus allocates (the portable path), `import` the decoder's own memory imported with VK_EXT_external_memory_host; default: import where the device can, else pool |
-//! | `DAEDALUS_FRAME_SPLIT` | `off` (default), per cent | on a thread that decodes a VP9 frame whole (`-threads 1`), submit the frame's work without waiting once that share of its superblock rows is decoded, so that the GPU runs it while the CPU decodes the rest; `off`: one submission at the frame's end |
+//! | `DAEDALUS_FRAME_SPLIT` | `off` (default), `rows`, per cent | on a thread that decodes a VP9 frame whole (`-threads 1`), submit the frame's work so far without waiting, so that the GPU runs it while the CPU decodes the rest: `rows` at every superblock row where only loop filters are deferred (motion compensation and transforms placed on the CPU) and the part before has finished, a per cent once that share of the rows is decoded; `off`: one submission at the frame's end |
 //! | `DAEDALUS_LF_CALLS` | `edges`, `superblocks` | how the VP9 decoder's loop filter reaches a device: a call per edge, or one per superblock (`ff_vp9_loopfilter_sb`'s hook: 6 passes placed by position instead of about 50 calls placed by their pixels); default: superblocks, except on a decoding thread that publishes its rows to others (frame threads), which wait for them and on whom the superblock kernel's longer chain on the GPU weighs (docs/benchmarks.md) |
 
 use crate::log::Level;
@@ -180,10 +180,20 @@ pub struct Config {
     /// `DAEDALUS_INTRA_SYNC`: whether an intra sync may run the calls it reads ahead on the
     /// CPU, leaving them in the batch.
     pub reads_ahead: bool,
-    /// `DAEDALUS_FRAME_SPLIT`: on a thread that decodes a frame whole, the share of its
-    /// superblock rows (per cent) after which the frame's work so far goes to the GPU without
-    /// waiting; `None`: one submission at the frame's end.
-    pub frame_split: Option<u32>,
+    /// `DAEDALUS_FRAME_SPLIT`: when a thread that decodes a VP9 frame whole submits the
+    /// frame's work so far without waiting.
+    pub frame_split: FrameSplit,
+}
+
+/// When a thread that decodes a frame whole submits part of it (`vp9::split_frame`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FrameSplit {
+    /// One submission at the frame's end.
+    Off,
+    /// At every superblock row where only loop filters are deferred, else never.
+    Rows,
+    /// Once, after this share of the superblock rows (per cent).
+    At(u32),
 }
 
 /// How the VP9 decoder's loop filter reaches a device.
@@ -272,16 +282,19 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
         }
     };
     let frame_split = match var("DAEDALUS_FRAME_SPLIT").as_deref().map(str::trim) {
-        // Off unless set: on the NVIDIA H100 host the CPU that making the next row's reads
-        // final costs outweighed the shorter wait at the frame's end (docs/benchmarks.md).
-        None | Some("off") => None,
+        // Off unless set: on the NVIDIA H100 host both cost more than the shorter wait at
+        // the frame's end saves (docs/benchmarks.md): a per cent with motion compensation
+        // deferred, the CPU that making the next row's reads final takes; rows, the host time
+        // of a submission there and the loop filter's longer chain on the GPU.
+        None | Some("off") => FrameSplit::Off,
+        Some("rows") => FrameSplit::Rows,
         Some(v) => match v.parse::<u32>() {
-            Ok(p @ 1..=99) => Some(p),
+            Ok(p @ 1..=99) => FrameSplit::At(p),
             _ => {
                 eprintln!(
-                    "daedalus: warning: DAEDALUS_FRAME_SPLIT={v:?} is not off or a per cent from 1 to 99; using off"
+                    "daedalus: warning: DAEDALUS_FRAME_SPLIT={v:?} is not off, rows or a per cent from 1 to 99; using off"
                 );
-                None
+                FrameSplit::Off
             }
         },
     };

@@ -18,7 +18,7 @@
 //! call time.
 
 use crate::batch::{self, Origin, FFMPEG_DSP, FFMPEG_ITX};
-use crate::config::LfCalls;
+use crate::config::{FrameSplit, LfCalls};
 use crate::kernels::itx::{self, Transform, Tx1d, TxSize};
 use crate::kernels::mc::{McFilter, McFunction};
 use crate::stats::{self, Reason, COUNTERS};
@@ -385,6 +385,62 @@ const SCALED_MC: [ScaledMcFn; 40] = scaled_mc_table!(
     20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39
 );
 
+/// The VP9 families whose calls FFmpeg's table keeps its own functions for, so that they run
+/// at once without entering the library at all. That is safe for a family placed on the CPU
+/// only where no pending call can come before it on its pixels:
+/// - motion compensation is the first to write a block's pixels (the averaging second
+///   prediction reads only the first), and what is pending then lies elsewhere: the earlier
+///   blocks' calls, and loop filters of the superblock rows above, which FFmpeg filters after a
+///   whole row, and whose bottom edge reaches no row below. Its source, a reference frame,
+///   is complete or awaited through `await_rows`;
+/// - transforms add to the prediction's pixels: they stay FFmpeg's only where the predictions
+///   are made on the CPU too (intra ones always are).
+///
+/// A loop filter reads and writes the pixels of earlier calls, so one placed on the CPU
+/// always takes the library's way, after the pending calls on its pixels.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub struct DirectFamilies {
+    pub mc: bool,
+    pub itx: bool,
+}
+
+impl DirectFamilies {
+    pub fn of(p: &crate::config::Placement) -> DirectFamilies {
+        use crate::config::{Family, Place};
+        let mc = p.of(Family::Mc) == Place::Cpu;
+        DirectFamilies {
+            mc,
+            itx: mc && p.of(Family::Itx) == Place::Cpu,
+        }
+    }
+
+    /// Remembers, for the stats line, that a decoder's table kept these families.
+    fn note_attached(&self) {
+        let bits = u8::from(self.mc) | (u8::from(self.itx) << 1);
+        DIRECT_ATTACHED.fetch_or(bits, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// `mc,itx` as the stats line's `direct=` names the families some decoder's table kept
+    /// (`-`: none).
+    fn describe_attached() -> &'static str {
+        match DIRECT_ATTACHED.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => "-",
+            1 => "mc",
+            2 => "itx",
+            _ => "mc,itx",
+        }
+    }
+
+    /// Whether every deferred call of a frame is a loop filter: its pending work never meets
+    /// the rows below the last filtered one, which is what lets a thread submit it row by row.
+    pub fn only_loop_filters_deferred(&self) -> bool {
+        self.mc && self.itx
+    }
+}
+
+/// Bits of the families a decoder's table kept (see [`DirectFamilies::note_attached`]).
+static DIRECT_ATTACHED: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
 unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void {
     crate::ffi::guard("attach", std::ptr::null_mut(), || {
         if crate::config::get().mode == crate::config::Mode::Off {
@@ -423,7 +479,10 @@ unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void 
             );
             return std::ptr::null_mut();
         }
-        for row in 0..5 {
+        // Families FFmpeg's own functions run at once without entering the library.
+        let direct = DirectFamilies::of(&crate::calibrate::placement());
+        direct.note_attached();
+        for row in (0..5).filter(|_| !direct.itx) {
             for column in 0..4 {
                 let tx = match row {
                     4 => Transform::new(TxSize::T4, Tx1d::Wht, Tx1d::Wht),
@@ -441,7 +500,7 @@ unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void 
                 dsp.itxfm_add[row][column] = Some(RECORDERS[tx.index()]);
             }
         }
-        for &(f, recorder) in crate::ffi::PROVIDER_MC.iter() {
+        for &(f, recorder) in crate::ffi::PROVIDER_MC.iter().filter(|_| !direct.mc) {
             // The full-pel copy and average sit under every filter of the table.
             let filters = if f.h || f.v {
                 vec![f.filter]
@@ -455,7 +514,7 @@ unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void 
         for &(f, recorder) in crate::ffi::PROVIDER_LF.iter() {
             *dsp.lf_entry(f) = Some(recorder);
         }
-        for (n, by_filter) in dsp.smc.iter_mut().enumerate() {
+        for (n, by_filter) in dsp.smc.iter_mut().enumerate().filter(|_| !direct.mc) {
             for (filter, by_avg) in by_filter.iter_mut().enumerate() {
                 for (avg, entry) in by_avg.iter_mut().enumerate() {
                     *entry = Some(SCALED_MC[(n * N_FILTERS + filter) * 2 + avg]);
@@ -648,6 +707,29 @@ unsafe extern "C" fn backup_row(
                 BACKUP.with(|b| b.set(Some(backup)));
             }
         }
+        if DirectFamilies::of(&crate::calibrate::placement()).mc {
+            // Motion compensation is FFmpeg's: the copies are no deferred calls either. The
+            // lines are copied now, once what is pending on them has completed (normally
+            // nothing: the loop filters pending lie above the row just decoded).
+            let area = |at: *mut u8, stride: isize, w: usize| batch::Area {
+                at,
+                stride,
+                w,
+                h: 1,
+            };
+            let reads: Vec<batch::Area> = (0..3)
+                .map(|p| area(src[p] as *mut u8, planes.linesize[p], len[p]))
+                .collect();
+            let writes: Vec<batch::Area> = (0..3)
+                .map(|p| area(dst[p], stride as isize, len[p]))
+                .collect();
+            batch::complete_reads_for(Reason::RowDone, &reads, &writes);
+            for p in 0..3 {
+                std::ptr::copy_nonoverlapping(src[p], dst[p], len[p]);
+            }
+            split_frame(&planes, &backup, src[0]);
+            return 1;
+        }
         for p in 0..3 {
             let mut at = 0;
             while at < len[p] {
@@ -683,23 +765,41 @@ unsafe extern "C" fn backup_row(
     taken
 }
 
-/// Once `DAEDALUS_FRAME_SPLIT` of the frame's superblock rows are decoded (`backup_line` is
-/// the last line of the row just decoded), submits the work so far without waiting, once a
-/// frame, on a thread that decodes the frame whole (not one that publishes its rows to other
-/// frame threads: those submit every row). The GPU then runs it while the CPU decodes the
-/// rest, and the frame's end waits only for what came after.
+/// Submits the frame's work so far without waiting, on a thread that decodes the frame whole
+/// (not one that publishes its rows to other frame threads: those submit every row), so that
+/// the GPU runs it while the CPU decodes the rest and the frame's end waits only for what came
+/// after. `backup_line` is the last line of the row just decoded. `DAEDALUS_FRAME_SPLIT`:
+/// - a per cent: once a frame, when that share of its superblock rows is decoded;
+/// - `rows`: at every row where the frame's only deferred calls are loop filters
+///   ([`DirectFamilies::only_loop_filters_deferred`]) and the part submitted before has
+///   finished (else the part grows by a row). Nothing of the rows below meets them, so a part
+///   costs no work on the CPU; the frame's end waits for the last rows' filters alone.
 fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
-    let Some(percent) = crate::config::get().frame_split else {
-        return;
-    };
-    if SPLIT.with(|s| s.get()) || PUBLISHES_ROWS.with(|p| p.get()) || planes.linesize[0] <= 0 {
+    if PUBLISHES_ROWS.with(|p| p.get()) || planes.linesize[0] <= 0 {
         return;
     }
-    let y =
-        (backup_line as usize).wrapping_sub(planes.data[0] as usize) / planes.linesize[0] as usize;
-    let rows_done = y / 64 + 1;
-    if rows_done * 100 < percent as usize * planes.sb_rows {
-        return;
+    match crate::config::get().frame_split {
+        FrameSplit::Off => return,
+        FrameSplit::Rows => {
+            if !DirectFamilies::of(&crate::calibrate::placement()).only_loop_filters_deferred() {
+                return;
+            }
+        }
+        FrameSplit::At(percent) => {
+            if SPLIT.with(|s| s.get()) {
+                return;
+            }
+            let y = (backup_line as usize).wrapping_sub(planes.data[0] as usize)
+                / planes.linesize[0] as usize;
+            let rows_done = y / 64 + 1;
+            if rows_done * 100 < percent as usize * planes.sb_rows {
+                return;
+            }
+            // One try a frame: where it cannot go out now (a transform the CPU may redo
+            // after the submission, too much to make final), later rows would mostly fail
+            // the same way.
+            SPLIT.with(|s| s.set(true));
+        }
     }
     // What the next row's intra blocks read first.
     let lines: Vec<batch::Area> = (0..3)
@@ -710,9 +810,6 @@ fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
             h: 1,
         })
         .collect();
-    // One try a frame: where it cannot go out now (a transform the CPU may redo after the
-    // submission, too much to make final), later rows would mostly fail the same way.
-    SPLIT.with(|s| s.set(true));
     batch::split_frame(&lines);
 }
 
@@ -942,6 +1039,8 @@ pub fn stats_line() -> String {
         Some(g) if path == "gpu" => (g.pipeline_cache.name(), format!("{:.1}", g.setup_ms)),
         _ => ("-", "-".to_string()),
     };
+    // The families FFmpeg's functions ran for without entering the library.
+    let direct = DirectFamilies::describe_attached();
     let submissions = r(&c.submissions);
     let mean = if submissions > 0 {
         r(&c.gpu_calls) as f64 / submissions as f64
@@ -949,7 +1048,7 @@ pub fn stats_line() -> String {
         0.0
     };
     format!(
-        "daedalus: device=\"{device}\" path={path} kernels={kernels} kernels_by={kernels_by} calibration={calibration} deferred={} itx_deferred={} mc_deferred={} \
+        "daedalus: device=\"{device}\" path={path} kernels={kernels} kernels_by={kernels_by} calibration={calibration} direct={direct} deferred={} itx_deferred={} mc_deferred={} \
          lf_deferred={} lf_sb_deferred={} cdef_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} intra_itx_at_once={} inter_intra_itx_at_once={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
          itx_redo_possible={} early_completions={} completed_early={} run_ahead={} inter_deferred={} inter_completed_early={} inter_run_ahead={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \

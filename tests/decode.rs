@@ -324,7 +324,7 @@ fn check_with(
     mode: &str,
     threading: (&str, &[&str]),
     env: &[(&str, &str)],
-) -> Result<(Deferred, u64), String> {
+) -> Result<(Deferred, Placed), String> {
     let what = format!(
         "{} / {way:?} / {mode} / {} / {env:?}",
         stream.name, threading.0
@@ -423,8 +423,19 @@ fn check_with(
             count("lf_sb_deferred"),
             count("mc_source_in_place"),
         ],
-        count("placed_on_cpu"),
+        Placed {
+            in_order: count("placed_on_cpu"),
+            direct: stat(&out.stderr, "direct").unwrap_or("missing").to_string(),
+        },
     ))
+}
+
+/// How a decode ran the families placed on the CPU: calls that went through daedalus, in
+/// order after the pending calls on their pixels (`placed_on_cpu=`), and the families whose
+/// FFmpeg functions its table kept (`direct=`).
+struct Placed {
+    in_order: u64,
+    direct: String,
 }
 
 /// Runs `jobs` on as many workers as the machine has cores; collects failures.
@@ -546,38 +557,50 @@ fn gpu_path_with_superblock_loop_filter_equals_debian_ffmpeg() {
     matrix("gpu", &[("DAEDALUS_LF_CALLS", "superblocks")]);
 }
 
-/// A frame's first part submitted without waiting at half its superblock rows
-/// (`DAEDALUS_FRAME_SPLIT=50`) while one thread goes on decoding the rest, on imported frames
-/// and on the frame pool: every decode equals Debian's ffmpeg, and frames did split.
+/// A frame's work submitted in parts while one thread goes on decoding the rest: the first
+/// part at half its superblock rows (`DAEDALUS_FRAME_SPLIT=50`), on imported frames and on the
+/// frame pool; and, with only the loop filter deferred (motion compensation and transforms on
+/// the CPU), a part at every row whose previous part has finished (`rows`). Every decode
+/// equals Debian's ffmpeg, and frames did split both ways.
 #[test]
 fn gpu_path_with_frames_split_equals_debian_ffmpeg() {
     let s = setup();
     let mut jobs = Vec::new();
     for stream in s.streams.iter().filter(|st| !st.high_bit_depth) {
-        for memory in ["import", "pool"] {
-            jobs.push((stream.clone(), memory));
+        for (split, memory) in [("50", "import"), ("50", "pool"), ("rows", "import")] {
+            jobs.push((stream.clone(), split, memory));
         }
     }
     let count = jobs.len();
-    let splits = Mutex::new(0u64);
-    let failures = in_parallel(jobs, |(stream, memory)| {
+    let splits = Mutex::new([0u64; 2]);
+    let failures = in_parallel(jobs, |(stream, split, memory)| {
+        let kernels = if split == "rows" {
+            "mc=cpu,itx=cpu,lf=gpu"
+        } else {
+            "all=gpu"
+        };
         let env = [
-            ("DAEDALUS_FRAME_SPLIT", "50"),
+            ("DAEDALUS_FRAME_SPLIT", split),
             ("DAEDALUS_FRAME_MEMORY", memory),
+            ("DAEDALUS_KERNELS", kernels),
         ];
-        let what = format!("{} / split / {memory}", stream.name);
+        let what = format!("{} / split {split} / {memory}", stream.name);
         let threading: (&str, &[&str]) = ("1 thread", &["-threads", "1"]);
         let out = decode_as_debian(&stream, Way::Preload, "gpu", threading, &env, &what)?;
-        let split: u64 = stat(&out.stderr, "frame_splits")
+        let split_count: u64 = stat(&out.stderr, "frame_splits")
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| format!("{what}: no frame_splits in {}", out.stderr))?;
-        *splits.lock().unwrap() += split;
+        splits.lock().unwrap()[usize::from(split == "rows")] += split_count;
         Ok(())
     });
     assert_all_decoded(&failures, count, "decodes");
-    let splits = splits.into_inner().unwrap();
-    println!("{count} decodes with frames split equal Debian's ffmpeg; {splits} frames split");
-    assert!(splits > 0, "no frame split");
+    let [at_half, by_rows] = splits.into_inner().unwrap();
+    println!(
+        "{count} decodes with frames split equal Debian's ffmpeg; {at_half} frames split at \
+         half, {by_rows} parts submitted by rows"
+    );
+    assert!(at_half > 0, "no frame split at half");
+    assert!(by_rows > 0, "no part submitted by rows");
 }
 
 #[test]
@@ -606,7 +629,7 @@ fn kernel_placement_keeps_decodes_exact() {
         .iter()
         .filter(|s| names.contains(&s.name.as_str()))
     {
-        for placement in ["itx=cpu", "mc=cpu", "lf=cpu", "all=cpu"] {
+        for placement in ["itx=cpu", "mc=cpu", "lf=cpu", "mc=cpu,itx=cpu", "all=cpu"] {
             for threading in THREADING {
                 jobs.push((stream.clone(), placement, threading));
             }
@@ -614,16 +637,30 @@ fn kernel_placement_keeps_decodes_exact() {
     }
     assert_eq!(
         jobs.len(),
-        names.len() * 12,
+        names.len() * 15,
         "streams of the selection are missing"
     );
     let failures = in_parallel(jobs, |(stream, placement, threading)| {
         let env = [("DAEDALUS_KERNELS", placement)];
         let (_, placed) = check_with(&stream, Way::Preload, "gpu", threading, &env)?;
-        if placed == 0 {
+        // Motion compensation on the CPU keeps FFmpeg's functions in the table, and so do
+        // transforms when both are there; the loop filter always goes through daedalus.
+        let direct = match placement {
+            "mc=cpu" => "mc",
+            "mc=cpu,itx=cpu" | "all=cpu" => "mc,itx",
+            _ => "-",
+        };
+        if placed.direct != direct {
             return Err(format!(
-                "{} / {placement}: no call placed on the CPU",
-                stream.name
+                "{} / {placement} / {}: the table kept {} (expected {direct})",
+                stream.name, threading.0, placed.direct
+            ));
+        }
+        let in_order_expected = matches!(placement, "itx=cpu" | "lf=cpu" | "all=cpu");
+        if in_order_expected && placed.in_order == 0 {
+            return Err(format!(
+                "{} / {placement} / {}: no call placed on the CPU",
+                stream.name, threading.0
             ));
         }
         Ok(())

@@ -391,6 +391,12 @@ impl Stream {
         Ok(())
     }
 
+    /// Whether the GPU has finished this stream's submission (without waiting); a failed
+    /// query says yes, so that [`Stream::finish`] meets the failure.
+    pub fn is_done(&self) -> bool {
+        unsafe { self.gpu.device.get_fence_status(self.fence) }.unwrap_or(true)
+    }
+
     /// Polls the fence for `DAEDALUS_SPIN_US` (a blocking wait costs tens of microseconds of
     /// wake-up latency), then sleeps in the driver. Where the last wait outlasted twice that
     /// and a millisecond (a frame's whole batch), it sleeps at once: polling would only burn
