@@ -392,7 +392,9 @@ const SCALED_MC: [ScaledMcFn; 40] = scaled_mc_table!(
 ///   prediction reads only the first), and what is pending then lies elsewhere: the earlier
 ///   blocks' calls, and loop filters of the superblock rows above, which FFmpeg filters after a
 ///   whole row, and whose bottom edge reaches no row below. Its source, a reference frame,
-///   is complete or awaited through `await_rows`;
+///   is complete or awaited through `await_rows`; the one other source, the decoder's
+///   scratch block it copies into the frame at the frame's edge (`tmp_y`), is never deferred
+///   to (calls on memory not registered run at once);
 /// - transforms add to the prediction's pixels: they stay FFmpeg's only where the predictions
 ///   are made on the CPU too (intra ones always are).
 ///

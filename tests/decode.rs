@@ -642,7 +642,7 @@ fn kernel_placement_keeps_decodes_exact() {
     );
     let failures = in_parallel(jobs, |(stream, placement, threading)| {
         let env = [("DAEDALUS_KERNELS", placement)];
-        let (_, placed) = check_with(&stream, Way::Preload, "gpu", threading, &env)?;
+        let (deferred, placed) = check_with(&stream, Way::Preload, "gpu", threading, &env)?;
         // Motion compensation on the CPU keeps FFmpeg's functions in the table, and so do
         // transforms when both are there; the loop filter always goes through daedalus.
         let direct = match placement {
@@ -654,6 +654,21 @@ fn kernel_placement_keeps_decodes_exact() {
             return Err(format!(
                 "{} / {placement} / {}: the table kept {} (expected {direct})",
                 stream.name, threading.0, placed.direct
+            ));
+        }
+        // And those families never reached the library: nothing of theirs was deferred or
+        // run in order there.
+        let [itx_deferred, mc_deferred, ..] = deferred;
+        let reached = match direct {
+            "mc" => mc_deferred + placed.in_order,
+            "mc,itx" if placement != "all=cpu" => mc_deferred + itx_deferred + placed.in_order,
+            _ => 0,
+        };
+        if reached != 0 {
+            return Err(format!(
+                "{} / {placement} / {}: {reached} calls of families FFmpeg's table kept reached \
+                 daedalus",
+                stream.name, threading.0
             ));
         }
         let in_order_expected = matches!(placement, "itx=cpu" | "lf=cpu" | "all=cpu");
