@@ -428,7 +428,7 @@ impl DirectFamilies {
         match DIRECT_ATTACHED.load(std::sync::atomic::Ordering::Relaxed) {
             0 => "-",
             1 => "mc",
-            2 => "itx",
+            // Transforms stay FFmpeg's only with motion compensation.
             _ => "mc,itx",
         }
     }
@@ -713,47 +713,44 @@ unsafe extern "C" fn backup_row(
             // Motion compensation is FFmpeg's: the copies are no deferred calls either. The
             // lines are copied now, once what is pending on them has completed (normally
             // nothing: the loop filters pending lie above the row just decoded).
-            let area = |at: *mut u8, stride: isize, w: usize| batch::Area {
+            let line = |at: *mut u8, stride: isize, w: usize| batch::Area {
                 at,
                 stride,
                 w,
                 h: 1,
             };
-            let reads: Vec<batch::Area> = (0..3)
-                .map(|p| area(src[p] as *mut u8, planes.linesize[p], len[p]))
-                .collect();
-            let writes: Vec<batch::Area> = (0..3)
-                .map(|p| area(dst[p], stride as isize, len[p]))
-                .collect();
+            let reads: [batch::Area; 3] =
+                std::array::from_fn(|p| line(src[p] as *mut u8, planes.linesize[p], len[p]));
+            let writes: [batch::Area; 3] =
+                std::array::from_fn(|p| line(dst[p], stride as isize, len[p]));
             batch::complete_reads_for(Reason::RowDone, &reads, &writes);
             for p in 0..3 {
                 std::ptr::copy_nonoverlapping(src[p], dst[p], len[p]);
             }
-            split_frame(&planes, &backup, src[0]);
-            return 1;
-        }
-        for p in 0..3 {
-            let mut at = 0;
-            while at < len[p] {
-                let width = [64, 32, 16, 8, 4]
-                    .into_iter()
-                    .find(|&w| w <= len[p] - at)
-                    .expect("lengths are multiples of 4");
-                let copy = McFunction {
-                    width,
-                    filter: McFilter::Regular,
-                    avg: false,
-                    h: false,
-                    v: false,
-                };
-                batch::record_backup_copy(
-                    copy,
-                    dst[p].add(at),
-                    stride as isize,
-                    src[p].add(at),
-                    planes.linesize[p],
-                );
-                at += width;
+        } else {
+            for p in 0..3 {
+                let mut at = 0;
+                while at < len[p] {
+                    let width = [64, 32, 16, 8, 4]
+                        .into_iter()
+                        .find(|&w| w <= len[p] - at)
+                        .expect("lengths are multiples of 4");
+                    let copy = McFunction {
+                        width,
+                        filter: McFilter::Regular,
+                        avg: false,
+                        h: false,
+                        v: false,
+                    };
+                    batch::record_backup_copy(
+                        copy,
+                        dst[p].add(at),
+                        stride as isize,
+                        src[p].add(at),
+                        planes.linesize[p],
+                    );
+                    at += width;
+                }
             }
         }
         split_frame(&planes, &backup, src[0]);
