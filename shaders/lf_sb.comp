@@ -36,6 +36,11 @@ const uint EDGES = 16u;
 // as shared memory is there too, so shared memory would not be faster.
 const int SPAN = 80;
 
+// The pass's table (16 edge words for each of the 8 segments), loaded by the whole workgroup
+// at once: each invocation loads two words, so the table costs one round trip to the job data
+// (host memory where it is uploaded) instead of one per edge and line.
+shared uint table[EDGES * 8u];
+
 uint edge_word(uint words, uint k)
 {
     uint lo = uint(int(coefs[words + 2u * k])) & 0xffffu;
@@ -57,17 +62,20 @@ void main()
     if (jb.x == SKIP_JOB)
         return; // completed early on the CPU
     int line = int(gl_LocalInvocationID.x);
+    table[2 * line] = edge_word(jb.w, uint(2 * line));
+    table[2 * line + 1] = edge_word(jb.w, uint(2 * line + 1));
+    barrier();
     bool columns = (jb.z & 1u) == 0u;
     int stride = int(jb.y);
     int across = columns ? 1 : stride;
     uint first = jb.x + uint(line * (columns ? stride : 1));
-    uint words = jb.w + uint(line / 8) * EDGES * 2u;
+    uint words = uint(line / 8) * EDGES;
 
     // The pixels this line's edges reach: read once.
     int lo = 64, hi = 0;
     uint edges = 0u;
     for (; edges < EDGES; edges++) {
-        uint word = edge_word(words, edges);
+        uint word = table[words + edges];
         if (((word >> 6) & 3u) == 0u)
             break;
         int pos = int(word & 63u);
@@ -83,7 +91,7 @@ void main()
     // What the edges changed: written back once.
     int changed_lo = hi, changed_hi = lo;
     for (uint k = 0u; k < edges; k++) {
-        uint word = edge_word(words, k);
+        uint word = table[words + k];
         int wd = ((word >> 6) & 3u) == 1u ? 4 : (((word >> 6) & 3u) == 2u ? 8 : 16);
         int pos = int(word & 63u);
         int v[16];
