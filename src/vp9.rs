@@ -25,6 +25,7 @@ use crate::stats::{self, Reason, COUNTERS};
 use crate::vp9dsp::{ffmpeg_tx_type, ItxfmAddFn, ScaledMcFn, Vp9DspContext, N_FILTERS};
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
 pub const ABI_VERSION: c_int = 8;
@@ -764,6 +765,15 @@ unsafe extern "C" fn backup_row(
     taken
 }
 
+/// Says once per process why `DAEDALUS_FRAME_SPLIT` does not apply: a setting that does
+/// nothing should not pass unnoticed.
+fn split_not_applied(why: &str) {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        crate::warn!("DAEDALUS_FRAME_SPLIT is set but does not apply: {why}");
+    }
+}
+
 /// Submits the frame's work so far without waiting, on a thread that decodes the frame whole
 /// (not one that publishes its rows to other frame threads: those submit every row), so that
 /// the GPU runs it while the CPU decodes the rest and the frame's end waits only for what came
@@ -774,13 +784,22 @@ unsafe extern "C" fn backup_row(
 ///   finished (else the part grows by a row). Nothing of the rows below meets them, so a part
 ///   costs no work on the CPU; the frame's end waits for the last rows' filters alone.
 fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
-    if PUBLISHES_ROWS.with(|p| p.get()) || planes.linesize[0] <= 0 {
+    let setting = crate::config::get().frame_split;
+    if setting == FrameSplit::Off || planes.linesize[0] <= 0 {
         return;
     }
-    match crate::config::get().frame_split {
+    if PUBLISHES_ROWS.with(|p| p.get()) {
+        split_not_applied("frame threads submit each row they publish anyway");
+        return;
+    }
+    match setting {
         FrameSplit::Off => return,
         FrameSplit::Rows => {
             if !DirectFamilies::of(&crate::calibrate::placement()).only_loop_filters_deferred() {
+                split_not_applied(
+                    "`rows` applies only where the loop filter alone is deferred \
+                     (DAEDALUS_KERNELS=mc=cpu,itx=cpu)",
+                );
                 return;
             }
         }

@@ -603,6 +603,50 @@ fn gpu_path_with_frames_split_equals_debian_ffmpeg() {
     assert!(by_rows > 0, "no part submitted by rows");
 }
 
+/// A split setting that cannot apply (`rows` with motion compensation on the GPU; any split
+/// under frame threads, which submit every row they publish) says so once on stderr, and the
+/// decode stays exact. `rows` then leaves the frames whole. (A frame thread learns that it
+/// publishes rows at its first published row, so its very first rows may still split.)
+#[test]
+fn frame_split_that_cannot_apply_says_so_once() {
+    let s = setup();
+    let stream = s
+        .streams
+        .iter()
+        .find(|st| st.name == "natural-bikes")
+        .expect("natural-bikes in the corpus");
+    // (split, threading, the reason the warning gives); motion compensation on the GPU.
+    let cases = [
+        ("rows", THREADING[0], "`rows` applies only"),
+        ("50", THREADING[1], "frame threads"),
+    ];
+    for (split, threading, why) in cases {
+        let env = [
+            ("DAEDALUS_FRAME_SPLIT", split),
+            ("DAEDALUS_KERNELS", "all=gpu"),
+        ];
+        let what = format!("{} / split {split} / {}", stream.name, threading.0);
+        let out = decode_as_debian(stream, Way::Preload, "gpu", threading, &env, &what)
+            .unwrap_or_else(|e| panic!("{e}"));
+        if split == "rows" {
+            let splits = stat(&out.stderr, "frame_splits");
+            assert_eq!(splits, Some("0"), "{what}: {}", out.stderr);
+        }
+        let said: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.contains("DAEDALUS_FRAME_SPLIT is set but does not apply"))
+            .collect();
+        assert_eq!(
+            said.len(),
+            1,
+            "{what}: one warning expected: {}",
+            out.stderr
+        );
+        assert!(said[0].contains(why), "{what}: {}", said[0]);
+    }
+}
+
 #[test]
 fn cpu_path_equals_debian_ffmpeg() {
     matrix("cpu", &[]);
