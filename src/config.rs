@@ -6,6 +6,7 @@
 //! | `DAEDALUS_DEVICE` | index or name substring | which Vulkan device; default discrete > integrated > virtual > CPU |
 //! | `DAEDALUS_LOG` | `error`, `warn`, `info`, `debug` | stderr verbosity (default `warn`) |
 //! | `DAEDALUS_VALIDATION` | `1` | enable the Khronos validation layer and count its messages |
+//! | `DAEDALUS_TEST_FAIL_SUBMISSION` | a number N | tests only: the process's N-th queue submission fails as a lost device would (the fallback tests through FFmpeg) |
 //! | `DAEDALUS_STATS` | `1` | print one line of counters on stderr at exit |
 //! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 200); not after a wait of more than twice that and over 1 ms |
 //! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoders' calls runs (`itx`, `mc`, `lf` of VP9, `cdef` of AV1; `all`): `gpu` deferred to the device, `cpu` FFmpeg's (dav1d's) own function (VP9: at once, after what it touches completes; motion compensation, and transforms placed with it, straight from FFmpeg's table); default: calibrated per device |

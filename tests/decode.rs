@@ -647,6 +647,63 @@ fn frame_split_that_cannot_apply_says_so_once() {
     }
 }
 
+/// A submission that fails while parts of frames are in flight (the device lost): a frame's
+/// first part or its rest at `-threads 1` (`DAEDALUS_FRAME_SPLIT=50`), a row's part (`rows`),
+/// a published row under frame threads. One error says the GPU is off, the rest of the
+/// decode runs on the CPU, and every frame still equals Debian's ffmpeg.
+#[test]
+fn failed_submission_with_parts_in_flight_keeps_decodes_exact() {
+    let s = setup();
+    let stream = s
+        .streams
+        .iter()
+        .find(|st| st.name == "natural-bikes")
+        .expect("natural-bikes in the corpus");
+    // (split, kernels, threading, the submission that fails)
+    let cases = [
+        ("50", "all=gpu", THREADING[0], "7"),
+        ("50", "all=gpu", THREADING[0], "8"),
+        ("rows", "mc=cpu,itx=cpu,lf=gpu", THREADING[0], "9"),
+        ("off", "all=gpu", THREADING[1], "9"),
+    ];
+    let failures = in_parallel(cases.to_vec(), |(split, kernels, threading, at)| {
+        let env = [
+            ("DAEDALUS_FRAME_SPLIT", split),
+            ("DAEDALUS_KERNELS", kernels),
+            ("DAEDALUS_TEST_FAIL_SUBMISSION", at),
+        ];
+        let what = format!(
+            "{} / split {split} / {} / submission {at} fails",
+            stream.name, threading.0
+        );
+        let out = decode_as_debian(stream, Way::Preload, "gpu", threading, &env, &what)?;
+        let errors: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("daedalus: error:"))
+            .collect();
+        let disabled = errors.len() == 1 && errors[0].contains("GPU disabled after an error");
+        if !disabled {
+            return Err(format!("{what}: one error expected: {}", out.stderr));
+        }
+        let submissions: u64 = stat(&out.stderr, "submissions")
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("{what}: no submissions in {}", out.stderr))?;
+        let cpu_calls: u64 = stat(&out.stderr, "cpu_calls")
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("{what}: no cpu_calls in {}", out.stderr))?;
+        let failed_at: u64 = at.parse().unwrap();
+        if submissions >= failed_at || cpu_calls == 0 {
+            return Err(format!(
+                "{what}: the GPU went on after the failure, or the CPU took nothing over: {}",
+                out.stderr
+            ));
+        }
+        Ok(())
+    });
+    assert_all_decoded(&failures, cases.len(), "decodes with a failed submission");
+}
+
 #[test]
 fn cpu_path_equals_debian_ffmpeg() {
     matrix("cpu", &[]);

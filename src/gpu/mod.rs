@@ -257,6 +257,11 @@ impl Gpu {
     /// thread, having waited for `fence` itself, calls [`Gpu::retire`] and before it reuses
     /// the fence.
     pub fn submit(&self, cmd: vk::CommandBuffer, fence: vk::Fence) -> GpuResult<u64> {
+        if self.lost.load(Ordering::Relaxed) {
+            // Another thread's submission failed: the device is not used again, and this
+            // thread's batch runs on the CPU as after its own failure (nothing of it ran).
+            return Err("the device was disabled after an error".into());
+        }
         if testing::take_injected_failure() {
             return Err("vkQueueSubmit: failure injected by a test".into());
         }
@@ -356,7 +361,8 @@ pub fn validation_messages() -> u64 {
 /// Failure injection for the tests of the fallback paths.
 #[doc(hidden)]
 pub mod testing {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::OnceLock;
 
     static FAIL_NEXT_SUBMISSION: AtomicBool = AtomicBool::new(false);
     static FAIL_OPTIONAL_KERNELS: AtomicBool = AtomicBool::new(false);
@@ -376,7 +382,23 @@ pub mod testing {
         FAIL_NEXT_SUBMISSION.store(true, Ordering::SeqCst);
     }
 
+    /// Submissions tried so far in this process (for `DAEDALUS_TEST_FAIL_SUBMISSION`).
+    static SUBMISSIONS_TRIED: AtomicU64 = AtomicU64::new(0);
+
+    /// `DAEDALUS_TEST_FAIL_SUBMISSION=N`: the process's N-th queue submission fails as a lost
+    /// device would, so that the end-to-end tests reach the fallbacks of parts in flight
+    /// (frame splits, published rows) through FFmpeg.
+    fn failing_submission() -> Option<u64> {
+        static AT: OnceLock<Option<u64>> = OnceLock::new();
+        *AT.get_or_init(|| {
+            std::env::var("DAEDALUS_TEST_FAIL_SUBMISSION")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+        })
+    }
+
     pub(super) fn take_injected_failure() -> bool {
-        FAIL_NEXT_SUBMISSION.swap(false, Ordering::SeqCst)
+        let tried = SUBMISSIONS_TRIED.fetch_add(1, Ordering::SeqCst) + 1;
+        FAIL_NEXT_SUBMISSION.swap(false, Ordering::SeqCst) || failing_submission() == Some(tried)
     }
 }
