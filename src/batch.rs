@@ -39,7 +39,7 @@ use crate::kernels::itx::{self, GpuJob, ItxKernel, Transform, Tx1d, TxSize};
 use crate::kernels::lf::{self, LfDir, LfFunction, LfHalf};
 use crate::kernels::lf_sb::{self, SbPass};
 use crate::kernels::mc::{self, McFunction};
-use crate::kernels::{job_words, CDEF_KERNEL, LF_KERNEL, LF_SB_KERNEL, MC_KERNEL};
+use crate::kernels::{job_words, CDEF_KERNEL, LF_KERNEL, LF_ROW_KERNEL, LF_SB_KERNEL, MC_KERNEL};
 use crate::levels::{Access, Block, Deps, Levels, Need, MAX_LEVELS};
 use crate::overlap::Occupancy;
 use crate::regions::{self, Placement, Region};
@@ -459,7 +459,7 @@ unsafe fn run_job_on_cpu(
             let (half, dir) = LfHalf::from_params(job[2]);
             lf::filter_half(dst, stride, dir, half);
         }
-        LF_SB_KERNEL => {
+        LF_SB_KERNEL | LF_ROW_KERNEL => {
             let table = lf_sb_table(arena, job[3]);
             lf_sb::run_pass_now(&table, lf_sb_dir(job[2]), dst, stride);
         }
@@ -510,7 +510,7 @@ unsafe fn run_job_fast(
                 return;
             }
         }
-        LF_SB_KERNEL => {
+        LF_SB_KERNEL | LF_ROW_KERNEL => {
             let table = lf_sb_table(arena, job[3]);
             return run_lf_sb(&table, lf_sb_dir(job[2]), dst, stride, Origin::Ffmpeg);
         }
@@ -649,6 +649,8 @@ struct RecordedCounts {
     mc: u64,
     lf: u64,
     lf_sb: u64,
+    /// Of the superblock passes, those run a superblock row per workgroup (`lf_row`).
+    lf_sb_by_rows: u64,
     cdef: u64,
     mc_source_in_place: u64,
     /// The calls of inter frames (frames with references) among them, and how many of
@@ -674,6 +676,7 @@ impl RecordedCounts {
         let c = std::mem::take(self);
         stats::add(&COUNTERS.deferred, c.itx + c.mc + c.lf + c.lf_sb + c.cdef);
         stats::add(&COUNTERS.deferred_lf_sb, c.lf_sb);
+        stats::add(&COUNTERS.lf_sb_by_rows, c.lf_sb_by_rows);
         stats::add(&COUNTERS.deferred_cdef, c.cdef);
         stats::add(&COUNTERS.deferred_itx, c.itx);
         stats::add(&COUNTERS.deferred_mc, c.mc);
@@ -1168,7 +1171,9 @@ impl GpuBatch {
     /// and the rows pass of (r, c) the columns pass of (r, c) and (r - 1, c + 1) and the rows
     /// pass of (r - 1, c), into which it reaches: level `2 (r + c)` for the columns pass and
     /// one more for the rows pass orders them all, planes side by side, above every call
-    /// placed by cells so far. Later calls placed by cells must not touch these bytes (they
+    /// placed by cells so far. (With `DAEDALUS_LF_ORDER=rows` a row's passes all take level
+    /// `r` instead, and `lf_row.comp` runs a plane's bucket of them in one workgroup in the
+    /// recorded order.) Later calls placed by cells must not touch these bytes (they
     /// know nothing of them): `place` completes the batch first where one would, as it does
     /// where a pass comes out of raster order, and early completions of these bytes complete
     /// the batch instead (`complete_areas`). In the decoder neither happens: what it
@@ -1192,7 +1197,13 @@ impl GpuBatch {
             None => self.lf_first_row = sb.row,
         }
         let base = self.cell_level_max.map_or(0, |l| l + 1);
-        let level = base + 2 * (sb.row - self.lf_first_row + sb.col) + rows_pass as u32;
+        let level = if lf_passes_by_rows() {
+            // A level per superblock row: its passes (of a plane, or of planes sharing a
+            // buffer) are one bucket, which one workgroup runs in this order.
+            base + (sb.row - self.lf_first_row)
+        } else {
+            base + 2 * (sb.row - self.lf_first_row + sb.col) + rows_pass as u32
+        };
         if level >= MAX_LEVELS {
             return Err(Busy::Flush(Reason::Full));
         }
@@ -2785,7 +2796,7 @@ impl Recorder {
                     );
                 }
             }
-            Op::LfSb { pass, .. } => {
+            Op::LfSb { pass, sb } => {
                 // One job at the superblock's first pixel, inside the call's area.
                 let (_, lo, _, _) = pass.extent();
                 let (row, col) = match pass.dir {
@@ -2793,7 +2804,12 @@ impl Recorder {
                     LfDir::V => ((-lo) as usize, 0),
                 };
                 let words = [0, 0, pass.dir as u32, captured.word, 0, 0, 0, 0, 0, 0, 0, 0];
-                job(row, col, LF_SB_KERNEL as u8, words);
+                let kernel = if sb.is_some() && lf_passes_by_rows() {
+                    LF_ROW_KERNEL
+                } else {
+                    LF_SB_KERNEL
+                };
+                job(row, col, kernel as u8, words);
             }
             Op::Cdef { call } => {
                 let params = cdef::job_params(&call.strengths, call.size, call.two_bytes);
@@ -2964,6 +2980,9 @@ impl Recorder {
         let touches_in_flight = self.in_flight.as_ref().is_some_and(|a| {
             a.cpu_write_waits(&rect) || source_area.as_ref().is_some_and(|s| a.cpu_read_waits(s))
         });
+        if let (Target::InPlace { .. }, Op::LfSb { sb: Some(_), .. }) = (&target, &op) {
+            self.counts.lf_sb_by_rows += lf_passes_by_rows() as u64;
+        }
         let g = self.gpu.as_mut().expect("GPU path");
         if let Target::InPlace { slot, .. } = target {
             g.note_touch(slot, &rect, source_slot, source_area.as_ref());
@@ -3002,6 +3021,13 @@ impl Recorder {
             }),
             Target::Copied { staging } => {
                 Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, mut job| {
+                    // A pass on copied pixels is placed by its cells, not its superblock's
+                    // row: a workgroup of its own.
+                    let kernel = if kernel == LF_ROW_KERNEL as u8 {
+                        LF_SB_KERNEL as u8
+                    } else {
+                        kernel
+                    };
                     job[0] = (staging + row * rect.w + col) as u32;
                     job[1] = rect.w as u32;
                     let at = g.push(level, kernel, 0, source_slot, &job);
@@ -3557,6 +3583,14 @@ pub fn fold_counts() {
 /// Whether the device (set up already) built kernel `k` (see `Pipelines::kernels`).
 pub fn device_has_kernel(k: usize) -> bool {
     gpu::set_up().is_some_and(|g| g.pipelines.has(k))
+}
+
+/// Whether the decoder's superblock loop-filter passes go to the GPU a superblock row per
+/// workgroup (`DAEDALUS_LF_ORDER=rows`, where the device built that kernel) rather than as a
+/// wavefront of passes: the same for every batch of the process.
+pub fn lf_passes_by_rows() -> bool {
+    crate::config::get().lf_order == crate::config::LfOrder::Rows
+        && device_has_kernel(LF_ROW_KERNEL)
 }
 
 /// Whether this thread's recorder executes on the GPU (choosing the backend if not yet done).

@@ -12,6 +12,7 @@
 //! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoders' calls runs (`itx`, `mc`, `lf` of VP9, `cdef` of AV1; `all`): `gpu` deferred to the device, `cpu` FFmpeg's (dav1d's) own function (VP9: at once, after what it touches completes; motion compensation, and transforms placed with it, straight from FFmpeg's table); default: calibrated per device |
 //! | `DAEDALUS_FRAME_MEMORY` | `pool`, `import` | where the decoder's frames live: `pool` device memory daedalus allocates (the portable path), `import` the decoder's own memory imported with VK_EXT_external_memory_host; default: import where the device can, else pool |
 //! | `DAEDALUS_FRAME_SPLIT` | `off` (default), `rows`, per cent | on a thread that decodes a VP9 frame whole (`-threads 1`), submit the frame's work so far without waiting, so that the GPU runs it while the CPU decodes the rest: `rows` at every superblock row where only loop filters are deferred (motion compensation and transforms placed on the CPU) and the part before has finished, a per cent once that share of the rows is decoded; `off`: one submission at the frame's end. Where it cannot apply (frame threads; `rows` with motion compensation or transforms on the GPU) one warning says so |
+//! | `DAEDALUS_LF_ORDER` | `wavefront` (default), `rows` | how the GPU orders the decoder's superblock loop-filter passes: `wavefront`, a workgroup per pass with superblock diagonals side by side (two dispatch levels per diagonal); `rows`, one workgroup per plane walks a superblock row's passes in the decoder's order (a level per superblock row: about a fifth of the dispatches, but each pass waits for the one before inside the workgroup; 6 times the GPU time on the H100, where frames are host memory over PCIe) |
 //! | `DAEDALUS_LF_CALLS` | `edges`, `superblocks` | how the VP9 decoder's loop filter reaches a device: a call per edge, or one per superblock (`ff_vp9_loopfilter_sb`'s hook: 6 passes placed by position instead of about 50 calls placed by their pixels); default: superblocks, except on a decoding thread that publishes its rows to others (frame threads), which wait for them and on whom the superblock kernel's longer chain on the GPU weighs (docs/benchmarks.md) |
 
 use crate::log::Level;
@@ -178,6 +179,8 @@ pub struct Config {
     pub frame_memory: FrameMemory,
     /// `DAEDALUS_LF_CALLS`: whether the decoder's superblock loop-filter hook takes part.
     pub lf_calls: LfCalls,
+    /// `DAEDALUS_LF_ORDER`: how the decoder's superblock passes are ordered on the GPU.
+    pub lf_order: LfOrder,
     /// `DAEDALUS_INTRA_SYNC`: whether an intra sync may run the calls it reads ahead on the
     /// CPU, leaving them in the batch.
     pub reads_ahead: bool,
@@ -195,6 +198,16 @@ pub enum FrameSplit {
     Rows,
     /// Once, after this share of the superblock rows (per cent).
     At(u32),
+}
+
+/// How the GPU orders the VP9 decoder's superblock loop-filter passes (`batch`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum LfOrder {
+    /// One workgroup per plane walks a superblock row's passes in the decoder's order (a
+    /// level per superblock row).
+    Rows,
+    /// A workgroup per pass, superblock diagonals side by side (two levels per diagonal).
+    Wavefront,
 }
 
 /// How the VP9 decoder's loop filter reaches a device.
@@ -272,6 +285,16 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
             LfCalls::Auto
         }
     };
+    let lf_order = match var("DAEDALUS_LF_ORDER").as_deref().map(str::trim) {
+        None | Some("wavefront") => LfOrder::Wavefront,
+        Some("rows") => LfOrder::Rows,
+        Some(other) => {
+            eprintln!(
+                "daedalus: warning: DAEDALUS_LF_ORDER={other:?} is not wavefront/rows; using wavefront"
+            );
+            LfOrder::Wavefront
+        }
+    };
     let reads_ahead = match var("DAEDALUS_INTRA_SYNC").as_deref().map(str::trim) {
         None | Some("ahead") => true,
         Some("whole") => false,
@@ -305,6 +328,7 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
         kernels,
         frame_memory,
         lf_calls,
+        lf_order,
         mode,
         device: var("DAEDALUS_DEVICE"),
         log_level,

@@ -13,6 +13,8 @@ pub struct Counters {
     pub deferred_lf: AtomicU64,
     /// Deferred loop-filter passes of whole superblocks (a plane's columns or rows).
     pub deferred_lf_sb: AtomicU64,
+    /// Of those, the passes a superblock row per workgroup ran (`DAEDALUS_LF_ORDER=rows`).
+    pub lf_sb_by_rows: AtomicU64,
     /// Deferred CDEF calls (AV1).
     pub deferred_cdef: AtomicU64,
     /// Motion compensations that read their source in place on the GPU (the others copied
@@ -115,6 +117,7 @@ pub static COUNTERS: Counters = Counters {
     deferred_mc: AtomicU64::new(0),
     deferred_lf: AtomicU64::new(0),
     deferred_lf_sb: AtomicU64::new(0),
+    lf_sb_by_rows: AtomicU64::new(0),
     deferred_cdef: AtomicU64::new(0),
     mc_source_in_place: AtomicU64::new(0),
     inter_deferred: AtomicU64::new(0),

@@ -58,6 +58,16 @@ fn newest_source(dir: &Path) -> SystemTime {
     newest
 }
 
+/// The corpus stream (VP9 or AV1) of that name.
+fn stream_named(name: &str) -> &'static Stream {
+    let s = setup();
+    s.streams
+        .iter()
+        .chain(&s.av1_streams)
+        .find(|st| st.name == name)
+        .unwrap_or_else(|| panic!("the {name} stream is not in the corpus"))
+}
+
 fn setup() -> &'static Setup {
     static SETUP: OnceLock<Setup> = OnceLock::new();
     SETUP.get_or_init(|| {
@@ -368,6 +378,15 @@ fn check_with(
     if mode == "gpu" && !stream.high_bit_depth && !placed && count("gpu_calls") == 0 {
         return Err(format!("{what}: no call ran on the GPU"));
     }
+    // The superblock passes' order the decode asked for is the one the GPU used.
+    let order = env.iter().find(|(k, _)| *k == "DAEDALUS_LF_ORDER");
+    if let (Some((_, asked)), "gpu", false) = (order, path, stream.high_bit_depth) {
+        let used = stat(&out.stderr, "lf_order").unwrap_or("missing");
+        let no_pass = count("lf_sb_deferred") == 0 && used == "-";
+        if used != *asked && !no_pass {
+            return Err(format!("{what}: lf_order={used}, asked for {asked}"));
+        }
+    }
     if path == "gpu" && !stream.high_bit_depth {
         // The frames the GPU works on are in place, from the pool or imported, and no pixel
         // is copied between them and a staging buffer. Every frame buffer is daedalus's own
@@ -557,6 +576,18 @@ fn gpu_path_with_superblock_loop_filter_equals_debian_ffmpeg() {
     matrix("gpu", &[("DAEDALUS_LF_CALLS", "superblocks")]);
 }
 
+/// The same with the passes a superblock row per workgroup (`DAEDALUS_LF_ORDER=rows`).
+#[test]
+fn gpu_path_with_superblock_loop_filter_by_rows_equals_debian_ffmpeg() {
+    matrix(
+        "gpu",
+        &[
+            ("DAEDALUS_LF_CALLS", "superblocks"),
+            ("DAEDALUS_LF_ORDER", "rows"),
+        ],
+    );
+}
+
 /// A frame's work submitted in parts while one thread goes on decoding the rest: the first
 /// part at half its superblock rows (`DAEDALUS_FRAME_SPLIT=50`), on imported frames and on the
 /// frame pool; and, with only the loop filter deferred (motion compensation and transforms on
@@ -609,12 +640,7 @@ fn gpu_path_with_frames_split_equals_debian_ffmpeg() {
 /// publishes rows at its first published row, so its very first rows may still split.)
 #[test]
 fn frame_split_that_cannot_apply_says_so_once() {
-    let s = setup();
-    let stream = s
-        .streams
-        .iter()
-        .find(|st| st.name == "natural-bikes")
-        .expect("natural-bikes in the corpus");
+    let stream = stream_named("natural-bikes");
     // (split, threading, the reason the warning gives); motion compensation on the GPU.
     let cases = [
         ("rows", THREADING[0], "`rows` applies only"),
@@ -653,12 +679,7 @@ fn frame_split_that_cannot_apply_says_so_once() {
 /// decode runs on the CPU, and every frame still equals Debian's ffmpeg.
 #[test]
 fn failed_submission_with_parts_in_flight_keeps_decodes_exact() {
-    let s = setup();
-    let stream = s
-        .streams
-        .iter()
-        .find(|st| st.name == "natural-bikes")
-        .expect("natural-bikes in the corpus");
+    let stream = stream_named("natural-bikes");
     // (split, kernels, threading, the submission that fails)
     let cases = [
         ("50", "all=gpu", THREADING[0], "7"),
@@ -823,12 +844,7 @@ fn measured_place(measured: &str, family: &str) -> &'static str {
 /// stays on the CPU, nothing is. A damaged cache line is measured again.
 #[test]
 fn default_placement_is_calibrated_once_and_cached() {
-    let s = setup();
-    let stream = s
-        .streams
-        .iter()
-        .find(|st| st.name == "natural-bikes")
-        .expect("the natural-bikes stream");
+    let stream = stream_named("natural-bikes");
     let (cache, file) = empty_cache("calibration");
     let cache_str = cache.to_str().unwrap();
     let env = [("DAEDALUS_KERNELS", ""), ("XDG_CACHE_HOME", cache_str)];
@@ -886,12 +902,7 @@ fn default_placement_is_calibrated_once_and_cached() {
 /// functions (`path=ffmpeg`), also when `DAEDALUS_KERNELS` says so.
 #[test]
 fn cdef_placement_is_calibrated_once_and_cached() {
-    let s = setup();
-    let stream = s
-        .av1_streams
-        .iter()
-        .find(|st| st.name == "av1-svt-natural-bikes")
-        .expect("the av1-svt-natural-bikes stream");
+    let stream = stream_named("av1-svt-natural-bikes");
     let (cache, file) = empty_cache("cdef-cal");
     let cache_str = cache.to_str().unwrap();
     let decode = |kernels_setting: &str, expected_by: &str| -> String {
@@ -1162,12 +1173,7 @@ fn damaged_streams_behave_as_without_daedalus() {
 
 #[test]
 fn no_vulkan_device_warns_once_and_decodes_the_same() {
-    let s = setup();
-    let stream = s
-        .streams
-        .iter()
-        .find(|st| st.name == "cif")
-        .expect("the cif stream");
+    let stream = stream_named("cif");
     let missing = "/nonexistent/daedalus-test-icd.json";
     for way in [Way::Preload, Way::Linked] {
         let out = ours(
@@ -1538,12 +1544,7 @@ fn av1_damaged_streams_behave_as_without_daedalus() {
 /// No Vulkan device: one warning, CDEF on the CPU reference, the same frames.
 #[test]
 fn av1_without_a_vulkan_device_warns_once_and_decodes_the_same() {
-    let s = setup();
-    let stream = s
-        .av1_streams
-        .iter()
-        .find(|st| st.name == "av1-aom-420-tiles")
-        .expect("the av1-aom-420-tiles stream");
+    let stream = stream_named("av1-aom-420-tiles");
     let missing = "/nonexistent/daedalus-test-icd.json";
     let out = ours(
         Way::Preload,

@@ -187,11 +187,17 @@ impl Pipelines {
                 jobs_per_group: MC_LF_JOBS_PER_GROUP,
             }));
         }
-        // One job per workgroup of 64 invocations, in kernel order (LF_SB_KERNEL after CDEF).
-        // Each serves one decoder only: a device that cannot build one keeps the others. (Any
-        // error counts, even a lost device's: the next submission then meets it and falls
-        // back as any lost device does.)
-        for stem in ["cdef", "lf_sb"] {
+        // Workgroups of 64 invocations, in kernel order (CDEF, LF_SB_KERNEL, LF_ROW_KERNEL):
+        // one job per workgroup, except lf_row, whose one workgroup runs all the jobs of its
+        // dispatch in turn. Each serves one decoder only: a device that cannot build one keeps
+        // the others. (Any error counts, even a lost device's: the next submission then meets
+        // it and falls back as any lost device does.)
+        for stem in ["cdef", "lf_sb", "lf_row"] {
+            // lf_row serves `DAEDALUS_LF_ORDER=rows` alone.
+            if stem == "lf_row" && crate::config::get().lf_order != crate::config::LfOrder::Rows {
+                kernels.push(None);
+                continue;
+            }
             let built = if super::testing::optional_kernels_fail() {
                 Err(format!("shader {stem}: failure injected by a test"))
             } else {
@@ -204,16 +210,21 @@ impl Pipelines {
                 }
                 Ok(Kernel {
                     pipeline: compute_pipeline(device, m, layout, &[], cache)?,
-                    jobs_per_group: 1,
+                    jobs_per_group: if stem == "lf_row" { u32::MAX } else { 1 },
                 })
             });
             kernels.push(match built {
                 Ok(kernel) => Some(kernel),
                 Err(e) => {
+                    let instead = if stem == "lf_row" {
+                        "the loop filter's superblock passes go out as a wavefront"
+                    } else {
+                        "these calls stay on the CPU"
+                    };
                     crate::log::once(
                         crate::log::Level::Warn,
                         stem,
-                        format_args!("{e}: these calls stay on the CPU"),
+                        format_args!("{e}: {instead}"),
                     );
                     None
                 }

@@ -18,7 +18,10 @@ pub const CDEF_KERNEL: usize = itx::ItxKernel::COUNT + 2;
 /// A superblock's loop-filter pass (`shaders/lf_sb.comp`): one job per workgroup, an
 /// invocation per line.
 pub const LF_SB_KERNEL: usize = itx::ItxKernel::COUNT + 3;
-pub const KERNEL_COUNT: usize = itx::ItxKernel::COUNT + 4;
+/// The decoder's superblock loop-filter passes of a row (`shaders/lf_row.comp`): the jobs of
+/// a dispatch are passes that one workgroup runs one after the other, an invocation per line.
+pub const LF_ROW_KERNEL: usize = itx::ItxKernel::COUNT + 4;
+pub const KERNEL_COUNT: usize = itx::ItxKernel::COUNT + 5;
 
 /// 32-bit words of one job of `kernel` in the job buffer (a multiple of 4: `uvec4`s).
 pub fn job_words(kernel: usize) -> usize {
