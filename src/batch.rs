@@ -716,6 +716,8 @@ struct Placed {
     may_redo: bool,
     /// See `Need::unknown_readers`.
     unknown_readers: bool,
+    /// A superblock pass placed by its row (`DAEDALUS_LF_ORDER=rows`): the `lf_row` kernel's.
+    by_rows: bool,
 }
 
 /// A job word 0 (its pixel) that tells the shaders to skip the job: the call completed early,
@@ -1183,7 +1185,7 @@ impl GpuBatch {
         pass: &SbPass,
         sb: SbPosition,
         span: (usize, usize),
-    ) -> Result<u32, Busy> {
+    ) -> Result<(u32, bool), Busy> {
         if self.may_redo {
             // A transform that FFmpeg's function may redo after the submission would undo the
             // filter: complete the batch first.
@@ -1197,7 +1199,8 @@ impl GpuBatch {
             None => self.lf_first_row = sb.row,
         }
         let base = self.cell_level_max.map_or(0, |l| l + 1);
-        let level = if lf_passes_by_rows() {
+        let by_rows = lf_passes_by_rows();
+        let level = if by_rows {
             // A level per superblock row: its passes (of a plane, or of planes sharing a
             // buffer) are one bucket, which one workgroup runs in this order.
             base + (sb.row - self.lf_first_row)
@@ -1212,7 +1215,7 @@ impl GpuBatch {
         // their ends, which nothing touches).
         let s = &mut self.lf_spans[sb.plane.min(2) as usize];
         *s = (s.0.min(span.0), s.1.max(span.1));
-        Ok(level)
+        Ok((level, by_rows))
     }
 
     /// The slot of an imported region in this batch, taking a new one if there is room.
@@ -1356,11 +1359,12 @@ impl GpuBatch {
                 _ => {}
             }
         }
+        let mut by_rows = false;
         let (target_slot, dst_mark) = match &self.current {
             Some(r) if by_position.is_some() => {
                 let slot = r.slot;
                 let (pass, sb) = by_position.expect("placed by position");
-                need.level = self.place_by_position(pass, sb, (lo, hi))?;
+                (need.level, by_rows) = self.place_by_position(pass, sb, (lo, hi))?;
                 (slot, None)
             }
             Some(r) => {
@@ -1448,6 +1452,7 @@ impl GpuBatch {
             serial,
             may_redo: cpu_redo,
             unknown_readers: need.unknown_readers,
+            by_rows,
         })
     }
 
@@ -2796,7 +2801,7 @@ impl Recorder {
                     );
                 }
             }
-            Op::LfSb { pass, sb } => {
+            Op::LfSb { pass, .. } => {
                 // One job at the superblock's first pixel, inside the call's area.
                 let (_, lo, _, _) = pass.extent();
                 let (row, col) = match pass.dir {
@@ -2804,12 +2809,7 @@ impl Recorder {
                     LfDir::V => ((-lo) as usize, 0),
                 };
                 let words = [0, 0, pass.dir as u32, captured.word, 0, 0, 0, 0, 0, 0, 0, 0];
-                let kernel = if sb.is_some() && lf_passes_by_rows() {
-                    LF_ROW_KERNEL
-                } else {
-                    LF_SB_KERNEL
-                };
-                job(row, col, kernel as u8, words);
+                job(row, col, LF_SB_KERNEL as u8, words);
             }
             Op::Cdef { call } => {
                 let params = cdef::job_params(&call.strengths, call.size, call.two_bytes);
@@ -2942,6 +2942,7 @@ impl Recorder {
             serial,
             may_redo,
             unknown_readers,
+            by_rows,
         }) = placed
         else {
             if self.gpu.is_none() {
@@ -2980,9 +2981,7 @@ impl Recorder {
         let touches_in_flight = self.in_flight.as_ref().is_some_and(|a| {
             a.cpu_write_waits(&rect) || source_area.as_ref().is_some_and(|s| a.cpu_read_waits(s))
         });
-        if let (Target::InPlace { .. }, Op::LfSb { sb: Some(_), .. }) = (&target, &op) {
-            self.counts.lf_sb_by_rows += lf_passes_by_rows() as u64;
-        }
+        self.counts.lf_sb_by_rows += by_rows as u64;
         let g = self.gpu.as_mut().expect("GPU path");
         if let Target::InPlace { slot, .. } = target {
             g.note_touch(slot, &rect, source_slot, source_area.as_ref());
@@ -3015,19 +3014,14 @@ impl Recorder {
                     job[3] |= MAY_REDO;
                     g.may_redo = true;
                 }
+                // A row's passes run in one workgroup, in this order.
+                let kernel = if by_rows { LF_ROW_KERNEL as u8 } else { kernel };
                 let at = g.push(level, kernel, slot, source_slot, &job);
                 first.get_or_insert(at);
                 jobs += 1;
             }),
             Target::Copied { staging } => {
                 Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, mut job| {
-                    // A pass on copied pixels is placed by its cells, not its superblock's
-                    // row: a workgroup of its own.
-                    let kernel = if kernel == LF_ROW_KERNEL as u8 {
-                        LF_SB_KERNEL as u8
-                    } else {
-                        kernel
-                    };
                     job[0] = (staging + row * rect.w + col) as u32;
                     job[1] = rect.w as u32;
                     let at = g.push(level, kernel, 0, source_slot, &job);

@@ -25,7 +25,7 @@ use crate::stats::{self, Reason, COUNTERS};
 use crate::vp9dsp::{ffmpeg_tx_type, ItxfmAddFn, ScaledMcFn, Vp9DspContext, N_FILTERS};
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
 pub const ABI_VERSION: c_int = 8;
@@ -420,13 +420,13 @@ impl DirectFamilies {
     /// Remembers, for the stats line, that a decoder's table kept these families.
     fn note_attached(&self) {
         let bits = u8::from(self.mc) | (u8::from(self.itx) << 1);
-        DIRECT_ATTACHED.fetch_or(bits, std::sync::atomic::Ordering::Relaxed);
+        DIRECT_ATTACHED.fetch_or(bits, Ordering::Relaxed);
     }
 
     /// `mc,itx` as the stats line's `direct=` names the families some decoder's table kept
     /// (`-`: none).
     fn describe_attached() -> &'static str {
-        match DIRECT_ATTACHED.load(std::sync::atomic::Ordering::Relaxed) {
+        match DIRECT_ATTACHED.load(Ordering::Relaxed) {
             0 => "-",
             1 => "mc",
             // Transforms stay FFmpeg's only with motion compensation.
@@ -442,7 +442,7 @@ impl DirectFamilies {
 }
 
 /// Bits of the families a decoder's table kept (see [`DirectFamilies::note_attached`]).
-static DIRECT_ATTACHED: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+static DIRECT_ATTACHED: AtomicU8 = AtomicU8::new(0);
 
 unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void {
     crate::ffi::guard("attach", std::ptr::null_mut(), || {
