@@ -1,9 +1,9 @@
-// VP9's loop filter of a run of superblock passes in the decoder's order, 8-bit: one
-// workgroup walks the dispatch's jobs (the passes of a superblock row of a plane, columns then
-// rows pass, superblock after superblock) one after the other, each as lf_sb.comp filters a
-// pass (`lf_sb_pass.glsl`). A pass reaches into the pixels of the one before, so a barrier
-// separates them: the row's chain runs inside one workgroup instead of as two levels of
-// dispatches per superblock, each a round trip through the queue.
+// VP9's loop filter of a run of superblock planes in the decoder's order, 8-bit: one
+// workgroup walks the dispatch's jobs (a plane of the superblocks of a row, superblock after
+// superblock) one after the other, each as lf_sb.comp filters a plane (`lf_sb_pass.glsl`).
+// A plane reaches into the pixels of the one before, so barriers separate them: the row's
+// chain runs inside one workgroup instead of as a level of dispatches per superblock, each a
+// round trip through the queue.
 #version 450
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_16bit_storage : require
@@ -16,6 +16,7 @@ layout(std430, set = 0, binding = 0) readonly buffer Jobs { uvec4 jobs[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Coefs { int16_t coefs[]; };
 // Coherent: a pass reads what other invocations of the workgroup wrote in the pass before.
 layout(std430, set = 0, binding = 2) coherent buffer Pixels { uint8_t px[]; };
+#define px_coherent px
 
 layout(push_constant) uniform Push {
     uint first_job;
@@ -31,12 +32,6 @@ void main()
         uvec4 jb = jobs[pc.first_job + j];
         if (jb.x == SKIP_JOB)
             continue; // completed early on the CPU (the same for the whole workgroup)
-        load_table(jb, line);
-        barrier();
-        filter_line(jb, line);
-        // The pass's writes before the next pass reads, and its table read before the next
-        // one is loaded.
-        memoryBarrierBuffer();
-        barrier();
+        filter_plane(jb, line); // returns with its writes visible to the workgroup
     }
 }

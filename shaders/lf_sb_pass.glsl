@@ -1,16 +1,24 @@
-// One line of a superblock loop-filter pass (src/kernels/lf_sb.rs), shared by lf_sb.comp (a
-// workgroup per pass) and lf_row.comp (a workgroup walking a superblock row's passes). The
-// includer declares `coefs` and `px`. Invocation `line` filters line `line` of the superblock
-// (a row for the columns pass, a column for the rows pass), edge after edge in FFmpeg's order
-// as the pass's table lists them for the line's 8-line segment. Lines are independent: each
-// reads and writes only its own pixels. A line is read once, filtered edge after edge in the
-// invocation's own memory, and what changed is written back once: one round trip to the
-// frame's memory (host memory where it is imported) instead of one per edge.
+// One plane of a superblock's loop filter (src/kernels/lf_sb.rs), shared by lf_sb.comp (a
+// workgroup per plane or pass) and lf_row.comp (a workgroup walking a superblock row's
+// planes). The includer declares `coefs`, and the frame's pixels as `px` and `px_coherent`
+// (the same bytes; a job of both passes reads and writes them through `px_coherent`, since
+// its rows pass reads what other invocations wrote in its columns pass, and a job of one pass
+// through `px`, whose reads may then be cached: on the H100, a tenth to a sixth less GPU
+// time). The workgroup first walks the plane's edge masks as FFmpeg's `ff_vp9_loopfilter_sb`
+// does, an invocation per segment and step of the walk, into a table per pass; then each pass
+// filters: invocation `line` filters line `line` of the superblock (a row for the columns
+// pass, a column for the rows pass), edge after edge in FFmpeg's order as the table lists
+// them for the line's 8-line segment. Lines of a pass are independent: each reads and writes
+// only its own pixels. A line is read once, filtered edge after edge in the invocation's own
+// memory, and what changed is written back once: one round trip to the frame's memory (host
+// memory where it is imported) instead of one per edge.
 //
 // Job (uvec4): x = byte offset in `px` of the superblock's first pixel, y = stride (signed),
-// z = direction (0: columns pass, 1: rows pass), w = first coefficient of the table in `coefs`
-// (16 edge words per segment, two 16-bit halves each, low first; a word without width ends
-// the segment's list).
+// z = parameters (bit 0: ss_h, bit 1: ss_v, bit 2: at the frame's left, bit 3: at its top;
+// bit 4: the columns pass alone, bit 5: the rows pass alone),
+// w = first coefficient of the plane's record in `coefs` (256 bytes: the levels of the 64
+// blocks, the columns pass's masks [row][16, 8, 4, inner 4], the rows pass's, the E and I
+// thresholds of each level).
 
 #include "lf_filter.glsl"
 
@@ -21,16 +29,100 @@ const uint EDGES = 16u;
 // as shared memory is there too, so shared memory would not be faster.
 const int SPAN = 80;
 
-// The pass's table (16 edge words for each of the 8 segments), loaded by the whole workgroup
-// at once: each invocation loads two words, so the table costs one round trip to the job data
-// (host memory where it is uploaded) instead of one per edge and line.
-shared uint table[EDGES * 8u];
+// The plane's record (64 words, loaded by the whole workgroup at once: one round trip to the
+// job data, host memory where it is uploaded) and the tables the walk writes: per pass, 16
+// slots for each of the 8 segments, an edge word or 0.
+shared uint record[64];
+shared uint table[2u * EDGES * 8u];
 
-uint edge_word(uint words, uint k)
+uint record_byte(uint i)
 {
-    uint lo = uint(int(coefs[words + 2u * k])) & 0xffffu;
-    uint hi = uint(int(coefs[words + 2u * k + 1u])) & 0xffffu;
-    return lo | (hi << 16);
+    return (record[i >> 2] >> (8u * (i & 3u))) & 0xffu;
+}
+
+// Mask byte `width` (0: 16, 1: 8, 2: 4, 3: inner 4) of mask row `row` of pass `pass`.
+uint mask_byte(uint pass, uint row, uint width)
+{
+    return record_byte(64u + 32u * pass + 4u * row + width);
+}
+
+// The table word of an edge at `pos` (0..63) `code` wide (1: 4, 2: 8, 3: 16) with the
+// thresholds of block level `level_at`'s level: E, I and H (src/kernels/lf_sb.rs).
+uint edge_at(uint pos, uint code, uint level_at)
+{
+    uint l = record_byte(level_at) & 63u;
+    return pos | (code << 6) | (record_byte(128u + l) << 8) | (record_byte(192u + l) << 16) |
+           ((l >> 4) << 24);
+}
+
+// FFmpeg's rule for a block edge across two 8-line halves (marked, 16 wide, 8 wide, where its
+// level is): the word of half `which`. A 16-wide first half takes the 16-line function (the
+// second half too, with the first's level, where it is 16 wide as well) and leaves a narrower
+// second half alone; otherwise each marked half takes its own width and level.
+uint block_edge(uint which, uint pos, bvec3 first, uint first_at, bvec3 second, uint second_at)
+{
+    if (first.x && first.y)
+        return which == 0u || second.y ? edge_at(pos, 3u, first_at) : 0u;
+    bvec3 h = which == 0u ? first : second;
+    return h.x ? edge_at(pos, h.z ? 2u : 1u, which == 0u ? first_at : second_at) : 0u;
+}
+
+// One step of FFmpeg's walk of the columns pass (`filter_plane_cols`): segment `seg`, mask
+// column `bit`, into slots `2 bit` (the block edge) and `2 bit + 1` (the inner edge).
+uvec2 column_slots(uint params, uint seg, uint bit)
+{
+    uint ss_h = params & 1u, ss_v = (params >> 1) & 1u;
+    uint pair = seg >> 1, which = seg & 1u; // the pair of mask rows, and which of the two
+    if (pair >= (4u >> ss_v))
+        return uvec2(0u);
+    uint y = pair * (2u << ss_v), y2 = y + 1u + ss_v;
+    uint x = 1u << bit;
+    uint a0 = mask_byte(0u, y, 0u), a1 = mask_byte(0u, y, 1u), a2 = mask_byte(0u, y, 2u);
+    uint a3 = mask_byte(0u, y, 3u);
+    uint b0 = mask_byte(0u, y2, 0u), b1 = mask_byte(0u, y2, 1u), b2 = mask_byte(0u, y2, 2u);
+    uint b3 = mask_byte(0u, y2, 3u);
+    uint hm1 = a0 | a1 | a2, hm2 = b1 | b2;
+    if (((hm1 | hm2 | a3 | b3) & ~(x - 1u)) == 0u)
+        return uvec2(0u);
+    uint pos = bit * (8u >> ss_h);
+    uint l = y * 8u + (ss_h != 0u ? (bit & ~1u) : bit);
+    uint below = 8u << ss_v;
+    uvec2 slots = uvec2(0u);
+    if ((params & 4u) == 0u || bit > 0u)
+        slots.x = block_edge(which, pos, bvec3((hm1 & x) != 0u, (a0 & x) != 0u, (a1 & x) != 0u), l,
+                             bvec3((hm2 & x) != 0u, (b0 & x) != 0u, (b1 & x) != 0u), l + below);
+    uint inner = which == 0u ? a3 : b3;
+    if (ss_h == 0u && (inner & x) != 0u)
+        slots.y = edge_at(pos + 4u, 1u, l + which * below);
+    return slots;
+}
+
+// One step of FFmpeg's walk of the rows pass (`filter_plane_rows`): segment `seg`, mask row
+// `row`, into slots `2 row` (the block edge) and `2 row + 1` (the inner edge).
+uvec2 row_slots(uint params, uint seg, uint row)
+{
+    uint ss_h = params & 1u, ss_v = (params >> 1) & 1u;
+    uint bits = 2u << ss_h; // mask bits per pair of 8-line halves
+    uint pair = seg >> 1, which = seg & 1u;
+    if (pair >= 8u / bits)
+        return uvec2(0u);
+    uint m0 = mask_byte(1u, row, 0u), m1 = mask_byte(1u, row, 1u), m2 = mask_byte(1u, row, 2u);
+    uint m3 = mask_byte(1u, row, 3u);
+    uint vm = m0 | m1 | m2;
+    uint x = 1u << (pair * bits);
+    if ((vm & ~(x - 1u)) == 0u)
+        return uvec2(0u);
+    uint right = 1u + ss_h;
+    uint x2 = x << right;
+    uint pos = row * (8u >> ss_v);
+    uint l = (ss_v != 0u ? (row & ~1u) : row) * 8u + pair * bits;
+    uvec2 slots = uvec2(0u);
+    if ((params & 8u) == 0u || row > 0u)
+        slots.x = block_edge(which, pos, bvec3((vm & x) != 0u, (m0 & x) != 0u, (m1 & x) != 0u), l,
+                             bvec3((vm & x2) != 0u, (m0 & x2) != 0u, (m1 & x2) != 0u), l + right);
+    if (ss_v == 0u && (m3 & (which == 0u ? x : x2)) != 0u)
+        slots.y = edge_at(pos + 4u, 1u, l + which * right);
+    return slots;
 }
 
 int reach_of(uint word)
@@ -38,44 +130,54 @@ int reach_of(uint word)
     return ((word >> 6) & 3u) == 3u ? 8 : 4;
 }
 
-// Every invocation of the workgroup calls it for the same job, then a barrier() follows
-// before `table` is read.
-void load_table(uvec4 jb, int line)
+// (Widened before the choice: a choice of 8-bit values would need V3D's missing Int8.)
+uint load_pixel(uint at, bool both)
 {
-    table[2 * line] = edge_word(jb.w, uint(2 * line));
-    table[2 * line + 1] = edge_word(jb.w, uint(2 * line + 1));
+    return both ? uint(px_coherent[at]) : uint(px[at]);
 }
 
-// Filters line `line` of the pass `jb` whose table is loaded.
-void filter_line(uvec4 jb, int line)
+void store_pixel(uint at, int v, bool both)
 {
-    bool columns = (jb.z & 1u) == 0u;
+    if (both)
+        px_coherent[at] = uint8_t(v);
+    else
+        px[at] = uint8_t(v);
+}
+
+// Filters line `line` of pass `pass` (0: columns, 1: rows) of the plane `jb`, whose table is
+// written; `both`: the job runs both passes.
+void filter_line(uvec4 jb, uint pass, int line, bool both)
+{
+    bool columns = pass == 0u;
     int stride = int(jb.y);
     int across = columns ? 1 : stride;
     uint first = jb.x + uint(line * (columns ? stride : 1));
-    uint words = uint(line / 8) * EDGES;
+    uint words = pass * EDGES * 8u + uint(line / 8) * EDGES;
 
     // The pixels this line's edges reach: read once.
     int lo = 64, hi = 0;
-    uint edges = 0u;
-    for (; edges < EDGES; edges++) {
-        uint word = table[words + edges];
-        if (((word >> 6) & 3u) == 0u)
-            break;
+    for (uint k = 0u; k < EDGES; k++) {
+        uint word = table[words + k];
+        if (word == 0u)
+            continue;
         int pos = int(word & 63u);
         lo = min(lo, pos - reach_of(word));
         hi = max(hi, pos + reach_of(word));
     }
-    if (edges == 0u)
+    if (hi <= lo)
         return;
     int buf[SPAN]; // buf[i + 8]: pixel i across
-    for (int b = 0; b < SPAN; b++)
-        buf[b] = b - 8 >= lo && b - 8 < hi ? int(px[first + uint((b - 8) * across)]) : 0;
+    for (int b = 0; b < SPAN; b++) {
+        bool reached = b - 8 >= lo && b - 8 < hi;
+        buf[b] = reached ? int(load_pixel(first + uint((b - 8) * across), both)) : 0;
+    }
 
     // What the edges changed: written back once.
     int changed_lo = hi, changed_hi = lo;
-    for (uint k = 0u; k < edges; k++) {
+    for (uint k = 0u; k < EDGES; k++) {
         uint word = table[words + k];
+        if (word == 0u)
+            continue;
         int wd = ((word >> 6) & 3u) == 1u ? 4 : (((word >> 6) & 3u) == 2u ? 8 : 16);
         int pos = int(word & 63u);
         int v[16];
@@ -92,5 +194,42 @@ void filter_line(uvec4 jb, int line)
     }
     for (int b = 0; b < SPAN; b++)
         if (b - 8 >= changed_lo && b - 8 < changed_hi)
-            px[first + uint((b - 8) * across)] = uint8_t(buf[b]);
+            store_pixel(first + uint((b - 8) * across), buf[b], both);
+}
+
+// Filters the plane `jb`: both passes, FFmpeg's columns pass first, or the one its job names.
+// Every invocation of the workgroup (64) calls it for the same job: the barriers are inside,
+// in control flow that is uniform across the workgroup. Returns with the plane's writes made
+// visible to the workgroup and its shared memory free for the next plane.
+void filter_plane(uvec4 jb, int line)
+{
+    uint l = uint(line);
+    uint lo = uint(int(coefs[jb.w + 2u * l])) & 0xffffu;
+    uint hi = uint(int(coefs[jb.w + 2u * l + 1u])) & 0xffffu;
+    record[l] = lo | (hi << 16);
+    barrier();
+    // The walk: invocation (segment, step) fills two slots of each pass's table.
+    bool columns = (jb.z & 32u) == 0u, rows = (jb.z & 16u) == 0u;
+    uint seg = l >> 3, walk_step = l & 7u;
+    uint at = seg * EDGES + 2u * walk_step;
+    uvec2 c = columns ? column_slots(jb.z, seg, walk_step) : uvec2(0u);
+    uvec2 r = rows ? row_slots(jb.z, seg, walk_step) : uvec2(0u);
+    table[at] = c.x;
+    table[at + 1u] = c.y;
+    table[EDGES * 8u + at] = r.x;
+    table[EDGES * 8u + at + 1u] = r.y;
+    barrier();
+    if (columns)
+        filter_line(jb, 0u, line, columns && rows);
+    if (columns && rows) {
+        // The columns pass's writes before the rows pass reads them.
+        memoryBarrierBuffer();
+        barrier();
+    }
+    if (rows)
+        filter_line(jb, 1u, line, columns && rows);
+    // The plane's writes before another plane of the workgroup reads them, and its record and
+    // tables read before they are replaced.
+    memoryBarrierBuffer();
+    barrier();
 }

@@ -37,7 +37,7 @@ use crate::gpu::{self, GpuResult};
 use crate::kernels::cdef::{self, CdefCall};
 use crate::kernels::itx::{self, GpuJob, ItxKernel, Transform, Tx1d, TxSize};
 use crate::kernels::lf::{self, LfDir, LfFunction, LfHalf};
-use crate::kernels::lf_sb::{self, SbPass};
+use crate::kernels::lf_sb::{self, SbPlane};
 use crate::kernels::mc::{self, McFunction};
 use crate::kernels::{job_words, CDEF_KERNEL, LF_KERNEL, LF_ROW_KERNEL, LF_SB_KERNEL, MC_KERNEL};
 use crate::levels::{Access, Block, Deps, Levels, Need, MAX_LEVELS};
@@ -94,19 +94,19 @@ pub enum Op<'a> {
         i: i32,
         h: i32,
     },
-    /// One plane's columns or rows pass of a superblock's loop filter (`lf_sb`); its
-    /// destination is the superblock's first pixel. `sb` is its position where the call comes
-    /// from FFmpeg's decoder, which filters superblocks in raster order after the rows they
-    /// read are reconstructed: such passes are ordered by position.
+    /// One plane of a superblock's loop filter (`lf_sb`), its columns pass then its rows
+    /// pass; its destination is the superblock's first pixel. `sb` is its position where the
+    /// call comes from FFmpeg's decoder, which filters superblocks in raster order after the
+    /// rows they read are reconstructed: such planes are ordered by position.
     LfSb {
-        pass: &'a SbPass,
+        plane: &'a SbPlane<'a>,
         sb: Option<SbPosition>,
     },
     /// AV1's CDEF (dav1d's `fb[]`): its destination is `call.dst`.
     Cdef { call: CdefCall },
 }
 
-/// Where a pass of the decoder's superblock loop filter lies: the superblock's row and column
+/// Where a plane of the decoder's superblock loop filter lies: the superblock's row and column
 /// (in superblocks) and the plane.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub struct SbPosition {
@@ -185,21 +185,12 @@ impl Op<'_> {
                     },
                 };
             }
-            Op::LfSb { pass, .. } => {
-                let (_, lo, lines, across) = pass.extent();
-                return match pass.dir {
-                    LfDir::H => Area {
-                        at: dst.wrapping_offset(lo),
-                        stride,
-                        w: across,
-                        h: lines,
-                    },
-                    LfDir::V => Area {
-                        at: dst.wrapping_offset(lo * stride),
-                        stride,
-                        w: lines,
-                        h: across,
-                    },
+            Op::LfSb { plane, .. } => {
+                return Area {
+                    at: dst.wrapping_offset(plane.top as isize * stride + plane.left as isize),
+                    stride,
+                    w: (plane.right - plane.left) as usize,
+                    h: (plane.bottom - plane.top) as usize,
                 };
             }
         };
@@ -261,7 +252,7 @@ impl Op<'_> {
                 (s.w * s.h).div_ceil(2)
             }
             Op::Cdef { .. } => cdef::WINDOW_LEN,
-            Op::LfSb { .. } => 2 * lf_sb::TABLE_WORDS,
+            Op::LfSb { .. } => lf_sb::RECORD_BYTES / 2,
             _ => 0,
         }
     }
@@ -296,24 +287,24 @@ impl Op<'_> {
                 (Origin::Ffmpeg, Some(ffmpeg)) => ffmpeg(dst, stride, e, i, h),
                 _ => lf::lf_now(f, dst, stride, e, i, h),
             },
-            Op::LfSb { pass, .. } => run_lf_sb(&pass.table, pass.dir, dst, stride, origin),
+            Op::LfSb { plane, .. } => run_lf_sb(plane, dst, stride, origin),
             Op::Cdef { call } => call.run_now(),
         }
     }
 }
 
-/// Runs a superblock pass's table: FFmpeg's own 8-line functions for its decoder's calls, else
-/// the reference.
-unsafe fn run_lf_sb(table: &[u32], dir: LfDir, dst: *mut u8, stride: isize, origin: Origin) {
+/// Runs a superblock plane's passes: FFmpeg's own 8-line functions for its decoder's calls,
+/// else the reference.
+unsafe fn run_lf_sb(plane: &SbPlane, dst: *mut u8, stride: isize, origin: Origin) {
     match (origin, FFMPEG_DSP.get()) {
-        (Origin::Ffmpeg, Some(dsp)) => {
-            lf_sb::run_pass(table, dir, dst, stride, |at, s, d, half| {
-                if !run_half_with_ffmpeg(dsp, at, s, d, half) {
-                    lf::filter_half(at, s, d, half)
-                }
-            })
-        }
-        _ => lf_sb::run_pass_now(table, dir, dst, stride),
+        (Origin::Ffmpeg, Some(dsp)) => plane.run(dst, stride, |at, s, d, half| {
+            if !run_half_with_ffmpeg(dsp, at, s, d, half) {
+                lf::filter_half(at, s, d, half)
+            }
+        }),
+        _ => plane.run(dst, stride, |at, s, d, half| {
+            lf::filter_half(at, s, d, half)
+        }),
     }
 }
 
@@ -339,24 +330,10 @@ unsafe fn run_half_with_ffmpeg(
     }
 }
 
-/// A superblock pass's table as a job left it in the arena (`word`: its first coefficient).
-unsafe fn lf_sb_table(arena: *const i16, word: u32) -> [u32; lf_sb::TABLE_WORDS] {
-    let mut table = [0u32; lf_sb::TABLE_WORDS];
-    ptr::copy_nonoverlapping(
-        arena.add(word as usize) as *const u8,
-        table.as_mut_ptr() as *mut u8,
-        4 * lf_sb::TABLE_WORDS,
-    );
-    table
-}
-
-/// The direction a superblock pass's job names.
-fn lf_sb_dir(params: u32) -> LfDir {
-    if params & 1 == 0 {
-        LfDir::H
-    } else {
-        LfDir::V
-    }
+/// A superblock plane as its job left it: its record in the arena (word 3: its first
+/// coefficient) and its parameters (word 2).
+unsafe fn lf_sb_plane<'a>(arena: *const i16, job: &Job) -> SbPlane<'a> {
+    lf_sb::plane_from_record(arena.add(job[3] as usize) as *const u8, job[2])
 }
 
 /// Runs a transform at once: FFmpeg's own function for its decoder's calls, else the reference.
@@ -460,8 +437,8 @@ unsafe fn run_job_on_cpu(
             lf::filter_half(dst, stride, dir, half);
         }
         LF_SB_KERNEL | LF_ROW_KERNEL => {
-            let table = lf_sb_table(arena, job[3]);
-            lf_sb::run_pass_now(&table, lf_sb_dir(job[2]), dst, stride);
+            let plane = lf_sb_plane(arena, job);
+            run_lf_sb(&plane, dst, stride, Origin::Api);
         }
         CDEF_KERNEL => {
             let (s, w, h, two_bytes) = cdef::from_job_params(job[3]);
@@ -511,8 +488,8 @@ unsafe fn run_job_fast(
             }
         }
         LF_SB_KERNEL | LF_ROW_KERNEL => {
-            let table = lf_sb_table(arena, job[3]);
-            return run_lf_sb(&table, lf_sb_dir(job[2]), dst, stride, Origin::Ffmpeg);
+            let plane = lf_sb_plane(arena, job);
+            return run_lf_sb(&plane, dst, stride, Origin::Ffmpeg);
         }
         CDEF_KERNEL => {}
         k => {
@@ -649,7 +626,7 @@ struct RecordedCounts {
     mc: u64,
     lf: u64,
     lf_sb: u64,
-    /// Of the superblock passes, those run a superblock row per workgroup (`lf_row`).
+    /// Of the superblock planes, those run a superblock row per workgroup (`lf_row`).
     lf_sb_by_rows: u64,
     cdef: u64,
     mc_source_in_place: u64,
@@ -716,8 +693,11 @@ struct Placed {
     may_redo: bool,
     /// See `Need::unknown_readers`.
     unknown_readers: bool,
-    /// A superblock pass placed by its row (`DAEDALUS_LF_ORDER=rows`): the `lf_row` kernel's.
+    /// A superblock plane placed by its row (`DAEDALUS_LF_ORDER=rows`): the `lf_row` kernel's.
     by_rows: bool,
+    /// A superblock plane on the wavefront (see [`GpuBatch::place_by_position`]): a job for
+    /// its columns pass at `level`, one for its rows pass at the next.
+    passes_apart: bool,
 }
 
 /// A job word 0 (its pixel) that tells the shaders to skip the job: the call completed early,
@@ -765,7 +745,7 @@ enum Stop {
 fn call_cost(op: &Op, jobs: usize) -> u32 {
     match *op {
         Op::Itx { tx, .. } => (tx.size.n() * tx.size.n()).div_ceil(64) as u32,
-        Op::LfSb { pass, .. } => pass.edges as u32,
+        Op::LfSb { plane, .. } => plane.bits,
         _ => jobs as u32,
     }
 }
@@ -1087,11 +1067,11 @@ struct GpuBatch {
     calls_in_step: bool,
     /// The highest level of a call placed by its cells.
     cell_level_max: Option<u32>,
-    /// The decoder's superblock loop-filter passes, placed by position (see
+    /// The decoder's superblock loop-filter planes, placed by position (see
     /// [`GpuBatch::place_by_position`]): per plane, the span of the bytes they read and
-    /// write; the last one's position and direction; the superblock row of the first.
+    /// write; the last one's position; the superblock row of the first.
     lf_spans: [(usize, usize); 3],
-    lf_last: Option<(SbPosition, bool)>,
+    lf_last: Option<SbPosition>,
     lf_first_row: u32,
     /// Per slot: the span of the bytes the calls in place write (and read: their own pixels),
     /// the span they read as sources, and how many of the calls writing there the GPU may
@@ -1160,29 +1140,31 @@ impl GpuBatch {
         }
     }
 
-    /// Whether `span` meets the bytes of a loop-filter pass placed by position.
+    /// Whether `span` meets the bytes of a loop-filter plane placed by position.
     fn meets_lf_passes(&self, span: (usize, usize)) -> bool {
         self.lf_spans.iter().any(|&s| spans_meet(s, span))
     }
 
-    /// Places a pass of FFmpeg's superblock loop filter by the superblock's position instead
-    /// of its cells (a pass's footprint is about 300 cells; a call per superblock is only
+    /// Places a plane of FFmpeg's superblock loop filter by the superblock's position instead
+    /// of its cells (a plane's footprint is about 600 cells; a call per superblock is only
     /// cheaper if placing it is). The decoder filters superblock row `r` after reconstructing
     /// it, superblocks in raster order, each plane's columns pass before its rows pass. Then
-    /// the columns pass of (r, c) must follow the passes of (r, c - 1), which it reaches into,
-    /// and the rows pass of (r, c) the columns pass of (r, c) and (r - 1, c + 1) and the rows
-    /// pass of (r - 1, c), into which it reaches: level `2 (r + c)` for the columns pass and
-    /// one more for the rows pass orders them all, planes side by side, above every call
-    /// placed by cells so far. (With `DAEDALUS_LF_ORDER=rows` a row's passes all take level
-    /// `r` instead, and `lf_row.comp` runs a plane's bucket of them in one workgroup in the
-    /// recorded order.) Later calls placed by cells must not touch these bytes (they
+    /// the plane of (r, c) must follow those of (r, c - 1), into which its columns pass
+    /// reaches, and of (r - 1, c) and (r - 1, c + 1), into which its rows pass reaches (the
+    /// columns pass of (r - 1, c + 1) filters the last columns of (r - 1, c)). A job per
+    /// pass, the columns pass's at level `2 (r + c)` and the rows pass's at the next, orders
+    /// them all, planes side by side, above every call placed by cells so far: a chain of
+    /// `2 (rows + columns)` levels, where one job per plane at level `2 r + c` would chain
+    /// `2 (2 rows + columns)` passes, each a round trip to the frame's memory. (With
+    /// `DAEDALUS_LF_ORDER=rows` a row's planes all take level `r` instead, one job each, and
+    /// `lf_row.comp` runs a plane's bucket of them in one workgroup in the recorded order.)
+    /// Later calls placed by cells must not touch these bytes (they
     /// know nothing of them): `place` completes the batch first where one would, as it does
     /// where a pass comes out of raster order, and early completions of these bytes complete
     /// the batch instead (`complete_areas`). In the decoder neither happens: what it
     /// reconstructs and reads after filtering a row lies below that row.
     fn place_by_position(
         &mut self,
-        pass: &SbPass,
         sb: SbPosition,
         span: (usize, usize),
     ) -> Result<(u32, bool), Busy> {
@@ -1191,27 +1173,26 @@ impl GpuBatch {
             // filter: complete the batch first.
             return Err(Busy::Flush(Reason::Overlap));
         }
-        let rows_pass = pass.dir == LfDir::V;
         match self.lf_last {
             // Out of the decoder's order (or another frame's): complete the batch first.
-            Some(last) if (sb, rows_pass) <= last => return Err(Busy::Flush(Reason::Overlap)),
+            Some(last) if sb <= last => return Err(Busy::Flush(Reason::Overlap)),
             Some(_) => {}
             None => self.lf_first_row = sb.row,
         }
         let base = self.cell_level_max.map_or(0, |l| l + 1);
         let by_rows = lf_passes_by_rows();
         let level = if by_rows {
-            // A level per superblock row: its passes (of a plane, or of planes sharing a
+            // A level per superblock row: its planes (of a plane, or of planes sharing a
             // buffer) are one bucket, which one workgroup runs in this order.
             base + (sb.row - self.lf_first_row)
         } else {
-            base + 2 * (sb.row - self.lf_first_row + sb.col) + rows_pass as u32
+            base + 2 * (sb.row - self.lf_first_row + sb.col)
         };
-        if level >= MAX_LEVELS {
+        if level + 1 >= MAX_LEVELS {
             return Err(Busy::Flush(Reason::Full));
         }
-        self.lf_last = Some((sb, rows_pass));
-        // A plane's passes lie in one span: the rows filtered so far (with the padding at
+        self.lf_last = Some(sb);
+        // A plane's superblocks lie in one span: the rows filtered so far (with the padding at
         // their ends, which nothing touches).
         let s = &mut self.lf_spans[sb.plane.min(2) as usize];
         *s = (s.0.min(span.0), s.1.max(span.1));
@@ -1241,7 +1222,7 @@ impl GpuBatch {
         }
         self.found.clear();
         let by_position = match *op {
-            Op::LfSb { pass, sb: Some(sb) } => Some((pass, sb)),
+            Op::LfSb { sb: Some(sb), .. } => Some(sb),
             _ => None,
         };
         if self.pending_words >= self.max_words {
@@ -1363,8 +1344,8 @@ impl GpuBatch {
         let (target_slot, dst_mark) = match &self.current {
             Some(r) if by_position.is_some() => {
                 let slot = r.slot;
-                let (pass, sb) = by_position.expect("placed by position");
-                (need.level, by_rows) = self.place_by_position(pass, sb, (lo, hi))?;
+                let sb = by_position.expect("placed by position");
+                (need.level, by_rows) = self.place_by_position(sb, (lo, hi))?;
                 (slot, None)
             }
             Some(r) => {
@@ -1453,6 +1434,7 @@ impl GpuBatch {
             may_redo: cpu_redo,
             unknown_readers: need.unknown_readers,
             by_rows,
+            passes_apart: by_position.is_some() && !by_rows,
         })
     }
 
@@ -1825,7 +1807,7 @@ impl GpuBatch {
     }
 
     /// The pending calls that touch `areas`; `None` where the cells cannot tell or (with
-    /// `lf_passes`) a loop-filter pass placed by position meets them.
+    /// `lf_passes`) a loop-filter plane placed by position meets them.
     fn pending_on(&mut self, areas: &[Area], lf_passes: bool) -> Option<Vec<u32>> {
         if self.staging_len > 0 {
             return None;
@@ -2702,13 +2684,9 @@ impl Recorder {
                 (2 * at + w.above * win.w + w.left) as u32
             }
             Op::Lf { .. } => 0,
-            Op::LfSb { pass, .. } => {
-                let at = self.take(2 * lf_sb::TABLE_WORDS);
-                ptr::copy_nonoverlapping(
-                    pass.table.as_ptr() as *const u8,
-                    self.arena.ptr.add(at) as *mut u8,
-                    4 * lf_sb::TABLE_WORDS,
-                );
+            Op::LfSb { plane, .. } => {
+                let at = self.take(lf_sb::RECORD_BYTES / 2);
+                plane.write_record(self.arena.ptr.add(at) as *mut u8);
                 at as u32
             }
             Op::Cdef { call } => {
@@ -2801,14 +2779,10 @@ impl Recorder {
                     );
                 }
             }
-            Op::LfSb { pass, .. } => {
+            Op::LfSb { plane, .. } => {
                 // One job at the superblock's first pixel, inside the call's area.
-                let (_, lo, _, _) = pass.extent();
-                let (row, col) = match pass.dir {
-                    LfDir::H => (0, (-lo) as usize),
-                    LfDir::V => ((-lo) as usize, 0),
-                };
-                let words = [0, 0, pass.dir as u32, captured.word, 0, 0, 0, 0, 0, 0, 0, 0];
+                let (row, col) = ((-plane.top) as usize, (-plane.left) as usize);
+                let words = [0, 0, plane.params, captured.word, 0, 0, 0, 0, 0, 0, 0, 0];
                 job(row, col, LF_SB_KERNEL as u8, words);
             }
             Op::Cdef { call } => {
@@ -2943,6 +2917,7 @@ impl Recorder {
             may_redo,
             unknown_readers,
             by_rows,
+            passes_apart,
         }) = placed
         else {
             if self.gpu.is_none() {
@@ -3014,8 +2989,16 @@ impl Recorder {
                     job[3] |= MAY_REDO;
                     g.may_redo = true;
                 }
-                // A row's passes run in one workgroup, in this order.
+                // A row's planes run in one workgroup, in this order.
                 let kernel = if by_rows { LF_ROW_KERNEL as u8 } else { kernel };
+                if passes_apart {
+                    // The rows pass's job, in the next level's bucket, is not the call's for
+                    // early completion (`jobs`): the decoder's planes complete as a batch.
+                    let mut rows = job;
+                    rows[2] |= lf_sb::ROWS_ONLY;
+                    job[2] |= lf_sb::COLUMNS_ONLY;
+                    g.push(level + 1, kernel, slot, source_slot, &rows);
+                }
                 let at = g.push(level, kernel, slot, source_slot, &job);
                 first.get_or_insert(at);
                 jobs += 1;
@@ -3044,7 +3027,10 @@ impl Recorder {
         if let Some(g) = &mut self.gpu {
             let (bucket, first_word) = first.expect("a call has jobs");
             let cost = call_cost(&op, jobs);
-            let batch_only = copied || unknown_readers;
+            // A plane split in two jobs registers only its first: it must never complete early
+            // (nothing it is placed by names it, and a reader meeting its bytes completes the
+            // batch whole), which this keeps so should either change.
+            let batch_only = copied || unknown_readers || passes_apart;
             g.note_call(
                 serial,
                 bucket,
@@ -3405,7 +3391,9 @@ pub unsafe fn record_lf(
 ///
 /// # Safety
 /// As FFmpeg's function: every pixel its edges reach must be valid and stay untouched until
-/// the thread's next [`flush`].
+/// the thread's next [`flush`], and so must the rectangle bounding the reach of every edge its
+/// masks mark (the plane's bound, see [`SbPlane`]), which calls outside registered memory copy
+/// back whole.
 pub unsafe fn record_lf_sb(
     filter: lf_sb::SbFilter,
     dst: [*mut u8; 3],
@@ -3414,21 +3402,23 @@ pub unsafe fn record_lf_sb(
     (ss_h, ss_v): (usize, usize),
     origin: Origin,
 ) {
-    // The walk has no side effects: should it fail, nothing is recorded and the caller's own
-    // filters can still do the whole superblock. Once a pass is recorded the superblock is
-    // taken, so a pass that fails does not stop the others (as a failing per-edge call would
-    // not stop the next edge): FFmpeg must never filter recorded passes a second time.
-    let passes = SbPass::superblock(filter, row, col, ss_h, ss_v);
-    for (plane, pass) in passes.iter() {
-        if let Some(pass) = pass {
-            let stride = strides[(*plane > 0) as usize];
+    // Reading the masks has no side effects: should it fail, nothing is recorded and the
+    // caller's own filters can still do the whole superblock. Once a plane is recorded the
+    // superblock is taken, so a plane that fails does not stop the others (as a failing
+    // per-edge call would not stop the next edge): FFmpeg must never filter recorded planes a
+    // second time.
+    let luma = SbPlane::new(filter, 0, (row, col), 0, 0);
+    let chroma = SbPlane::new(filter, (ss_h | ss_v != 0) as usize, (row, col), ss_h, ss_v);
+    for (p, plane) in [luma, chroma, chroma].iter().enumerate() {
+        if let Some(plane) = plane {
+            let stride = strides[(p > 0) as usize];
             let sb = (origin == Origin::Ffmpeg).then_some(SbPosition {
                 row: row as u32 >> 3,
                 col: col as u32 >> 3,
-                plane: *plane as u32,
+                plane: p as u32,
             });
-            crate::ffi::guard("a superblock loop-filter pass", (), || {
-                record_op(Op::LfSb { pass, sb }, dst[*plane], stride, origin)
+            crate::ffi::guard("a superblock loop-filter plane", (), || {
+                record_op(Op::LfSb { plane, sb }, dst[p], stride, origin)
             });
         }
     }

@@ -925,8 +925,8 @@ pub struct DaedalusStats {
     /// deferred calls they ran (counted in `cpu_calls` too).
     pub early_completions: u64,
     pub completed_early: u64,
-    /// Deferred loop-filter passes of whole superblocks (`daedalus_vp9_loopfilter_sb`, and
-    /// the decoder's superblocks): a plane's columns or rows each.
+    /// Deferred loop-filter calls of whole superblocks (`daedalus_vp9_loopfilter_sb`, and the
+    /// decoder's superblocks): a plane each, its columns and rows passes.
     pub deferred_lf_sb: u64,
     /// Deferred calls that ran ahead on the CPU for a reader of the decoder, staying in their
     /// submission (not counted in `cpu_calls` unless they later completed early).

@@ -11,9 +11,10 @@ pub struct Counters {
     pub deferred_itx: AtomicU64,
     pub deferred_mc: AtomicU64,
     pub deferred_lf: AtomicU64,
-    /// Deferred loop-filter passes of whole superblocks (a plane's columns or rows).
+    /// Deferred loop-filter calls of whole superblocks: a plane each (its columns and rows
+    /// passes).
     pub deferred_lf_sb: AtomicU64,
-    /// Of those, the passes a superblock row per workgroup ran (`DAEDALUS_LF_ORDER=rows`).
+    /// Of those, the planes a superblock row per workgroup ran (`DAEDALUS_LF_ORDER=rows`).
     pub lf_sb_by_rows: AtomicU64,
     /// Deferred CDEF calls (AV1).
     pub deferred_cdef: AtomicU64,

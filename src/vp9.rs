@@ -123,8 +123,8 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
     loopfilter_sb,
 };
 
-/// A superblock's loop filter, one recorded pass per plane and direction instead of a call per
-/// edge (`DAEDALUS_LF_CALLS`). Declined (FFmpeg then filters it with the table, whose
+/// A superblock's loop filter, one recorded call per plane instead of a call per edge
+/// (`DAEDALUS_LF_CALLS`). Declined (FFmpeg then filters it with the table, whose
 /// loop-filter entries record or run FFmpeg's own functions as placed) with `edges`, by default
 /// on a thread that publishes its rows (frame threads: the threads that wait for a row wait for
 /// its chain of superblock passes, which takes the GPU longer than the per-edge calls), and

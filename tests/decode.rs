@@ -288,7 +288,7 @@ fn stat<'a>(stderr: &'a str, key: &str) -> Option<&'a str> {
 }
 
 /// Calls each family deferred (transforms, motion compensation, loop filters by edge and by
-/// superblock pass), and motion compensations that read their reference in place.
+/// superblock plane), and motion compensations that read their reference in place.
 type Deferred = [u64; 5];
 
 /// Decodes `stream` with daedalus (`way`, `mode`, `env`) to framemd5 and checks that it exits
@@ -515,7 +515,7 @@ fn matrix(mode: &str, env: &[(&str, &str)]) {
     println!(
         "{count} decodes on the {mode} path ({env:?}) equal Debian's ffmpeg; deferred: {itx} transforms, \
          {mc} motion compensations ({in_place} reading the reference in place), {lf} loop filters, \
-         {lf_sb} superblock loop-filter passes"
+         {lf_sb} superblock loop-filter planes"
     );
     // Every family took part, and on the GPU motion compensation read references in place.
     assert!(
@@ -576,7 +576,7 @@ fn gpu_path_with_superblock_loop_filter_equals_debian_ffmpeg() {
     matrix("gpu", &[("DAEDALUS_LF_CALLS", "superblocks")]);
 }
 
-/// The same with the passes a superblock row per workgroup (`DAEDALUS_LF_ORDER=rows`).
+/// The same with the planes of a superblock row per workgroup (`DAEDALUS_LF_ORDER=rows`).
 #[test]
 fn gpu_path_with_superblock_loop_filter_by_rows_equals_debian_ffmpeg() {
     matrix(

@@ -144,18 +144,20 @@ fn frames_equal_ffmpegs(way: Way) {
                     assert_eq!(counter(&text, "deferred_lf_sb"), 0, "{text}");
                 }
                 Way::Superblocks => {
-                    // Six passes a superblock (random masks leave none empty).
+                    // Three planes a superblock (random masks leave none empty).
                     let superblocks = counter(&text, "calls");
                     assert_eq!(superblocks, (w.div_ceil(64) * h.div_ceil(64)) as u64);
-                    assert_eq!(counter(&text, "deferred_lf_sb"), 6 * superblocks, "{text}");
-                    assert_eq!(ran, 6 * superblocks, "{text}");
+                    assert_eq!(counter(&text, "deferred_lf_sb"), 3 * superblocks, "{text}");
+                    assert_eq!(ran, 3 * superblocks, "{text}");
                     assert_eq!(counter(&text, "deferred_lf"), 0, "{text}");
                 }
             }
             if gpu {
                 assert_eq!(counter(&text, "cpu_calls"), 0, "{text}");
                 assert_eq!(counter(&text, "flushes_overlap"), 0, "{text}");
-                assert!(counter(&text, "max_levels") > 1, "{text}");
+                // (The three planes of a lone superblock, a job each, take one level.)
+                let one_superblock = w <= 64 && h <= 64 && way == Way::Superblocks;
+                assert!(counter(&text, "max_levels") > 1 || one_superblock, "{text}");
                 assert_eq!(counter(&text, "validation_messages"), 0, "{text}");
                 let flushes = if flush == "row" { h.div_ceil(64) } else { 1 };
                 assert_eq!(

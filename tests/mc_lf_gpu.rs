@@ -1255,7 +1255,7 @@ fn decoder_superblocks_placed_by_position_keep_the_order() {
     assert!(readers > 0, "no reader ran");
     assert!(
         after.deferred_lf_sb > before.deferred_lf_sb,
-        "no pass was deferred"
+        "no plane was deferred"
     );
     assert!(
         after.flushes_overlap > before.flushes_overlap,

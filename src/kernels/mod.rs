@@ -15,11 +15,11 @@ pub const MC_KERNEL: usize = itx::ItxKernel::COUNT;
 pub const LF_KERNEL: usize = itx::ItxKernel::COUNT + 1;
 /// AV1's CDEF (`shaders/cdef.comp`): one job per block, a workgroup of 64 invocations each.
 pub const CDEF_KERNEL: usize = itx::ItxKernel::COUNT + 2;
-/// A superblock's loop-filter pass (`shaders/lf_sb.comp`): one job per workgroup, an
-/// invocation per line.
+/// A superblock plane's loop filter (`shaders/lf_sb.comp`): one job per workgroup (a plane's
+/// columns pass, its rows pass, or both), an invocation per line.
 pub const LF_SB_KERNEL: usize = itx::ItxKernel::COUNT + 3;
-/// The decoder's superblock loop-filter passes of a row (`shaders/lf_row.comp`): the jobs of
-/// a dispatch are passes that one workgroup runs one after the other, an invocation per line.
+/// The decoder's superblock loop-filter planes of a row (`shaders/lf_row.comp`): the jobs of
+/// a dispatch are planes that one workgroup runs one after the other, an invocation per line.
 pub const LF_ROW_KERNEL: usize = itx::ItxKernel::COUNT + 4;
 pub const KERNEL_COUNT: usize = itx::ItxKernel::COUNT + 5;
 
