@@ -136,8 +136,8 @@ typedef struct DaedalusStats {
   uint64_t early_completions;
   uint64_t completed_early;
   /**
-   * Deferred loop-filter passes of whole superblocks (`daedalus_vp9_loopfilter_sb`, and
-   * the decoder's superblocks): a plane's columns or rows each.
+   * Deferred loop-filter calls of whole superblocks (`daedalus_vp9_loopfilter_sb`, and the
+   * decoder's superblocks): a plane each, its columns and rows passes.
    */
   uint64_t deferred_lf_sb;
   /**
