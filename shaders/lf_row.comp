@@ -16,7 +16,9 @@ layout(std430, set = 0, binding = 0) readonly buffer Jobs { uvec4 jobs[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Coefs { int16_t coefs[]; };
 // Coherent: a pass reads what other invocations of the workgroup wrote in the pass before.
 layout(std430, set = 0, binding = 2) coherent buffer Pixels { uint8_t px[]; };
+layout(std430, set = 0, binding = 2) coherent buffer PixelWords { uint px_words[]; };
 #define px_coherent px
+#define px_words_coherent px_words
 
 layout(push_constant) uniform Push {
     uint first_job;

@@ -15,6 +15,9 @@ layout(std430, set = 0, binding = 1) readonly buffer Coefs { int16_t coefs[]; };
 // of both (see lf_sb_pass.glsl).
 layout(std430, set = 0, binding = 2) buffer Pixels { uint8_t px[]; };
 layout(std430, set = 0, binding = 2) coherent buffer CoherentPixels { uint8_t px_coherent[]; };
+// The same again a word (4 pixels) at a time, for rows that start on a word.
+layout(std430, set = 0, binding = 2) buffer PixelWords { uint px_words[]; };
+layout(std430, set = 0, binding = 2) coherent buffer CoherentPixelWords { uint px_words_coherent[]; };
 
 layout(push_constant) uniform Push {
     uint first_job;
