@@ -264,9 +264,11 @@ void filter_line(uvec4 jb, uint pass, int line, bool both, bool tiled)
             v[j] = buf[pos + j];
         ivec2 r = filter_values(v, wd, int((word >> 8) & 0xffu), int((word >> 16) & 0xffu),
                                 int(word >> 24));
-        for (int j = r.x; j < r.y; j++)
-            buf[pos + j] = v[j];
         if (r.y > r.x) {
+            // All 16 back, the unchanged ones as they were: indices known when compiled keep
+            // `v` in registers.
+            for (int j = 0; j < 16; j++)
+                buf[pos + j] = v[j];
             changed_lo = min(changed_lo, pos - 8 + r.x);
             changed_hi = max(changed_hi, pos - 8 + r.y);
         }
