@@ -2147,7 +2147,7 @@ impl GpuBatch {
                 .iter()
                 .map(|r| r.in_place.as_ref().expect("slots are in place").as_ref()),
         );
-        let serial = stream.submit(&dispatches, &pixels)?;
+        let serial = stream.submit(&dispatches, &pixels, job_bytes as u64, arena_len as u64 * 2)?;
         self.unretired = Some(serial);
         stats::add_time(&COUNTERS.pack_ns, packing);
         self.submitted = Some(Submitted {

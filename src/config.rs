@@ -187,6 +187,19 @@ pub struct Config {
     /// `DAEDALUS_FRAME_SPLIT`: when a thread that decodes a VP9 frame whole submits the
     /// frame's work so far without waiting.
     pub frame_split: FrameSplit,
+    /// `DAEDALUS_JOB_MEMORY`: where the GPU reads a submission's jobs and coefficients.
+    pub job_memory: JobMemory,
+}
+
+/// Where the GPU reads a submission's jobs and coefficients (`gpu::stream`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum JobMemory {
+    /// Copied into device-local memory where the host buffers are not device-local.
+    Auto,
+    /// From the host buffers the CPU wrote.
+    Host,
+    /// Always copied into device-local memory first.
+    Device,
 }
 
 /// When a thread that decodes a frame whole submits part of it (`vp9::split_frame`).
@@ -322,7 +335,19 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
             }
         },
     };
+    let job_memory = match var("DAEDALUS_JOB_MEMORY").as_deref().map(str::trim) {
+        None => JobMemory::Auto,
+        Some("host") => JobMemory::Host,
+        Some("device") => JobMemory::Device,
+        Some(other) => {
+            eprintln!(
+                "daedalus: warning: DAEDALUS_JOB_MEMORY={other:?} is not host/device; choosing by device"
+            );
+            JobMemory::Auto
+        }
+    };
     Config {
+        job_memory,
         reads_ahead,
         frame_split,
         kernels,

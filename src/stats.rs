@@ -91,6 +91,9 @@ pub struct Counters {
     pub bytes_to_device: AtomicU64,
     /// Bytes the host read back: pixels of copied blocks.
     pub bytes_from_device: AtomicU64,
+    /// Submissions that first copied their jobs and coefficients into device-local memory
+    /// (`DAEDALUS_JOB_MEMORY`).
+    pub device_job_copies: AtomicU64,
     /// GPU execution time measured with timestamps, in nanoseconds.
     pub gpu_busy_ns: AtomicU64,
     /// Host time in flushes: writing jobs and copying pixels; submitting and waiting
@@ -157,6 +160,7 @@ pub static COUNTERS: Counters = Counters {
     dispatches: AtomicU64::new(0),
     bytes_to_device: AtomicU64::new(0),
     bytes_from_device: AtomicU64::new(0),
+    device_job_copies: AtomicU64::new(0),
     gpu_busy_ns: AtomicU64::new(0),
     pack_ns: AtomicU64::new(0),
     wait_ns: AtomicU64::new(0),

@@ -1080,7 +1080,7 @@ pub fn stats_line() -> String {
          flush_full={} flush_immediate={} flush_registry={} unattended_submissions={} \
          awaits_in_flight={} frame_splits={} in_flight_waits={} await_ms={:.3} wait_ms={:.3} wait_cpu_ms={:.3} calls_per_submission_mean={mean:.1} \
          calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
-         host_bytes_from_device={} frame_memory={frame_memory} frames={} pool_buffers={} frame_buffers={} imports={} \
+         host_bytes_from_device={} device_job_copies={} frame_memory={frame_memory} frames={} pool_buffers={} frame_buffers={} imports={} \
          pixel_bytes_copied={} pipeline_cache={pipeline_cache} device_setup_ms={setup_ms}",
         r(&c.deferred),
         r(&c.deferred_itx),
@@ -1126,6 +1126,7 @@ pub fn stats_line() -> String {
         r(&c.gpu_busy_ns) as f64 / 1e6,
         r(&c.bytes_to_device),
         r(&c.bytes_from_device),
+        r(&c.device_job_copies),
         r(&c.frames),
         r(&c.pool_buffers),
         r(&c.frame_buffers),

@@ -419,6 +419,20 @@ fn check_with(
                 count("imports")
             ));
         }
+        // Job data copied into device-local memory where asked for, by every submission.
+        let job_memory = env.iter().find(|(k, _)| *k == "DAEDALUS_JOB_MEMORY");
+        let copies = count("device_job_copies");
+        let copies_right = match job_memory.map(|&(_, v)| v) {
+            Some("device") => copies > 0 && copies == count("submissions"),
+            Some("host") => copies == 0,
+            _ => true,
+        };
+        if !copies_right {
+            return Err(format!(
+                "{what}: {copies} device job copies for {} submissions",
+                count("submissions")
+            ));
+        }
         if count("pixel_bytes_copied") != 0 {
             return Err(format!(
                 "{what}: {} pixel bytes copied",
@@ -562,6 +576,14 @@ fn gpu_path_equals_debian_ffmpeg() {
 #[test]
 fn gpu_path_on_the_frame_pool_equals_debian_ffmpeg() {
     matrix("gpu", &[("DAEDALUS_FRAME_MEMORY", "pool")]);
+}
+
+/// Jobs and coefficients copied into device-local memory before each submission, as where
+/// the host buffers are across a bus (lavapipe's are the device's own memory, so by default it
+/// reads them in place).
+#[test]
+fn gpu_path_with_job_data_in_device_memory_equals_debian_ffmpeg() {
+    matrix("gpu", &[("DAEDALUS_JOB_MEMORY", "device")]);
 }
 
 /// The loop filter one call per edge, on every thread.

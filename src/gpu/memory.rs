@@ -77,6 +77,8 @@ pub struct HostBuffer {
     pub ptr: *mut u8,
     pub size: u64,
     coherent: bool,
+    /// In the device's own memory: its shaders read it without crossing a bus.
+    pub device_local: bool,
 }
 
 // The mapping stays valid for the buffer's life and the handles are plain values; who writes
@@ -111,7 +113,10 @@ impl HostBuffer {
                 .create_buffer(
                     &vk::BufferCreateInfo::default()
                         .size(size)
-                        .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                        .usage(
+                            vk::BufferUsageFlags::STORAGE_BUFFER
+                                | vk::BufferUsageFlags::TRANSFER_SRC,
+                        )
                         .sharing_mode(vk::SharingMode::EXCLUSIVE),
                     None,
                 )
@@ -150,6 +155,7 @@ impl HostBuffer {
                     ptr: ptr as *mut u8,
                     size,
                     coherent: flags.contains(Flags::HOST_COHERENT),
+                    device_local: flags.contains(Flags::DEVICE_LOCAL),
                 }),
                 Err(e) => {
                     d.destroy_buffer(buffer, None);
@@ -207,6 +213,88 @@ impl HostBuffer {
 }
 
 impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        unsafe {
+            self.gpu.device.destroy_buffer(self.buffer, None);
+            self.gpu.device.free_memory(self.memory, None);
+        }
+    }
+}
+
+/// A buffer in the device's own memory, which only the GPU reads and writes: a submission's
+/// job data copied there once ([`super::stream::Stream`]).
+pub struct DeviceBuffer {
+    gpu: &'static Gpu,
+    pub buffer: vk::Buffer,
+    pub id: u64,
+    memory: vk::DeviceMemory,
+    pub size: u64,
+}
+
+impl DeviceBuffer {
+    pub fn new(gpu: &'static Gpu, size: u64) -> GpuResult<DeviceBuffer> {
+        let d = &gpu.device;
+        unsafe {
+            let buffer = d
+                .create_buffer(
+                    &vk::BufferCreateInfo::default()
+                        .size(size)
+                        .usage(
+                            vk::BufferUsageFlags::STORAGE_BUFFER
+                                | vk::BufferUsageFlags::TRANSFER_DST,
+                        )
+                        .sharing_mode(vk::SharingMode::EXCLUSIVE),
+                    None,
+                )
+                .map_err(vkerr("vkCreateBuffer"))?;
+            let req = d.get_buffer_memory_requirements(buffer);
+            let Some(type_index) = find_memory_type(
+                &gpu.memory,
+                req.memory_type_bits,
+                &[Flags::DEVICE_LOCAL],
+                req.size,
+            ) else {
+                d.destroy_buffer(buffer, None);
+                return Err(format!(
+                    "no device-local memory type for a {size}-byte buffer"
+                ));
+            };
+            let memory = match d.allocate_memory(
+                &vk::MemoryAllocateInfo::default()
+                    .allocation_size(req.size)
+                    .memory_type_index(type_index),
+                None,
+            ) {
+                Ok(m) => m,
+                Err(e) => {
+                    d.destroy_buffer(buffer, None);
+                    return Err(format!("vkAllocateMemory of {} bytes: {e}", req.size));
+                }
+            };
+            if let Err(e) = d.bind_buffer_memory(buffer, memory, 0) {
+                d.destroy_buffer(buffer, None);
+                d.free_memory(memory, None);
+                return Err(format!("vkBindBufferMemory: {e}"));
+            }
+            Ok(DeviceBuffer {
+                gpu,
+                buffer,
+                id: next_buffer_id(),
+                memory,
+                size,
+            })
+        }
+    }
+
+    pub fn as_ref(&self) -> BufferRef {
+        BufferRef {
+            buffer: self.buffer,
+            id: self.id,
+        }
+    }
+}
+
+impl Drop for DeviceBuffer {
     fn drop(&mut self) {
         unsafe {
             self.gpu.device.destroy_buffer(self.buffer, None);

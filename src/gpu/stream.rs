@@ -1,7 +1,7 @@
 //! A thread's GPU context: command buffer, fence, descriptor sets and buffers, all reused
 //! from one flush to the next. One [`Stream::execute`] is one submission.
 
-use super::memory::{BufferRef, HostBuffer};
+use super::memory::{BufferRef, DeviceBuffer, HostBuffer};
 use super::pipeline::PUSH_BYTES;
 use super::{vkerr, Gpu, GpuResult};
 use crate::stats::{self, COUNTERS};
@@ -50,6 +50,17 @@ pub struct Stream {
     pub overflow: HostBuffer,
     /// How long the last wait for the GPU took: see [`Stream::wait`].
     last_wait: Duration,
+    /// Where job data is read from host memory across a bus (a discrete GPU's), each
+    /// submission first copies its jobs and coefficients into these (one transfer instead of
+    /// a read across the bus by every level's jobs); `None` where the shaders read the host
+    /// buffers themselves.
+    local: Option<LocalCopies>,
+}
+
+/// The device-local copies of a stream's jobs and coefficients, grown as those are.
+struct LocalCopies {
+    jobs: Option<DeviceBuffer>,
+    coefs: Option<DeviceBuffer>,
 }
 
 /// Which of a stream's buffers.
@@ -144,6 +155,15 @@ impl Stream {
             let jobs = HostBuffer::new(gpu, 64 << 10)?;
             let staging = HostBuffer::new(gpu, 256 << 10)?;
             let overflow = HostBuffer::new(gpu, 16 << 10)?;
+            let local = match crate::config::get().job_memory {
+                crate::config::JobMemory::Host => false,
+                crate::config::JobMemory::Device => true,
+                crate::config::JobMemory::Auto => !jobs.device_local || !coefs.device_local,
+            }
+            .then_some(LocalCopies {
+                jobs: None,
+                coefs: None,
+            });
             let stream = Stream {
                 gpu,
                 pool: p.pool,
@@ -158,6 +178,7 @@ impl Stream {
                 staging,
                 overflow,
                 last_wait: Duration::ZERO,
+                local,
             };
             std::mem::forget(p); // the stream owns them now
             Ok(stream)
@@ -195,6 +216,57 @@ impl Stream {
         Ok(())
     }
 
+    /// The jobs as the shaders read them: the device-local copy where there is one.
+    fn jobs_ref(&self) -> BufferRef {
+        match self.local.as_ref().and_then(|l| l.jobs.as_ref()) {
+            Some(b) => b.as_ref(),
+            None => self.jobs.as_ref(),
+        }
+    }
+
+    /// The coefficients as the shaders read them: the device-local copy where there is one.
+    fn coefs_ref(&self) -> BufferRef {
+        match self.local.as_ref().and_then(|l| l.coefs.as_ref()) {
+            Some(b) => b.as_ref(),
+            None => self.coefs.as_ref(),
+        }
+    }
+
+    /// Makes the device-local copies at least as large as what this submission copies.
+    /// Where that fails, the stream goes on without them (one warning), reading its host
+    /// buffers as where there is no bus to cross.
+    fn grow_local(&mut self, job_bytes: u64, coef_bytes: u64) {
+        let gpu = self.gpu;
+        let Some(local) = self.local.as_mut() else {
+            return;
+        };
+        let limit = gpu.info.max_storage_buffer_range;
+        let mut grown = Ok(());
+        for (copy, host_size, bytes) in [
+            (&mut local.jobs, self.jobs.size, job_bytes),
+            (&mut local.coefs, self.coefs.size, coef_bytes),
+        ] {
+            if copy.as_ref().is_some_and(|b| b.size >= bytes) {
+                continue;
+            }
+            // As large as the host buffer: it grows rarely, and this with it.
+            match DeviceBuffer::new(gpu, host_size.max(bytes).min(limit)) {
+                Ok(b) => *copy = Some(b),
+                Err(e) => grown = Err(e),
+            }
+        }
+        if let Err(e) = grown {
+            crate::log::once(
+                crate::log::Level::Warn,
+                "device-local job data",
+                format_args!(
+                    "no device-local copy of the job data ({e}); the GPU reads it from host memory"
+                ),
+            );
+            self.local = None;
+        }
+    }
+
     /// Points a descriptor set at `pixels` and `source` (keeping one that already does) and
     /// returns its index; `taken`: sets this submission uses already.
     fn set_for(
@@ -204,8 +276,8 @@ impl Stream {
         taken: &mut Vec<usize>,
     ) -> GpuResult<usize> {
         let want = [
-            self.jobs.as_ref(),
-            self.coefs.as_ref(),
+            self.jobs_ref(),
+            self.coefs_ref(),
             pixels,
             self.overflow.as_ref(),
             source,
@@ -248,13 +320,20 @@ impl Stream {
     /// without waiting; returns the submission's serial. `pixels[slot]` is a slot's pixel
     /// buffer; source 0 is the arena, source `k` is slot `k`. Until [`Stream::finish`] the
     /// stream's buffers belong to the GPU.
-    pub fn submit(&mut self, dispatches: &[Dispatch], pixels: &[BufferRef]) -> GpuResult<u64> {
+    pub fn submit(
+        &mut self,
+        dispatches: &[Dispatch],
+        pixels: &[BufferRef],
+        job_bytes: u64,
+        coef_bytes: u64,
+    ) -> GpuResult<u64> {
         debug_assert!(!dispatches.is_empty());
+        self.grow_local(job_bytes, coef_bytes);
         let mut taken = Vec::new();
         let mut set_of = Vec::with_capacity(dispatches.len());
         for disp in dispatches {
             let source = match disp.source {
-                0 => self.coefs.as_ref(),
+                0 => self.coefs_ref(),
                 k => pixels[k],
             };
             set_of.push(self.set_for(pixels[disp.slot], source, &mut taken)?);
@@ -281,6 +360,32 @@ impl Stream {
             if let Some(q) = self.queries {
                 d.cmd_reset_query_pool(self.cmd, q, 0, 2);
                 d.cmd_write_timestamp(self.cmd, vk::PipelineStageFlags::COMPUTE_SHADER, q, 0);
+            }
+            // (Timed with the rest: the copies are part of this submission's work.)
+            if let Some(local) = &self.local {
+                for (from, to, bytes) in [
+                    (&self.jobs, &local.jobs, job_bytes),
+                    (&self.coefs, &local.coefs, coef_bytes),
+                ] {
+                    let to = to.as_ref().expect("grown before");
+                    if bytes > 0 {
+                        let region = [vk::BufferCopy::default().size(bytes)];
+                        d.cmd_copy_buffer(self.cmd, from.buffer, to.buffer, &region);
+                    }
+                }
+                // The copies before the shaders read them.
+                let barrier = [vk::MemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                    .dst_access_mask(vk::AccessFlags::SHADER_READ)];
+                d.cmd_pipeline_barrier(
+                    self.cmd,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::DependencyFlags::empty(),
+                    &barrier,
+                    &[],
+                    &[],
+                );
             }
             let (mut bound_kernel, mut bound_set) = (usize::MAX, usize::MAX);
             let mut level = dispatches[0].level;
@@ -356,6 +461,9 @@ impl Stream {
         self.overflow.flush(0..4)?;
         let serial = gpu.submit(self.cmd, self.fence)?;
         stats::add(&COUNTERS.submissions, 1);
+        if self.local.is_some() {
+            stats::add(&COUNTERS.device_job_copies, 1);
+        }
         stats::add(&COUNTERS.dispatches, dispatch_count);
         stats::add(&COUNTERS.barriers, barriers);
         stats::max(&COUNTERS.max_levels, barriers + 1);
