@@ -311,7 +311,9 @@ void filter_plane(uvec4 jb, int line)
     table[EDGES * 8u + at] = r.x;
     table[EDGES * 8u + at + 1u] = r.y;
     barrier();
-    bool tiled = ((jb.x | jb.y) & 3u) == 0u; // the same for every line
+    // The same for every line. (Offsets count from the buffer's binding, at offset 0, where
+    // the word view starts too.)
+    bool tiled = ((jb.x | jb.y) & 3u) == 0u;
     if (columns)
         filter_line(jb, 0u, line, columns && rows, tiled);
     if (columns && rows) {

@@ -361,7 +361,9 @@ impl Stream {
                 d.cmd_reset_query_pool(self.cmd, q, 0, 2);
                 d.cmd_write_timestamp(self.cmd, vk::PipelineStageFlags::COMPUTE_SHADER, q, 0);
             }
-            // (Timed with the rest: the copies are part of this submission's work.)
+            // The copies are this submission's work too, but the first timestamp does not
+            // bound them: they may start while earlier compute work still runs, and only
+            // what is left of them after it is timed.
             if let Some(local) = &self.local {
                 for (from, to, bytes) in [
                     (&self.jobs, &local.jobs, job_bytes),
