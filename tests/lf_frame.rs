@@ -67,12 +67,14 @@ enum Way {
 }
 
 /// The frame's memory: copied blocks, registered (rows start on a word, as FFmpeg's do), or
-/// registered with rows that start off a word (odd strides and planes).
+/// registered with rows that start off a word (odd strides and planes, or planes shifted by a
+/// pixel).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Memory {
     Copied,
     Registered,
     RegisteredOffWord,
+    RegisteredShifted,
 }
 
 /// Runs one frame; returns the harness' counters.
@@ -98,7 +100,11 @@ fn frame(
             }
             .to_string(),
         ])
-        .args((memory == Memory::RegisteredOffWord).then_some("odd"))
+        .args(match memory {
+            Memory::RegisteredOffWord => Some("odd"),
+            Memory::RegisteredShifted => Some("shifted"),
+            _ => None,
+        })
         .output()
         .expect("running the harness");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -185,14 +191,17 @@ fn frames_equal_ffmpegs(way: Way) {
     }
 }
 
-/// Rows that start off a word (odd strides and planes): the GPU reads and writes them a pixel
-/// at a time instead of a word at a time, still FFmpeg's result.
+/// Rows that start off a word (odd strides and planes, or only planes shifted by a pixel): the
+/// GPU reads and writes them a pixel at a time instead of a word at a time, still FFmpeg's
+/// result.
 #[test]
 fn rows_off_a_word_equal_ffmpegs_loopfilter_sb() {
     for (w, h, chroma) in [(352, 288, "420"), (200, 130, "444"), (328, 200, "422")] {
-        for way in [Way::Edges, Way::Superblocks] {
-            let text = frame((w, h, chroma), Memory::RegisteredOffWord, "frame", 5, way);
-            assert!(counter(&text, "changed") > (w * h / 20) as u64, "{text}");
+        for memory in [Memory::RegisteredOffWord, Memory::RegisteredShifted] {
+            for way in [Way::Edges, Way::Superblocks] {
+                let text = frame((w, h, chroma), memory, "frame", 5, way);
+                assert!(counter(&text, "changed") > (w * h / 20) as u64, "{text}");
+            }
         }
     }
 }

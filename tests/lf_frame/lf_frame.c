@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 {
     if (argc != 8 && argc != 9) {
         fprintf(stderr, "usage: lf_frame WIDTH HEIGHT 420|422|440|444 REGISTER row|frame SEED "
-                        "edges|sb [odd]\n");
+                        "edges|sb [odd|shifted]\n");
         return 2;
     }
     int w = atoi(argv[1]), h = atoi(argv[2]), reg = atoi(argv[4]);
@@ -166,7 +166,10 @@ int main(int argc, char **argv)
         return 2;
     }
     int flush_rows = !strcmp(argv[5], "row");
+    /* rows that start off a word, so that the GPU cannot read them by words: "odd" strides
+       and planes, or planes "shifted" by a pixel with strides on a word */
     int odd = argc > 8 && !strcmp(argv[8], "odd");
+    int shift = argc > 8 && (odd || !strcmp(argv[8], "shifted"));
     state = strtoull(argv[6], NULL, 10);
     int sb_cols = (w + 63) / 64, sb_rows = (h + 63) / 64;
 
@@ -190,7 +193,6 @@ int main(int argc, char **argv)
     uint8_t *bufs[3], *refs[3], *orig[3];
     for (int p = 0; p < 3; p++) {
         int pw = sb_cols * 64 >> (p ? ss_h : 0), ph = sb_rows * 64 >> (p ? ss_v : 0);
-        /* "odd": rows that start off a word, so that the GPU cannot read them by words */
         frame->linesize[p] = FFALIGN(pw + 32, 64) + odd;
         sizes[p] = frame->linesize[p] * (size_t)(ph + 16);
         bufs[p] = av_malloc(sizes[p]);
@@ -211,14 +213,14 @@ int main(int argc, char **argv)
     /* FFmpeg's C loop filters */
     ff_vp9dsp_init(&s->dsp, 8, 0);
     for (int p = 0; p < 3; p++)
-        frame->data[p] = refs[p] + 8 * frame->linesize[p] + 16 + odd;
+        frame->data[p] = refs[p] + 8 * frame->linesize[p] + 16 + shift;
     filter_frame(&avctx, s, filters, sb_cols, sb_rows, 0);
 
     /* daedalus' */
     use_daedalus(&s->dsp);
     whole_superblocks = !strcmp(argv[7], "sb");
     for (int p = 0; p < 3; p++) {
-        frame->data[p] = bufs[p] + 8 * frame->linesize[p] + 16 + odd;
+        frame->data[p] = bufs[p] + 8 * frame->linesize[p] + 16 + shift;
         if (reg && daedalus_register_memory(bufs[p], sizes[p]) != 0) {
             fprintf(stderr, "registration failed\n");
             return 2;
