@@ -69,6 +69,57 @@ const FRAME_PREFERENCES: [Flags; 2] = [
     Flags::from_raw(Flags::HOST_VISIBLE.as_raw() | Flags::HOST_COHERENT.as_raw()),
 ];
 
+/// A buffer of `size` bytes with `usage`, bound to new memory of the first type that meets
+/// one of `preferences` (`kind` names them in the error); returns the memory's flags too.
+fn bound_buffer(
+    gpu: &'static Gpu,
+    size: u64,
+    usage: vk::BufferUsageFlags,
+    preferences: &[Flags],
+    kind: &str,
+) -> GpuResult<(vk::Buffer, vk::DeviceMemory, Flags)> {
+    let d = &gpu.device;
+    unsafe {
+        let buffer = d
+            .create_buffer(
+                &vk::BufferCreateInfo::default()
+                    .size(size)
+                    .usage(usage)
+                    .sharing_mode(vk::SharingMode::EXCLUSIVE),
+                None,
+            )
+            .map_err(vkerr("vkCreateBuffer"))?;
+        let req = d.get_buffer_memory_requirements(buffer);
+        let Some(type_index) =
+            find_memory_type(&gpu.memory, req.memory_type_bits, preferences, req.size)
+        else {
+            d.destroy_buffer(buffer, None);
+            return Err(format!(
+                "no suitable {kind} memory type for a {size}-byte buffer"
+            ));
+        };
+        let flags = gpu.memory.memory_types[type_index as usize].property_flags;
+        let memory = match d.allocate_memory(
+            &vk::MemoryAllocateInfo::default()
+                .allocation_size(req.size)
+                .memory_type_index(type_index),
+            None,
+        ) {
+            Ok(m) => m,
+            Err(e) => {
+                d.destroy_buffer(buffer, None);
+                return Err(format!("vkAllocateMemory of {} bytes: {e}", req.size));
+            }
+        };
+        if let Err(e) = d.bind_buffer_memory(buffer, memory, 0) {
+            d.destroy_buffer(buffer, None);
+            d.free_memory(memory, None);
+            return Err(format!("vkBindBufferMemory: {e}"));
+        }
+        Ok((buffer, memory, flags))
+    }
+}
+
 pub struct HostBuffer {
     gpu: &'static Gpu,
     pub buffer: vk::Buffer,
@@ -108,60 +159,25 @@ impl HostBuffer {
         preferences: &[Flags],
     ) -> GpuResult<HostBuffer> {
         let d = &gpu.device;
-        unsafe {
-            let buffer = d
-                .create_buffer(
-                    &vk::BufferCreateInfo::default()
-                        .size(size)
-                        .usage(
-                            vk::BufferUsageFlags::STORAGE_BUFFER
-                                | vk::BufferUsageFlags::TRANSFER_SRC,
-                        )
-                        .sharing_mode(vk::SharingMode::EXCLUSIVE),
-                    None,
-                )
-                .map_err(vkerr("vkCreateBuffer"))?;
-            let req = d.get_buffer_memory_requirements(buffer);
-            let Some(type_index) =
-                find_memory_type(&gpu.memory, req.memory_type_bits, preferences, req.size)
-            else {
-                d.destroy_buffer(buffer, None);
-                return Err(format!(
-                    "no suitable host-visible memory type for a {size}-byte buffer"
-                ));
-            };
-            let flags = gpu.memory.memory_types[type_index as usize].property_flags;
-            let memory = match d.allocate_memory(
-                &vk::MemoryAllocateInfo::default()
-                    .allocation_size(req.size)
-                    .memory_type_index(type_index),
-                None,
-            ) {
-                Ok(m) => m,
-                Err(e) => {
-                    d.destroy_buffer(buffer, None);
-                    return Err(format!("vkAllocateMemory of {} bytes: {e}", req.size));
-                }
-            };
-            let mapped = d
-                .bind_buffer_memory(buffer, memory, 0)
-                .and_then(|_| d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()));
-            match mapped {
-                Ok(ptr) => Ok(HostBuffer {
-                    gpu,
-                    buffer,
-                    id: next_buffer_id(),
-                    memory,
-                    ptr: ptr as *mut u8,
-                    size,
-                    coherent: flags.contains(Flags::HOST_COHERENT),
-                    device_local: flags.contains(Flags::DEVICE_LOCAL),
-                }),
-                Err(e) => {
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC;
+        let (buffer, memory, flags) = bound_buffer(gpu, size, usage, preferences, "host-visible")?;
+        match unsafe { d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()) } {
+            Ok(ptr) => Ok(HostBuffer {
+                gpu,
+                buffer,
+                id: next_buffer_id(),
+                memory,
+                ptr: ptr as *mut u8,
+                size,
+                coherent: flags.contains(Flags::HOST_COHERENT),
+                device_local: flags.contains(Flags::DEVICE_LOCAL),
+            }),
+            Err(e) => {
+                unsafe {
                     d.destroy_buffer(buffer, None);
                     d.free_memory(memory, None);
-                    Err(format!("binding or mapping a host buffer: {e}"))
                 }
+                Err(format!("mapping a host buffer: {e}"))
             }
         }
     }
@@ -233,57 +249,16 @@ pub struct DeviceBuffer {
 
 impl DeviceBuffer {
     pub fn new(gpu: &'static Gpu, size: u64) -> GpuResult<DeviceBuffer> {
-        let d = &gpu.device;
-        unsafe {
-            let buffer = d
-                .create_buffer(
-                    &vk::BufferCreateInfo::default()
-                        .size(size)
-                        .usage(
-                            vk::BufferUsageFlags::STORAGE_BUFFER
-                                | vk::BufferUsageFlags::TRANSFER_DST,
-                        )
-                        .sharing_mode(vk::SharingMode::EXCLUSIVE),
-                    None,
-                )
-                .map_err(vkerr("vkCreateBuffer"))?;
-            let req = d.get_buffer_memory_requirements(buffer);
-            let Some(type_index) = find_memory_type(
-                &gpu.memory,
-                req.memory_type_bits,
-                &[Flags::DEVICE_LOCAL],
-                req.size,
-            ) else {
-                d.destroy_buffer(buffer, None);
-                return Err(format!(
-                    "no device-local memory type for a {size}-byte buffer"
-                ));
-            };
-            let memory = match d.allocate_memory(
-                &vk::MemoryAllocateInfo::default()
-                    .allocation_size(req.size)
-                    .memory_type_index(type_index),
-                None,
-            ) {
-                Ok(m) => m,
-                Err(e) => {
-                    d.destroy_buffer(buffer, None);
-                    return Err(format!("vkAllocateMemory of {} bytes: {e}", req.size));
-                }
-            };
-            if let Err(e) = d.bind_buffer_memory(buffer, memory, 0) {
-                d.destroy_buffer(buffer, None);
-                d.free_memory(memory, None);
-                return Err(format!("vkBindBufferMemory: {e}"));
-            }
-            Ok(DeviceBuffer {
-                gpu,
-                buffer,
-                id: next_buffer_id(),
-                memory,
-                size,
-            })
-        }
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        let (buffer, memory, _) =
+            bound_buffer(gpu, size, usage, &[Flags::DEVICE_LOCAL], "device-local")?;
+        Ok(DeviceBuffer {
+            gpu,
+            buffer,
+            id: next_buffer_id(),
+            memory,
+            size,
+        })
     }
 
     pub fn as_ref(&self) -> BufferRef {

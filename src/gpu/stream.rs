@@ -376,17 +376,17 @@ impl Stream {
                     }
                 }
                 // The copies before the shaders read them.
-                let barrier = [vk::MemoryBarrier::default()
-                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                    .dst_access_mask(vk::AccessFlags::SHADER_READ)];
-                d.cmd_pipeline_barrier(
+                memory_barrier(
+                    d,
                     self.cmd,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
-                    vk::DependencyFlags::empty(),
-                    &barrier,
-                    &[],
-                    &[],
+                    (
+                        vk::PipelineStageFlags::TRANSFER,
+                        vk::AccessFlags::TRANSFER_WRITE,
+                    ),
+                    (
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                        vk::AccessFlags::SHADER_READ,
+                    ),
                 );
             }
             let (mut bound_kernel, mut bound_set) = (usize::MAX, usize::MAX);
@@ -441,17 +441,14 @@ impl Stream {
                 d.cmd_write_timestamp(self.cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, q, 1);
             }
             // Shader writes must be visible to host reads after the fence.
-            let barrier = [vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-                .dst_access_mask(vk::AccessFlags::HOST_READ)];
-            d.cmd_pipeline_barrier(
+            memory_barrier(
+                d,
                 self.cmd,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &barrier,
-                &[],
-                &[],
+                (
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::AccessFlags::SHADER_WRITE,
+                ),
+                (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
             );
             d.end_command_buffer(self.cmd)
                 .map_err(vkerr("vkEndCommandBuffer"))?;
@@ -540,13 +537,25 @@ impl Stream {
 /// Orders the compute work after it after all compute work before it (in submission order,
 /// earlier submissions to the queue included): reads and writes after writes and reads.
 unsafe fn compute_barrier(d: &ash::Device, cmd: vk::CommandBuffer) {
+    let shader = vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE;
+    let compute = vk::PipelineStageFlags::COMPUTE_SHADER;
+    memory_barrier(d, cmd, (compute, shader), (compute, shader));
+}
+
+/// A global memory barrier: what `after` does (stage, accesses) waits for what `before` did.
+unsafe fn memory_barrier(
+    d: &ash::Device,
+    cmd: vk::CommandBuffer,
+    before: (vk::PipelineStageFlags, vk::AccessFlags),
+    after: (vk::PipelineStageFlags, vk::AccessFlags),
+) {
     let barrier = [vk::MemoryBarrier::default()
-        .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::SHADER_READ)
-        .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
+        .src_access_mask(before.1)
+        .dst_access_mask(after.1)];
     d.cmd_pipeline_barrier(
         cmd,
-        vk::PipelineStageFlags::COMPUTE_SHADER,
-        vk::PipelineStageFlags::COMPUTE_SHADER,
+        before.0,
+        after.0,
         vk::DependencyFlags::empty(),
         &barrier,
         &[],
