@@ -145,6 +145,12 @@ typedef struct DaedalusStats {
    * submission (not counted in `cpu_calls` unless they later completed early).
    */
   uint64_t run_ahead;
+  /**
+   * The decoder's superblock planes placed by their masks (`DAEDALUS_LF_ORDER=split`), and
+   * of those the ones whose columns pass was split.
+   */
+  uint64_t lf_sb_by_masks;
+  uint64_t lf_sb_split;
 } DaedalusStats;
 
 #ifdef __cplusplus

@@ -18,7 +18,9 @@
 //
 // Job (uvec4): x = byte offset in `px` of the superblock's first pixel, y = stride (signed),
 // z = parameters (bit 0: ss_h, bit 1: ss_v, bit 2: at the frame's left, bit 3: at its top;
-// bit 4: the columns pass alone, bit 5: the rows pass alone),
+// bit 4: the columns pass alone, bit 5: the rows pass alone; bits 6 to 11: a split position,
+// bit 12: the columns edges from it on rather than before it, bit 13: the rows pass but its
+// last segment, bit 14: that segment alone),
 // w = first coefficient of the plane's record in `coefs` (256 bytes: the levels of the 64
 // blocks, the columns pass's masks [row][16, 8, 4, inner 4], the rows pass's, the E and I
 // thresholds of each level).
@@ -306,6 +308,19 @@ void filter_plane(uvec4 jb, int line)
     uint at = seg * EDGES + 2u * walk_step;
     uvec2 c = columns ? column_slots(jb.z, seg, walk_step) : uvec2(0u);
     uvec2 r = rows ? row_slots(jb.z, seg, walk_step) : uvec2(0u);
+    // A split plane's job keeps its part (src/kernels/lf_sb.rs, `job_keeps`): the columns
+    // edges before the split or from it on, the rows pass's last segment or the others.
+    uint split = (jb.z >> 6) & 63u;
+    if (split != 0u) {
+        bool upper = (jb.z & 4096u) != 0u;
+        if (((c.x & 63u) < split) == upper)
+            c.x = 0u;
+        if (((c.y & 63u) < split) == upper)
+            c.y = 0u;
+    }
+    bool strip_segment = seg == (8u >> (jb.z & 1u)) - 1u;
+    if (((jb.z & 8192u) != 0u && strip_segment) || ((jb.z & 16384u) != 0u && !strip_segment))
+        r = uvec2(0u);
     table[at] = c.x;
     table[at + 1u] = c.y;
     table[EDGES * 8u + at] = r.x;

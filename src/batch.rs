@@ -628,6 +628,8 @@ struct RecordedCounts {
     lf_sb: u64,
     /// Of the superblock planes, those run a superblock row per workgroup (`lf_row`).
     lf_sb_by_rows: u64,
+    lf_sb_by_masks: u64,
+    lf_sb_split: u64,
     cdef: u64,
     mc_source_in_place: u64,
     /// The calls of inter frames (frames with references) among them, and how many of
@@ -654,6 +656,8 @@ impl RecordedCounts {
         stats::add(&COUNTERS.deferred, c.itx + c.mc + c.lf + c.lf_sb + c.cdef);
         stats::add(&COUNTERS.deferred_lf_sb, c.lf_sb);
         stats::add(&COUNTERS.lf_sb_by_rows, c.lf_sb_by_rows);
+        stats::add(&COUNTERS.lf_sb_by_masks, c.lf_sb_by_masks);
+        stats::add(&COUNTERS.lf_sb_split, c.lf_sb_split);
         stats::add(&COUNTERS.deferred_cdef, c.cdef);
         stats::add(&COUNTERS.deferred_itx, c.itx);
         stats::add(&COUNTERS.deferred_mc, c.mc);
@@ -698,6 +702,8 @@ struct Placed {
     /// A superblock plane on the wavefront (see [`GpuBatch::place_by_position`]): a job for
     /// its columns pass at `level`, one for its rows pass at the next.
     passes_apart: bool,
+    /// A superblock plane placed by its masks (`DAEDALUS_LF_ORDER=split`): its jobs.
+    split: Option<lf_sb::SplitJobs>,
 }
 
 /// A job word 0 (its pixel) that tells the shaders to skip the job: the call completed early,
@@ -1073,6 +1079,8 @@ struct GpuBatch {
     lf_spans: [(usize, usize); 3],
     lf_last: Option<SbPosition>,
     lf_first_row: u32,
+    /// The levels split planes took (`DAEDALUS_LF_ORDER=split`).
+    lf_split: lf_sb::SplitPlacer,
     /// Per slot: the span of the bytes the calls in place write (and read: their own pixels),
     /// the span they read as sources, and how many of the calls writing there the GPU may
     /// still make write values the CPU does not hold (neither run ahead nor completed early).
@@ -1132,6 +1140,7 @@ impl GpuBatch {
             lf_spans: [NO_SPAN; 3],
             lf_last: None,
             lf_first_row: 0,
+            lf_split: Default::default(),
             slot_writes: [NO_SPAN; MAX_SLOTS],
             slot_reads: [NO_SPAN; MAX_SLOTS],
             slot_open: [0; MAX_SLOTS],
@@ -1167,7 +1176,8 @@ impl GpuBatch {
         &mut self,
         sb: SbPosition,
         span: (usize, usize),
-    ) -> Result<(u32, bool), Busy> {
+        shape: (Option<u32>, bool),
+    ) -> Result<(u32, bool, Option<lf_sb::SplitJobs>), Busy> {
         if self.may_redo {
             // A transform that FFmpeg's function may redo after the submission would undo the
             // filter: complete the batch first.
@@ -1181,6 +1191,21 @@ impl GpuBatch {
         }
         let base = self.cell_level_max.map_or(0, |l| l + 1);
         let by_rows = lf_passes_by_rows();
+        if lf_passes_split() {
+            let continues = self.lf_last.is_some();
+            let jobs = self
+                .lf_split
+                .place((sb.plane, sb.row, sb.col), base, shape, continues);
+            let last = jobs.jobs().iter().map(|j| j.0).max().expect("jobs");
+            if last >= MAX_LEVELS {
+                return Err(Busy::Flush(Reason::Full));
+            }
+            self.lf_last = Some(sb);
+            let s = &mut self.lf_spans[sb.plane.min(2) as usize];
+            *s = (s.0.min(span.0), s.1.max(span.1));
+            let first = jobs.before.min(jobs.after);
+            return Ok((first, false, Some(jobs)));
+        }
         let level = if by_rows {
             // A level per superblock row: its planes (of a plane, or of planes sharing a
             // buffer) are one bucket, which one workgroup runs in this order.
@@ -1196,7 +1221,7 @@ impl GpuBatch {
         // their ends, which nothing touches).
         let s = &mut self.lf_spans[sb.plane.min(2) as usize];
         *s = (s.0.min(span.0), s.1.max(span.1));
-        Ok((level, by_rows))
+        Ok((level, by_rows, None))
     }
 
     /// The slot of an imported region in this batch, taking a new one if there is room.
@@ -1341,11 +1366,18 @@ impl GpuBatch {
             }
         }
         let mut by_rows = false;
+        let mut split = None;
         let (target_slot, dst_mark) = match &self.current {
             Some(r) if by_position.is_some() => {
                 let slot = r.slot;
                 let sb = by_position.expect("placed by position");
-                (need.level, by_rows) = self.place_by_position(sb, (lo, hi))?;
+                let shape = match op {
+                    Op::LfSb { plane, .. } if lf_passes_split() => {
+                        (plane.column_split(), plane.reaches_below())
+                    }
+                    _ => (None, false),
+                };
+                (need.level, by_rows, split) = self.place_by_position(sb, (lo, hi), shape)?;
                 (slot, None)
             }
             Some(r) => {
@@ -1434,7 +1466,8 @@ impl GpuBatch {
             may_redo: cpu_redo,
             unknown_readers: need.unknown_readers,
             by_rows,
-            passes_apart: by_position.is_some() && !by_rows,
+            passes_apart: by_position.is_some() && !by_rows && split.is_none(),
+            split,
         })
     }
 
@@ -2330,6 +2363,7 @@ impl GpuBatch {
         self.cell_level_max = None;
         self.lf_spans = [NO_SPAN; 3];
         self.lf_last = None;
+        self.lf_split = Default::default();
         self.slot_writes = [NO_SPAN; MAX_SLOTS];
         self.slot_reads = [NO_SPAN; MAX_SLOTS];
         self.slot_open = [0; MAX_SLOTS];
@@ -2918,6 +2952,7 @@ impl Recorder {
             unknown_readers,
             by_rows,
             passes_apart,
+            split,
         }) = placed
         else {
             if self.gpu.is_none() {
@@ -2957,6 +2992,8 @@ impl Recorder {
             a.cpu_write_waits(&rect) || source_area.as_ref().is_some_and(|s| a.cpu_read_waits(s))
         });
         self.counts.lf_sb_by_rows += by_rows as u64;
+        self.counts.lf_sb_by_masks += split.is_some() as u64;
+        self.counts.lf_sb_split += split.is_some_and(|s| s.at != 0) as u64;
         let g = self.gpu.as_mut().expect("GPU path");
         if let Target::InPlace { slot, .. } = target {
             g.note_touch(slot, &rect, source_slot, source_area.as_ref());
@@ -2991,6 +3028,18 @@ impl Recorder {
                 }
                 // A row's planes run in one workgroup, in this order.
                 let kernel = if by_rows { LF_ROW_KERNEL as u8 } else { kernel };
+                if let Some(split) = split {
+                    // Only the first job is the call's for early completion (`jobs`): the
+                    // decoder's planes complete as a batch.
+                    for (level, params) in split.jobs() {
+                        let mut part = job;
+                        part[2] |= params;
+                        let at = g.push(level, kernel, slot, source_slot, &part);
+                        first.get_or_insert(at);
+                    }
+                    jobs += 1;
+                    return;
+                }
                 if passes_apart {
                     // The rows pass's job, in the next level's bucket, is not the call's for
                     // early completion (`jobs`): the decoder's planes complete as a batch.
@@ -3030,7 +3079,7 @@ impl Recorder {
             // A plane split in two jobs registers only its first: it must never complete early
             // (nothing it is placed by names it, and a reader meeting its bytes completes the
             // batch whole), which this keeps so should either change.
-            let batch_only = copied || unknown_readers || passes_apart;
+            let batch_only = copied || unknown_readers || passes_apart || split.is_some();
             g.note_call(
                 serial,
                 bucket,
@@ -3575,6 +3624,12 @@ pub fn device_has_kernel(k: usize) -> bool {
 pub fn lf_passes_by_rows() -> bool {
     crate::config::get().lf_order == crate::config::LfOrder::Rows
         && device_has_kernel(LF_ROW_KERNEL)
+}
+
+/// Whether the decoder's superblock loop-filter passes go to the GPU split where their masks
+/// allow and placed by them (`DAEDALUS_LF_ORDER=split`, [`lf_sb::SplitPlacer`]).
+pub fn lf_passes_split() -> bool {
+    crate::config::get().lf_order == crate::config::LfOrder::Split
 }
 
 /// Whether this thread's recorder executes on the GPU (choosing the backend if not yet done).

@@ -221,6 +221,9 @@ pub enum LfOrder {
     Rows,
     /// A workgroup per pass, superblock diagonals side by side (two levels per diagonal).
     Wavefront,
+    /// A workgroup per pass as on the wavefront, a plane's passes split where its masks leave
+    /// a gap and placed by what they read, so that a superblock row's chain breaks there.
+    Split,
 }
 
 /// How the VP9 decoder's loop filter reaches a device.
@@ -301,9 +304,10 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
     let lf_order = match var("DAEDALUS_LF_ORDER").as_deref().map(str::trim) {
         None | Some("wavefront") => LfOrder::Wavefront,
         Some("rows") => LfOrder::Rows,
+        Some("split") => LfOrder::Split,
         Some(other) => {
             eprintln!(
-                "daedalus: warning: DAEDALUS_LF_ORDER={other:?} is not wavefront/rows; using wavefront"
+                "daedalus: warning: DAEDALUS_LF_ORDER={other:?} is not wavefront/rows/split; using wavefront"
             );
             LfOrder::Wavefront
         }

@@ -931,6 +931,10 @@ pub struct DaedalusStats {
     /// Deferred calls that ran ahead on the CPU for a reader of the decoder, staying in their
     /// submission (not counted in `cpu_calls` unless they later completed early).
     pub run_ahead: u64,
+    /// The decoder's superblock planes placed by their masks (`DAEDALUS_LF_ORDER=split`), and
+    /// of those the ones whose columns pass was split.
+    pub lf_sb_by_masks: u64,
+    pub lf_sb_split: u64,
 }
 
 /// Fills `out` with the current counters; ignores a null `out`.
@@ -981,6 +985,8 @@ pub unsafe extern "C" fn daedalus_get_stats(out: *mut DaedalusStats) {
             completed_early: stats::read(&c.completed_early),
             deferred_lf_sb: stats::read(&c.deferred_lf_sb),
             run_ahead: stats::read(&c.run_ahead),
+            lf_sb_by_masks: stats::read(&c.lf_sb_by_masks),
+            lf_sb_split: stats::read(&c.lf_sb_split),
         })
     })
 }

@@ -16,6 +16,10 @@ pub struct Counters {
     pub deferred_lf_sb: AtomicU64,
     /// Of those, the planes a superblock row per workgroup ran (`DAEDALUS_LF_ORDER=rows`).
     pub lf_sb_by_rows: AtomicU64,
+    /// Superblock planes placed by their masks (`DAEDALUS_LF_ORDER=split`), and of those the
+    /// ones whose columns pass was split.
+    pub lf_sb_by_masks: AtomicU64,
+    pub lf_sb_split: AtomicU64,
     /// Deferred CDEF calls (AV1).
     pub deferred_cdef: AtomicU64,
     /// Motion compensations that read their source in place on the GPU (the others copied
@@ -122,6 +126,8 @@ pub static COUNTERS: Counters = Counters {
     deferred_lf: AtomicU64::new(0),
     deferred_lf_sb: AtomicU64::new(0),
     lf_sb_by_rows: AtomicU64::new(0),
+    lf_sb_by_masks: AtomicU64::new(0),
+    lf_sb_split: AtomicU64::new(0),
     deferred_cdef: AtomicU64::new(0),
     mc_source_in_place: AtomicU64::new(0),
     inter_deferred: AtomicU64::new(0),

@@ -1062,9 +1062,14 @@ pub fn stats_line() -> String {
     // How the GPU ordered the decoder's superblock loop-filter passes (rows where any pass
     // ran a row per workgroup).
     let lf_order = match (path, r(&c.lf_sb_by_rows) > 0, batch::lf_passes_by_rows()) {
-        ("gpu", true, _) => "rows",
-        ("gpu", false, false) => "wavefront",
-        _ => "-",
+        ("gpu", true, _) => "rows".to_string(),
+        ("gpu", false, false) if batch::lf_passes_split() => format!(
+            "split lf_sb_by_masks={} lf_sb_split={}",
+            r(&c.lf_sb_by_masks),
+            r(&c.lf_sb_split)
+        ),
+        ("gpu", false, false) => "wavefront".to_string(),
+        _ => "-".to_string(),
     };
     let submissions = r(&c.submissions);
     let mean = if submissions > 0 {

@@ -64,6 +64,8 @@ fn harness() -> &'static Path {
 enum Way {
     Edges,
     Superblocks,
+    /// The provider's hook, placed by position as in a decode.
+    Decoder,
 }
 
 /// The frame's memory: copied blocks, registered (rows start on a word, as FFmpeg's do), or
@@ -85,8 +87,21 @@ fn frame(
     seed: u64,
     way: Way,
 ) -> String {
+    frame_with((w, h, chroma), memory, flush, seed, way, &[])
+}
+
+/// [`frame`] with settings `env` for the harness.
+fn frame_with(
+    (w, h, chroma): (u32, u32, &str),
+    memory: Memory,
+    flush: &str,
+    seed: u64,
+    way: Way,
+    env: &[(&str, &str)],
+) -> String {
     let registered = memory != Memory::Copied;
     let out = Command::new(harness())
+        .envs(env.iter().copied())
         .args([
             w.to_string(),
             h.to_string(),
@@ -97,6 +112,7 @@ fn frame(
             match way {
                 Way::Edges => "edges",
                 Way::Superblocks => "sb",
+                Way::Decoder => "decoder",
             }
             .to_string(),
         ])
@@ -108,7 +124,8 @@ fn frame(
         .output()
         .expect("running the harness");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let what = format!("{w}x{h} chroma={chroma} memory={memory:?} flush={flush} way={way:?}");
+    let what =
+        format!("{w}x{h} chroma={chroma} memory={memory:?} flush={flush} way={way:?} {env:?}");
     println!("{what}: {}", text.trim());
     assert!(
         out.status.success(),
@@ -164,7 +181,7 @@ fn frames_equal_ffmpegs(way: Way) {
                     assert_eq!(counter(&text, "calls"), ran, "{text}");
                     assert_eq!(counter(&text, "deferred_lf_sb"), 0, "{text}");
                 }
-                Way::Superblocks => {
+                Way::Superblocks | Way::Decoder => {
                     // Three planes a superblock (random masks leave none empty).
                     let superblocks = counter(&text, "calls");
                     assert_eq!(superblocks, (w.div_ceil(64) * h.div_ceil(64)) as u64);
@@ -186,6 +203,66 @@ fn frames_equal_ffmpegs(way: Way) {
                     flushes as u64 + counter(&text, "flushes_full"),
                     "{text}"
                 );
+            }
+        }
+    }
+}
+
+/// The decoder's superblock hook (the provider's), placed by position as in a decode: on the
+/// wavefront, and split where the masks leave gaps (`DAEDALUS_LF_ORDER=split`), with random
+/// masks of which some superblocks' columns edges are sparse, so that many planes split and
+/// edges of every width lie next to the gaps.
+#[test]
+fn decoder_superblocks_equal_ffmpegs_loopfilter_sb_in_each_order() {
+    let gpu = std::env::var("DAEDALUS").map_or(true, |m| m == "gpu");
+    for order in ["wavefront", "split"] {
+        for (i, &(w, h, chroma)) in [
+            (352, 288, "420"),
+            (1280, 720, "420"),
+            (200, 130, "444"),
+            (328, 200, "422"),
+            (200, 328, "440"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            for (flush, memory) in [
+                ("frame", Memory::Registered),
+                ("row", Memory::Registered),
+                ("frame", Memory::RegisteredOffWord),
+            ] {
+                let env = [("DAEDALUS_KERNELS", "lf=gpu"), ("DAEDALUS_LF_ORDER", order)];
+                let seed = i as u64 * 11 + 5;
+                let text = frame_with((w, h, chroma), memory, flush, seed, Way::Decoder, &env);
+                assert!(counter(&text, "changed") > (w * h / 20) as u64, "{text}");
+                if !gpu {
+                    continue;
+                }
+                // Every plane deferred (random masks leave none empty), on the GPU, in one
+                // submission per flush point, ordered by levels alone.
+                let planes = 3 * (w.div_ceil(64) * h.div_ceil(64)) as u64;
+                assert_eq!(counter(&text, "deferred_lf_sb"), planes, "{text}");
+                assert_eq!(counter(&text, "gpu_calls"), planes, "{text}");
+                assert_eq!(counter(&text, "cpu_calls"), 0, "{text}");
+                assert_eq!(counter(&text, "flushes_overlap"), 0, "{text}");
+                assert_eq!(counter(&text, "validation_messages"), 0, "{text}");
+                let flushes = if flush == "row" { h.div_ceil(64) } else { 1 };
+                assert_eq!(
+                    counter(&text, "submissions"),
+                    flushes as u64 + counter(&text, "flushes_full"),
+                    "{text}"
+                );
+                let (by_masks, split) = (
+                    counter(&text, "lf_sb_by_masks"),
+                    counter(&text, "lf_sb_split"),
+                );
+                if order == "split" {
+                    assert_eq!(by_masks, planes, "{text}");
+                    // Not vacuous: many planes split, and not all.
+                    assert!(split > planes / 4 && split < planes, "{text}");
+                } else {
+                    assert_eq!((by_masks, split), (0, 0), "{text}");
+                }
             }
         }
     }

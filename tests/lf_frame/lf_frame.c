@@ -4,11 +4,13 @@
  * daedalus (executed by daedalus_flush), on the same frame and the same random filter levels
  * and edge masks: either FFmpeg's ff_vp9_loopfilter_sb with daedalus' deferred per-edge
  * functions in its table, or daedalus_vp9_loopfilter_sb in its place (one call per
- * superblock). Built and run by tests/lf_frame.rs against the C oracle.
+ * superblock), or the decoder's hook of daedalus' provider (one call per superblock, placed by
+ * position as in a decode). Built and run by tests/lf_frame.rs against the C oracle.
  *
  * usage: lf_frame WIDTH HEIGHT CHROMA (420, 422, 440 or 444) REGISTER (1: registered memory,
  *        0: copied) FLUSH (row: after each superblock row, frame: once) SEED
- *        WAY (edges: FFmpeg's walk with daedalus' functions, sb: daedalus_vp9_loopfilter_sb)
+ *        WAY (edges: FFmpeg's walk with daedalus' functions, sb: daedalus_vp9_loopfilter_sb,
+ *        decoder: the provider's loopfilter_sb, with some superblocks' columns edges sparse)
  * prints "changed=N differ=D calls=M" (N: pixels FFmpeg's filters changed, D: pixels where the
  * two results differ, M: loop-filter calls) and daedalus' counters, and exits 0 when both
  * frames are equal.
@@ -41,16 +43,21 @@ static void fill(uint8_t *p, int w, int h, ptrdiff_t ls)
         }
 }
 
-static void random_filter(VP9Filter *f)
+/* sparse: some superblocks take edges in only some mask columns, the same in every row, so
+   that their columns passes have gaps to split at (DAEDALUS_LF_ORDER=split) */
+static void random_filter(VP9Filter *f, int sparse)
 {
     for (int i = 0; i < 64; i++)
         f->level[i] = next() % 64;
+    unsigned columns = sparse && next() % 4 != 0 ? next() & 0xff : 0xff;
     for (int plane = 0; plane < 2; plane++)
         for (int dir = 0; dir < 2; dir++)
             for (int row = 0; row < 8; row++) {
                 /* each column takes at most one of 16/8/4, plus maybe the inner 4 */
                 uint8_t m[4] = { 0 };
                 for (int col = 0; col < 8; col++) {
+                    if (dir == 0 && !(columns >> col & 1))
+                        continue;
                     unsigned r = next() % 8;
                     if (r < 3)
                         m[r] |= 1 << col;
@@ -67,7 +74,31 @@ struct lf_names {
 };
 
 static int calls;
+/* 0: FFmpeg's walk with daedalus' per-edge functions, 1: daedalus_vp9_loopfilter_sb, 2: the
+   decoder's hook of the provider (placed by position, as in a decode) */
 static int whole_superblocks;
+
+/* The provider's table as ffmpeg-patches/ffmpeg-5.1 defines it (FFVP9Provider, ABI 8), up to
+   its superblock hook: this harness builds against FFmpeg's unpatched source. */
+typedef struct {
+    int abi_version;
+    size_t dsp_size;
+    void *(*attach)(VP9DSPContext *dsp, int bpp);
+    void (*frame_begin)(void *ctx, const void *frame);
+    void (*sync)(void *ctx, int reason, int plane, int x, int y, int w, int h);
+    int (*backup_row)(void *ctx, uint8_t *const dst[3], const uint8_t *const src[3],
+                      const size_t len[3]);
+    void (*intra_edges)(void *ctx, int plane, int x, int y, int size, int edges);
+    void (*frame_end)(void *ctx, const void *frame);
+    void (*detach)(void *ctx);
+    uint8_t *(*frame_alloc)(size_t size, void **opaque);
+    void (*frame_free)(void *opaque, uint8_t *data);
+    void (*await_rows)(void *ctx, const uint8_t *frame_data, int sb_row);
+    int (*loopfilter_sb)(void *ctx, uint8_t *const dst[3], ptrdiff_t ls_y, ptrdiff_t ls_uv,
+                         int ss_h, int ss_v, int row, int col, const uint8_t *level,
+                         const uint8_t *mask, const uint8_t *mblim_lut, const uint8_t *lim_lut);
+} Provider;
+static const Provider *provider;
 
 #define COUNTED(name)                                                                   \
     static void counted_##name(uint8_t *d, ptrdiff_t s, int e, int i, int h)            \
@@ -123,7 +154,18 @@ static void filter_frame(AVCodecContext *avctx, VP9Context *s, VP9Filter *filter
         for (int sb_col = 0; sb_col < sb_cols; sb_col++) {
             VP9Filter *lflvl = &filters[sb_row * sb_cols + sb_col];
             ptrdiff_t y = yoff + sb_col * 64, uv = uvoff + (sb_col * 64 >> s->ss_h);
-            if (whole_superblocks) {
+            if (whole_superblocks == 2) {
+                uint8_t *const planes[3] = { f->data[0] + y, f->data[1] + uv, f->data[2] + uv };
+                calls++;
+                /* declined (the CPU path): the decoder filters it with the DSP table, here
+                   daedalus' per-edge functions */
+                if (provider->loopfilter_sb(NULL, planes, f->linesize[0], f->linesize[1],
+                                            s->ss_h, s->ss_v, sb_row * 8, sb_col * 8,
+                                            lflvl->level, &lflvl->mask[0][0][0][0],
+                                            s->filter_lut.mblim_lut,
+                                            s->filter_lut.lim_lut) != 0)
+                    ff_vp9_loopfilter_sb(avctx, lflvl, sb_row * 8, sb_col * 8, y, uv);
+            } else if (whole_superblocks) {
                 uint8_t *const planes[3] = { f->data[0] + y, f->data[1] + uv, f->data[2] + uv };
                 calls++;
                 if (daedalus_vp9_loopfilter_sb(planes, f->linesize[0], f->linesize[1], s->ss_h,
@@ -148,7 +190,7 @@ int main(int argc, char **argv)
 {
     if (argc != 8 && argc != 9) {
         fprintf(stderr, "usage: lf_frame WIDTH HEIGHT 420|422|440|444 REGISTER row|frame SEED "
-                        "edges|sb [odd|shifted]\n");
+                        "edges|sb|decoder [odd|shifted]\n");
         return 2;
     }
     int w = atoi(argv[1]), h = atoi(argv[2]), reg = atoi(argv[4]);
@@ -207,8 +249,9 @@ int main(int argc, char **argv)
     VP9Filter *filters = av_malloc_array(sb_cols * sb_rows, sizeof(*filters));
     if (!filters)
         return 2;
+    int decoder = !strcmp(argv[7], "decoder");
     for (int i = 0; i < sb_cols * sb_rows; i++)
-        random_filter(&filters[i]);
+        random_filter(&filters[i], decoder);
 
     /* FFmpeg's C loop filters */
     ff_vp9dsp_init(&s->dsp, 8, 0);
@@ -218,7 +261,15 @@ int main(int argc, char **argv)
 
     /* daedalus' */
     use_daedalus(&s->dsp);
-    whole_superblocks = !strcmp(argv[7], "sb");
+    whole_superblocks = decoder ? 2 : !strcmp(argv[7], "sb");
+    if (decoder) {
+        provider = daedalus_vp9_provider();
+        if (!provider || provider->abi_version != 8 ||
+            provider->dsp_size != sizeof(VP9DSPContext)) {
+            fprintf(stderr, "no provider of ABI 8 for this VP9DSPContext\n");
+            return 2;
+        }
+    }
     for (int p = 0; p < 3; p++) {
         frame->data[p] = bufs[p] + 8 * frame->linesize[p] + 16 + shift;
         if (reg && daedalus_register_memory(bufs[p], sizes[p]) != 0) {
@@ -242,9 +293,11 @@ int main(int argc, char **argv)
     printf("changed=%ld differ=%ld calls=%d gpu_calls=%" PRIu64 " cpu_calls=%" PRIu64
            " submissions=%" PRIu64 " barriers=%" PRIu64 " max_levels=%" PRIu64
            " flushes_overlap=%" PRIu64 " flushes_full=%" PRIu64 " validation_messages=%" PRIu64
-           " deferred_lf=%" PRIu64 " deferred_lf_sb=%" PRIu64 " device=\"%s\"\n",
+           " deferred_lf=%" PRIu64 " deferred_lf_sb=%" PRIu64 " lf_sb_by_masks=%" PRIu64
+           " lf_sb_split=%" PRIu64 " device=\"%s\"\n",
            changed, differ, calls, st.gpu_calls, st.cpu_calls, st.submissions, st.barriers,
            st.max_levels, st.flushes_overlap, st.flushes_full, st.validation_messages,
-           st.deferred_lf, st.deferred_lf_sb, daedalus_device_name());
+           st.deferred_lf, st.deferred_lf_sb, st.lf_sb_by_masks, st.lf_sb_split,
+           daedalus_device_name());
     return differ != 0;
 }
