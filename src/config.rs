@@ -222,7 +222,8 @@ pub enum LfOrder {
     /// A workgroup per pass, superblock diagonals side by side (two levels per diagonal).
     Wavefront,
     /// A workgroup per pass as on the wavefront, a plane's passes split where its masks leave
-    /// a gap and placed by what they read, so that a superblock row's chain breaks there.
+    /// a gap and placed by what they read, so that a superblock row's chain breaks there (the
+    /// default).
     Split,
 }
 
@@ -302,14 +303,14 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
         }
     };
     let lf_order = match var("DAEDALUS_LF_ORDER").as_deref().map(str::trim) {
-        None | Some("wavefront") => LfOrder::Wavefront,
+        None | Some("split") => LfOrder::Split,
+        Some("wavefront") => LfOrder::Wavefront,
         Some("rows") => LfOrder::Rows,
-        Some("split") => LfOrder::Split,
         Some(other) => {
             eprintln!(
-                "daedalus: warning: DAEDALUS_LF_ORDER={other:?} is not wavefront/rows/split; using wavefront"
+                "daedalus: warning: DAEDALUS_LF_ORDER={other:?} is not split/wavefront/rows; using split"
             );
-            LfOrder::Wavefront
+            LfOrder::Split
         }
     };
     let reads_ahead = match var("DAEDALUS_INTRA_SYNC").as_deref().map(str::trim) {

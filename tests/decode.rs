@@ -592,10 +592,29 @@ fn gpu_path_with_loop_filter_by_edges_equals_debian_ffmpeg() {
     matrix("gpu", &[("DAEDALUS_LF_CALLS", "edges")]);
 }
 
-/// The loop filter one call per superblock (`ff_vp9_loopfilter_sb`'s hook) on every thread.
+/// The loop filter one call per superblock (`ff_vp9_loopfilter_sb`'s hook) on every thread,
+/// its passes split where the masks allow (the default order).
 #[test]
 fn gpu_path_with_superblock_loop_filter_equals_debian_ffmpeg() {
-    matrix("gpu", &[("DAEDALUS_LF_CALLS", "superblocks")]);
+    matrix(
+        "gpu",
+        &[
+            ("DAEDALUS_LF_CALLS", "superblocks"),
+            ("DAEDALUS_LF_ORDER", "split"),
+        ],
+    );
+}
+
+/// The same with whole passes on the wavefront (`DAEDALUS_LF_ORDER=wavefront`).
+#[test]
+fn gpu_path_with_superblock_loop_filter_on_the_wavefront_equals_debian_ffmpeg() {
+    matrix(
+        "gpu",
+        &[
+            ("DAEDALUS_LF_CALLS", "superblocks"),
+            ("DAEDALUS_LF_ORDER", "wavefront"),
+        ],
+    );
 }
 
 /// The same with the planes of a superblock row per workgroup (`DAEDALUS_LF_ORDER=rows`).
