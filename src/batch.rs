@@ -1081,6 +1081,9 @@ struct GpuBatch {
     lf_first_row: u32,
     /// The levels split planes took (`DAEDALUS_LF_ORDER=split`).
     lf_split: lf_sb::SplitPlacer,
+    /// The last plane placed by position reaches into the superblock to its right or below
+    /// ([`lf_sb::SbPlane::reaches_out`]): the next one completes the batch first.
+    lf_ends_batch: bool,
     /// Per slot: the span of the bytes the calls in place write (and read: their own pixels),
     /// the span they read as sources, and how many of the calls writing there the GPU may
     /// still make write values the CPU does not hold (neither run ahead nor completed early).
@@ -1141,6 +1144,7 @@ impl GpuBatch {
             lf_last: None,
             lf_first_row: 0,
             lf_split: Default::default(),
+            lf_ends_batch: false,
             slot_writes: [NO_SPAN; MAX_SLOTS],
             slot_reads: [NO_SPAN; MAX_SLOTS],
             slot_open: [0; MAX_SLOTS],
@@ -1178,11 +1182,13 @@ impl GpuBatch {
         span: (usize, usize),
         shape: (Option<u32>, bool),
     ) -> Result<(u32, bool, Option<lf_sb::SplitJobs>), Busy> {
-        if self.may_redo {
+        if self.may_redo || self.lf_ends_batch {
             // A transform that FFmpeg's function may redo after the submission would undo the
-            // filter: complete the batch first.
+            // filter, or the plane before reached out of its superblock: complete the batch
+            // first.
             return Err(Busy::Flush(Reason::Overlap));
         }
+        let (column_split, reaches_out) = shape;
         match self.lf_last {
             // Out of the decoder's order (or another frame's): complete the batch first.
             Some(last) if sb <= last => return Err(Busy::Flush(Reason::Overlap)),
@@ -1193,14 +1199,15 @@ impl GpuBatch {
         let by_rows = lf_passes_by_rows();
         if lf_passes_split() {
             let continues = self.lf_last.is_some();
-            let jobs = self
-                .lf_split
-                .place((sb.plane, sb.row, sb.col), base, shape, continues);
+            let jobs =
+                self.lf_split
+                    .place((sb.plane, sb.row, sb.col), base, column_split, continues);
             let last = jobs.jobs().iter().map(|j| j.0).max().expect("jobs");
             if last >= MAX_LEVELS {
                 return Err(Busy::Flush(Reason::Full));
             }
             self.lf_last = Some(sb);
+            self.lf_ends_batch = reaches_out;
             let s = &mut self.lf_spans[sb.plane.min(2) as usize];
             *s = (s.0.min(span.0), s.1.max(span.1));
             let first = jobs.before.min(jobs.after);
@@ -1217,6 +1224,10 @@ impl GpuBatch {
             return Err(Busy::Flush(Reason::Full));
         }
         self.lf_last = Some(sb);
+        // The wavefront's order, like the split one, assumes that no pass reaches into the
+        // superblocks after it; one that does ends the batch (a row per workgroup runs the
+        // decoder's order itself).
+        self.lf_ends_batch = reaches_out && !by_rows;
         // A plane's superblocks lie in one span: the rows filtered so far (with the padding at
         // their ends, which nothing touches).
         let s = &mut self.lf_spans[sb.plane.min(2) as usize];
@@ -1372,9 +1383,10 @@ impl GpuBatch {
                 let slot = r.slot;
                 let sb = by_position.expect("placed by position");
                 let shape = match op {
-                    Op::LfSb { plane, .. } if lf_passes_split() => {
-                        (plane.column_split(), plane.reaches_below())
-                    }
+                    Op::LfSb { plane, .. } => (
+                        plane.column_split().filter(|_| lf_passes_split()),
+                        plane.reaches_out(),
+                    ),
                     _ => (None, false),
                 };
                 (need.level, by_rows, split) = self.place_by_position(sb, (lo, hi), shape)?;
@@ -2364,6 +2376,7 @@ impl GpuBatch {
         self.lf_spans = [NO_SPAN; 3];
         self.lf_last = None;
         self.lf_split = Default::default();
+        self.lf_ends_batch = false;
         self.slot_writes = [NO_SPAN; MAX_SLOTS];
         self.slot_reads = [NO_SPAN; MAX_SLOTS];
         self.slot_open = [0; MAX_SLOTS];

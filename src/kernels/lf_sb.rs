@@ -586,10 +586,13 @@ impl<'a> SbPlane<'a> {
         ]
     }
 
-    /// Whether the rows pass may filter rows below the superblock (a 16-wide edge on its last
-    /// rows reaches 8 rows on).
-    pub fn reaches_below(&self) -> bool {
-        self.bottom > 64 >> self.subsampling().1
+    /// Whether a pass may touch pixels of the superblock to the right or below: a 16-wide
+    /// edge on the last 4 columns or rows reaches 8 pixels on. The decoder's masks never put
+    /// one there (FFmpeg marks chroma edges 16 wide only 16 pixels apart); masks made up
+    /// otherwise may.
+    pub fn reaches_out(&self) -> bool {
+        let (ss_h, ss_v) = self.subsampling();
+        self.right > 64 >> ss_h || self.bottom > 64 >> ss_v
     }
 
     /// Where the columns pass may be split into two jobs that share no pixel, so that the
@@ -707,8 +710,6 @@ struct SplitLevels {
     first_part: u32,
     main: u32,
     strip: u32,
-    /// Its rows pass may filter rows of the superblock below ([`SbPlane::reaches_below`]).
-    below: bool,
 }
 
 /// A plane's levels in the superblock row being placed and in the row above it, by column.
@@ -728,16 +729,18 @@ struct SplitRows {
 ///   which that plane's rows pass's last segment (its strip) writes: after that strip (which
 ///   comes after the rest of that plane's columns pass);
 /// - the part after a split reads and writes only pixels of its own superblock that nothing
-///   placed before it writes: no wait (the split leaves the 8 pixels either side to no edge's
-///   reach, [`SbPlane::column_split`]);
+///   placed before it writes: no wait (no edge's reach crosses the split,
+///   [`SbPlane::column_split`]);
 /// - the rows pass's strip reads what the columns pass's part after the split wrote (the part
 ///   before it stays before the split, at least 8 columns before the strip), and its first
 ///   edge the rows above: what the strip of (r - 1, c) and the first part of (r - 1, c + 1),
 ///   whose first edge filters those columns, wrote;
 /// - the rows pass's other segments read both columns parts and the rows above, which the
-///   rows pass of (r - 1, c) wrote last (after its columns pass);
-/// - where the rows pass of (r - 1, c) may reach into this superblock (a 16-wide edge on its
-///   last rows), both columns parts come after it.
+///   rows pass of (r - 1, c) wrote last (after its columns pass).
+///
+/// These assume that no pass reaches into the superblock to its right or below; a plane whose
+/// passes may ([`SbPlane::reaches_out`]) ends its batch, so that what comes after it in the
+/// decoder's order comes after it on the GPU too (as for the wavefront).
 ///
 /// Without a split a plane's columns pass is one job with the first part's wait, and its rows
 /// pass one job after both rows parts' waits. A superblock with a split waits for the one
@@ -755,7 +758,7 @@ impl SplitPlacer {
         &mut self,
         (plane, row, col): (u32, u32, u32),
         base: u32,
-        (column_split, reaches_below): (Option<u32>, bool),
+        column_split: Option<u32>,
         continues: bool,
     ) -> SplitJobs {
         let rows = &mut self.planes[plane.min(2) as usize];
@@ -776,10 +779,9 @@ impl SplitPlacer {
         let left = col.checked_sub(1).and_then(|c| at(&rows.this, c));
         let (above, above_right) = (at(&rows.above, col), at(&rows.above, col + 1));
         let after_wait = |l: Option<u32>| l.map_or(base, |l| base.max(l + 1));
-        let rows_above = after_wait(above.filter(|a| a.below).map(|a| a.main.max(a.strip)));
-        let before = after_wait(left.map(|l| l.strip)).max(rows_above);
+        let before = after_wait(left.map(|l| l.strip));
         let split = column_split.unwrap_or(0);
-        let after = if split != 0 { rows_above } else { before };
+        let after = if split != 0 { base } else { before };
         let main = before.max(after).max(above.map_or(base, |a| a.main)) + 1;
         let strip = after
             .max(above.map_or(base, |a| a.strip))
@@ -810,7 +812,6 @@ impl SplitPlacer {
             first_part: jobs.before,
             main: jobs.main,
             strip: jobs.strip,
-            below: reaches_below,
         });
         jobs
     }
@@ -1073,14 +1074,17 @@ mod tests {
 
     /// The split placement keeps the decoder's order wherever it matters: over frames of
     /// superblocks with random masks (some superblocks' columns edges sparse, so that many
-    /// planes split), every two jobs whose pixels (read or written) meet run at different
-    /// levels, the decoder's earlier one first. Checked pixel by pixel, not by the GPU's
-    /// scheduling: lavapipe may run a level's jobs in their recorded order anyway.
+    /// planes split; some planes empty; 16-wide edges anywhere, so that some passes reach out
+    /// of their superblock and end the batch, as `batch.rs` does), every two jobs whose pixels
+    /// (read or written) meet run at different levels, the decoder's earlier one first, with
+    /// the base level rising at random as calls placed by cells raise it. Checked pixel by
+    /// pixel, not by the GPU's scheduling: lavapipe may run a level's jobs in their recorded
+    /// order anyway.
     #[test]
     fn split_placement_orders_every_two_jobs_that_meet() {
         let mut seed = 11u64;
-        let (mut split, mut planes, mut pairs) = (0, 0, 0);
-        for case in 0..24 {
+        let (mut split, mut planes, mut pairs, mut batches) = (0, 0, 0, 0);
+        for case in 0..400 {
             let (ss_h, ss_v) = [(0, 0), (1, 1), (1, 0), (0, 1)][case % 4];
             let kind = ((ss_h | ss_v) != 0) as usize;
             let (cols, rows) = (5usize, 4usize);
@@ -1101,12 +1105,18 @@ mod tests {
                             *m &= keep;
                         }
                     }
+                    if next(8) == 0 {
+                        mask[kind] = Default::default(); // nothing to filter
+                    }
                     (level, mask, lut)
                 })
                 .collect();
             // Each job: its place in the decoder's order, its level, the pixels it touches.
             let mut jobs: Vec<((usize, usize), u32, Vec<u64>)> = Vec::new();
             let mut placer = SplitPlacer::default();
+            // A new batch's levels come after every level of the batches before it.
+            let (mut continues, mut base, mut top) = (false, 0u32, 0u32);
+            let mut rise = seed;
             for r in 0..rows {
                 for c in 0..cols {
                     let (level, mask, lut) = &filters[r * cols + c];
@@ -1121,13 +1131,17 @@ mod tests {
                         continue;
                     };
                     planes += 1;
-                    let continues = r + c > 0;
+                    rise = rise.wrapping_mul(6364136223846793005).wrapping_add(3);
+                    if (rise >> 33) % 5 == 0 {
+                        base += 1 + (rise >> 40) as u32 % 3;
+                    }
                     let placed = placer.place(
                         (kind as u32, r as u32, c as u32),
-                        0,
-                        (plane.column_split(), plane.reaches_below()),
+                        base,
+                        plane.column_split(),
                         continues,
                     );
+                    continues = true;
                     split += (placed.at != 0) as usize;
                     for (level, params) in placed.jobs() {
                         let part = SbPlane {
@@ -1163,6 +1177,12 @@ mod tests {
                             }
                         }
                         jobs.push(((r * cols + c, pass_of_job), level, touched));
+                        top = top.max(level);
+                    }
+                    if plane.reaches_out() {
+                        placer = SplitPlacer::default();
+                        (continues, base) = (false, top + 1);
+                        batches += 1;
                     }
                 }
             }
@@ -1186,6 +1206,7 @@ mod tests {
             "{split} of {planes} split"
         );
         assert!(pairs > 1000, "{pairs} pairs meet");
+        assert!(batches > 10, "{batches} planes reach out");
     }
 
     /// A plane's record holds what the GPU walks, and a job's record gives the same passes.

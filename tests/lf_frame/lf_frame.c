@@ -44,8 +44,10 @@ static void fill(uint8_t *p, int w, int h, ptrdiff_t ls)
 }
 
 /* sparse: some superblocks take edges in only some mask columns, the same in every row, so
-   that their columns passes have gaps to split at (DAEDALUS_LF_ORDER=split) */
-static void random_filter(VP9Filter *f, int sparse)
+   that their columns passes have gaps to split at (DAEDALUS_LF_ORDER=split); and most keep
+   subsampled chroma's 16-wide edges where the decoder puts them (every 16 pixels), the others
+   reaching into the superblock to the right or below as the decoder's never do */
+static void random_filter(VP9Filter *f, int sparse, int ss_h, int ss_v)
 {
     for (int i = 0; i < 64; i++)
         f->level[i] = next() % 64;
@@ -66,6 +68,19 @@ static void random_filter(VP9Filter *f, int sparse)
                 }
                 memcpy(f->mask[plane][dir][row], m, 4);
             }
+    if (sparse && next() % 8 != 0) {
+        for (int row = 0; row < 8; row++) {
+            uint8_t *cols = f->mask[1][0][row], *rows = f->mask[1][1][row];
+            if (ss_h) {
+                cols[1] |= cols[0] & ~0x11;
+                cols[0] &= 0x11;
+            }
+            if (ss_v && row % 4) {
+                rows[1] |= rows[0];
+                rows[0] = 0;
+            }
+        }
+    }
 }
 
 struct lf_names {
@@ -251,7 +266,7 @@ int main(int argc, char **argv)
         return 2;
     int decoder = !strcmp(argv[7], "decoder");
     for (int i = 0; i < sb_cols * sb_rows; i++)
-        random_filter(&filters[i], decoder);
+        random_filter(&filters[i], decoder, ss_h, ss_v);
 
     /* FFmpeg's C loop filters */
     ff_vp9dsp_init(&s->dsp, 8, 0);
