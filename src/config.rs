@@ -230,7 +230,8 @@ pub enum LfOrder {
 /// How the VP9 decoder's loop filter reaches a device.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum LfCalls {
-    /// Superblocks, except on threads that publish rows to others.
+    /// Superblocks; with the wavefront or rows order, except on threads that publish rows to
+    /// others.
     Auto,
     /// A call per edge.
     Edges,

@@ -151,7 +151,9 @@ unsafe extern "C" fn loopfilter_sb(
         let wanted = match crate::config::get().lf_calls {
             LfCalls::Edges => false,
             LfCalls::Superblocks => true,
-            LfCalls::Auto => !PUBLISHES_ROWS.with(|p| p.get()),
+            // With the split order a row's planes no longer chain through the row, and frame
+            // threads waiting for a row wait less than for its per-edge calls.
+            LfCalls::Auto => batch::lf_passes_split() || !PUBLISHES_ROWS.with(|p| p.get()),
         };
         if !wanted
             || on_cpu

@@ -537,15 +537,18 @@ fn matrix(mode: &str, env: &[(&str, &str)]) {
         "a family was never deferred"
     );
     // On the GPU the decoder's superblocks go through the superblock hook: with
-    // DAEDALUS_LF_CALLS=superblocks all of them, by default those of threads that do not
-    // publish rows (one thread, slice threads). With `edges`, and without a device, it declines
-    // and FFmpeg's walk calls the per-edge functions.
-    let lf_calls = env
-        .iter()
-        .find(|(k, _)| *k == "DAEDALUS_LF_CALLS")
-        .map(|(_, v)| *v);
-    match lf_calls {
+    // DAEDALUS_LF_CALLS=superblocks all of them, and by default with the split order; with the
+    // wavefront or rows order by default those of threads that do not publish rows (one thread,
+    // slice threads). With `edges`, and without a device, it declines and FFmpeg's walk calls
+    // the per-edge functions.
+    let setting = |name: &str| env.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    let split = matches!(setting("DAEDALUS_LF_ORDER"), None | Some("split"));
+    match setting("DAEDALUS_LF_CALLS") {
         _ if mode != "gpu" => assert_eq!(lf_sb, 0, "the superblock hook took part"),
+        None if split => {
+            assert!(lf_sb > 0, "no superblock went through the superblock hook");
+            assert_eq!(lf, 0, "superblocks filtered edge by edge");
+        }
         Some("superblocks") => {
             assert!(lf_sb > 0, "no superblock went through the superblock hook");
             assert_eq!(lf, 0, "superblocks filtered edge by edge");
