@@ -205,6 +205,8 @@ pub enum JobMemory {
 /// When a thread that decodes a frame whole submits part of it (`vp9::split_frame`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum FrameSplit {
+    /// `Rows` where it applies, else one submission at the frame's end, without a warning.
+    Auto,
     /// One submission at the frame's end.
     Off,
     /// At every superblock row where only loop filters are deferred, else never.
@@ -325,19 +327,21 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
         }
     };
     let frame_split = match var("DAEDALUS_FRAME_SPLIT").as_deref().map(str::trim) {
-        // Off unless set: on the NVIDIA H100 host both cost more than the shorter wait at
-        // the frame's end saves (docs/benchmarks.md): a per cent with motion compensation
-        // deferred, the CPU that making the next row's reads final takes; rows, the host time
-        // of a submission there and the loop filter's longer chain on the GPU.
-        None | Some("off") => FrameSplit::Off,
+        // By rows where only the loop filter is deferred: with its passes split by their
+        // masks a row's filters are a few levels on the GPU, which run while the CPU decodes
+        // the next row (docs/benchmarks.md). A per cent stays off unless set: with motion
+        // compensation deferred, making the next row's reads final costs the CPU more than
+        // the shorter wait at the frame's end saves.
+        None | Some("auto") => FrameSplit::Auto,
+        Some("off") => FrameSplit::Off,
         Some("rows") => FrameSplit::Rows,
         Some(v) => match v.parse::<u32>() {
             Ok(p @ 1..=99) => FrameSplit::At(p),
             _ => {
                 eprintln!(
-                    "daedalus: warning: DAEDALUS_FRAME_SPLIT={v:?} is not off, rows or a per cent from 1 to 99; using off"
+                    "daedalus: warning: DAEDALUS_FRAME_SPLIT={v:?} is not auto, off, rows or a per cent from 1 to 99; using auto"
                 );
-                FrameSplit::Off
+                FrameSplit::Auto
             }
         },
     };

@@ -784,18 +784,26 @@ fn split_not_applied(why: &str) {
 /// - `rows`: at every row where the frame's only deferred calls are loop filters
 ///   ([`DirectFamilies::only_loop_filters_deferred`]) and the part submitted before has
 ///   finished (else the part grows by a row). Nothing of the rows below meets them, so a part
-///   costs no work on the CPU; the frame's end waits for the last rows' filters alone.
+///   costs no work on the CPU; the frame's end waits for the last rows' filters alone;
+/// - `auto` (the default): `rows` where it applies, else nothing, without a warning.
 fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
     let setting = crate::config::get().frame_split;
     if setting == FrameSplit::Off || planes.linesize[0] <= 0 {
         return;
     }
-    if PUBLISHES_ROWS.with(|p| p.get()) {
+    let publishes_rows = PUBLISHES_ROWS.with(|p| p.get());
+    if setting == FrameSplit::Auto {
+        let applies = !publishes_rows
+            && DirectFamilies::of(&crate::calibrate::placement()).only_loop_filters_deferred();
+        if !applies {
+            return;
+        }
+    } else if publishes_rows {
         split_not_applied("frame threads submit each row they publish anyway");
         return;
     }
     match setting {
-        FrameSplit::Off => return,
+        FrameSplit::Off | FrameSplit::Auto => {}
         FrameSplit::Rows => {
             if !DirectFamilies::of(&crate::calibrate::placement()).only_loop_filters_deferred() {
                 split_not_applied(

@@ -259,7 +259,8 @@ fn ours(
         .env("DAEDALUS_STATS", "1");
     cmd.env_remove("DAEDALUS_VALIDATION"); // the kernel tests cover validation; decoding is long
     cmd.env_remove("DAEDALUS_FRAME_MEMORY")
-        .env_remove("DAEDALUS_LF_CALLS");
+        .env_remove("DAEDALUS_LF_CALLS")
+        .env_remove("DAEDALUS_FRAME_SPLIT");
     // Every family deferred unless a test asks otherwise (the calibrated default may keep
     // FFmpeg's functions, on lavapipe it does); calibration results kept out of the user's cache.
     cmd.env("DAEDALUS_KERNELS", "all=gpu")
@@ -635,47 +636,94 @@ fn gpu_path_with_superblock_loop_filter_by_rows_equals_debian_ffmpeg() {
 /// A frame's work submitted in parts while one thread goes on decoding the rest: the first
 /// part at half its superblock rows (`DAEDALUS_FRAME_SPLIT=50`), on imported frames and on the
 /// frame pool; and, with only the loop filter deferred (motion compensation and transforms on
-/// the CPU), a part at every row whose previous part has finished (`rows`). Every decode
-/// equals Debian's ffmpeg, and frames did split both ways.
+/// the CPU), a part at every row whose previous part has finished (`rows`), on both too and
+/// by default (no setting: `auto`). Every decode equals Debian's ffmpeg, and frames did split
+/// every way.
 #[test]
 fn gpu_path_with_frames_split_equals_debian_ffmpeg() {
     let s = setup();
     let mut jobs = Vec::new();
     for stream in s.streams.iter().filter(|st| !st.high_bit_depth) {
-        for (split, memory) in [("50", "import"), ("50", "pool"), ("rows", "import")] {
+        for (split, memory) in [
+            ("50", "import"),
+            ("50", "pool"),
+            ("rows", "import"),
+            ("rows", "pool"),
+            ("default", "import"),
+        ] {
             jobs.push((stream.clone(), split, memory));
         }
     }
     let count = jobs.len();
-    let splits = Mutex::new([0u64; 2]);
+    let splits = Mutex::new([0u64; 3]);
     let failures = in_parallel(jobs, |(stream, split, memory)| {
-        let kernels = if split == "rows" {
-            "mc=cpu,itx=cpu,lf=gpu"
-        } else {
+        let kernels = if split == "50" {
             "all=gpu"
+        } else {
+            "mc=cpu,itx=cpu,lf=gpu"
         };
-        let env = [
-            ("DAEDALUS_FRAME_SPLIT", split),
+        let mut env = vec![
             ("DAEDALUS_FRAME_MEMORY", memory),
             ("DAEDALUS_KERNELS", kernels),
         ];
+        if split != "default" {
+            env.push(("DAEDALUS_FRAME_SPLIT", split));
+        }
         let what = format!("{} / split {split} / {memory}", stream.name);
         let threading: (&str, &[&str]) = ("1 thread", &["-threads", "1"]);
         let out = decode_as_debian(&stream, Way::Preload, "gpu", threading, &env, &what)?;
         let split_count: u64 = stat(&out.stderr, "frame_splits")
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| format!("{what}: no frame_splits in {}", out.stderr))?;
-        splits.lock().unwrap()[usize::from(split == "rows")] += split_count;
+        let way = match split {
+            "50" => 0,
+            "rows" => 1,
+            _ => 2,
+        };
+        splits.lock().unwrap()[way] += split_count;
         Ok(())
     });
     assert_all_decoded(&failures, count, "decodes");
-    let [at_half, by_rows] = splits.into_inner().unwrap();
+    let [at_half, by_rows, by_default] = splits.into_inner().unwrap();
     println!(
         "{count} decodes with frames split equal Debian's ffmpeg; {at_half} frames split at \
-         half, {by_rows} parts submitted by rows"
+         half, {by_rows} parts submitted by rows, {by_default} by default"
     );
     assert!(at_half > 0, "no frame split at half");
     assert!(by_rows > 0, "no part submitted by rows");
+    assert!(by_default > 0, "no part submitted by rows by default");
+}
+
+/// By default (`auto`) a frame splits only where `rows` applies, without a word: every family
+/// on the GPU at `-threads 1` leaves its frames whole, and `off` leaves them whole with only
+/// the loop filter deferred.
+#[test]
+fn frames_stay_whole_where_rows_do_not_apply_or_split_is_off() {
+    let stream = stream_named("natural-bikes");
+    let threading: (&str, &[&str]) = ("1 thread", &["-threads", "1"]);
+    let cases: [&[(&str, &str)]; 2] = [
+        &[("DAEDALUS_KERNELS", "all=gpu")],
+        &[
+            ("DAEDALUS_KERNELS", "mc=cpu,itx=cpu,lf=gpu"),
+            ("DAEDALUS_FRAME_SPLIT", "off"),
+        ],
+    ];
+    for env in cases {
+        let what = format!("{} / {env:?}", stream.name);
+        let out = decode_as_debian(stream, Way::Preload, "gpu", threading, env, &what)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            stat(&out.stderr, "frame_splits"),
+            Some("0"),
+            "{what}: {}",
+            out.stderr
+        );
+        assert!(
+            !out.stderr.contains("DAEDALUS_FRAME_SPLIT"),
+            "{what}: {}",
+            out.stderr
+        );
+    }
 }
 
 /// A split setting that cannot apply (`rows` with motion compensation on the GPU; any split
