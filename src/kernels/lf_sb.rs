@@ -604,36 +604,36 @@ impl<'a> SbPlane<'a> {
     /// before it, the others only pixels from it on. The largest such `p`, `None` where there
     /// is none.
     pub fn column_split(&self) -> Option<u32> {
+        // Called for every plane the decoder hands over, so by bits: bit k of a mask stands
+        // for pixel position 4k. An edge reaching 4 pixels at 4k straddles position 4k alone,
+        // one reaching 8 straddles 4k - 4, 4k and 4k + 4.
         let (ss_h, _) = self.subsampling();
-        let unit = 8 >> ss_h;
-        // By pixel position / 4: how far an edge there may reach (0: no edge).
-        let mut reach = [0i32; 16];
+        let (mut wide, mut any, mut inner) = (0u8, 0u8, 0u8);
         for m in &self.mask[0] {
-            for b in 0..8 {
-                let at = b * unit / 4;
-                if (m[0] >> b) & 1 != 0 {
-                    reach[at] = 8;
-                } else if ((m[1] | m[2] | m[3]) >> b) & 1 != 0 {
-                    reach[at] = reach[at].max(4);
-                }
-                // Luma's inner edge, 4 pixels on (chroma has none).
-                if ss_h == 0 && (m[3] >> b) & 1 != 0 {
-                    reach[at + 1] = reach[at + 1].max(4);
-                }
-            }
+            wide |= m[0];
+            any |= m[1] | m[2] | m[3];
+            inner |= m[3];
         }
-        let across = |p: i32| {
-            reach
-                .iter()
-                .enumerate()
-                .any(|(k, &r)| r > 0 && 4 * k as i32 - r < p && p < 4 * k as i32 + r)
+        // Mask bit b is the edge at b * 8 >> ss_h pixels: position 2b, or b in subsampled
+        // chroma.
+        let at = |bits: u8| -> u32 {
+            if ss_h == 0 {
+                (0..8).fold(0, |acc, b| acc | (((bits as u32 >> b) & 1) << (2 * b)))
+            } else {
+                bits as u32
+            }
         };
-        let width = 64 >> ss_h;
-        (1..=(width - 8) / 4)
-            .rev()
-            .map(|k| 4 * k)
-            .find(|&p| !across(p))
-            .map(|p| p as u32)
+        let reach_8 = at(wide);
+        let mut reach_4 = at(any);
+        if ss_h == 0 {
+            // Luma's inner edge, 4 pixels on (chroma has none).
+            reach_4 |= at(inner) << 1;
+        }
+        let straddled = reach_4 | reach_8 | (reach_8 << 1) | (reach_8 >> 1);
+        let width = 64u32 >> ss_h;
+        let candidates = (1u32 << ((width - 8) / 4 + 1)) - 2; // positions 4 ..= width - 8
+        let free = candidates & !straddled;
+        (free != 0).then(|| 4 * (31 - free.leading_zeros()))
     }
 
     /// Runs the passes on the superblock at `origin`, each edge with `filter` (see
@@ -1080,6 +1080,78 @@ mod tests {
     /// the base level rising at random as calls placed by cells raise it. Checked pixel by
     /// pixel, not by the GPU's scheduling: lavapipe may run a level's jobs in their recorded
     /// order anyway.
+    /// [`SbPlane::column_split`] as its doc says it, position by position.
+    fn column_split_by_positions(plane: &SbPlane) -> Option<u32> {
+        let (ss_h, _) = plane.subsampling();
+        // By pixel position / 4: how far an edge there may reach (0: no edge).
+        let mut reach = [0i32; 16];
+        for m in &plane.mask[0] {
+            for b in 0..8 {
+                let at = b * (8 >> ss_h) / 4;
+                if (m[0] >> b) & 1 != 0 {
+                    reach[at] = 8;
+                } else if ((m[1] | m[2] | m[3]) >> b) & 1 != 0 {
+                    reach[at] = reach[at].max(4);
+                }
+                if ss_h == 0 && (m[3] >> b) & 1 != 0 {
+                    reach[at + 1] = reach[at + 1].max(4);
+                }
+            }
+        }
+        let across = |p: i32| {
+            reach
+                .iter()
+                .enumerate()
+                .any(|(k, &r)| r > 0 && 4 * k as i32 - r < p && p < 4 * k as i32 + r)
+        };
+        let width = 64 >> ss_h;
+        (1..=(width - 8) / 4)
+            .rev()
+            .map(|k| 4 * k)
+            .find(|&p| !across(p))
+            .map(|p| p as u32)
+    }
+
+    /// The split by bits equals the split position by position, on masks dense and sparse,
+    /// in every subsampling (and both answers occur).
+    #[test]
+    fn column_split_by_bits_equals_it_by_positions() {
+        let mut seed = 5u64;
+        let (mut some, mut none) = (0, 0);
+        for case in 0..4000 {
+            let (ss_h, ss_v) = [(0, 0), (1, 1), (1, 0), (0, 1)][case % 4];
+            let kind = ((ss_h | ss_v) != 0) as usize;
+            let (level, mut mask, lut) = random_filter(&mut seed, [4, 8, 16, 64][case / 4 % 4]);
+            // Columns left empty now and then: the gaps a split needs.
+            let keep = (seed >> 20) as u8 | (seed >> 45) as u8;
+            for m in mask[kind][0].iter_mut().flatten() {
+                *m &= keep;
+            }
+            let filter = SbFilter {
+                level: &level,
+                mask: &mask,
+                mblim_lut: &lut,
+                lim_lut: &lut,
+            };
+            let Some(plane) = SbPlane::new(filter, kind, (8, 8), ss_h, ss_v) else {
+                continue;
+            };
+            let expected = column_split_by_positions(&plane);
+            assert_eq!(
+                plane.column_split(),
+                expected,
+                "case {case}: {:?}",
+                mask[kind][0]
+            );
+            if expected.is_some() {
+                some += 1;
+            } else {
+                none += 1;
+            }
+        }
+        assert!(some > 100 && none > 100, "{some} split, {none} not");
+    }
+
     #[test]
     fn split_placement_orders_every_two_jobs_that_meet() {
         let mut seed = 11u64;
