@@ -785,7 +785,8 @@ fn split_not_applied(why: &str) {
 ///   ([`DirectFamilies::only_loop_filters_deferred`]) and the part submitted before has
 ///   finished (else the part grows by a row). Nothing of the rows below meets them, so a part
 ///   costs no work on the CPU; the frame's end waits for the last rows' filters alone;
-/// - `auto` (the default): `rows` where it applies, else nothing, without a warning.
+/// - `auto` (the default): `rows` where it applies and the loop filter's passes are split by
+///   their masks (`DAEDALUS_LF_ORDER=split`, the default), else nothing, without a warning.
 fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
     let setting = crate::config::get().frame_split;
     if setting == FrameSplit::Off || planes.linesize[0] <= 0 {
@@ -794,6 +795,7 @@ fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
     let publishes_rows = PUBLISHES_ROWS.with(|p| p.get());
     if setting == FrameSplit::Auto {
         let applies = !publishes_rows
+            && batch::lf_passes_split()
             && DirectFamilies::of(&crate::calibrate::placement()).only_loop_filters_deferred();
         if !applies {
             return;

@@ -695,14 +695,19 @@ fn gpu_path_with_frames_split_equals_debian_ffmpeg() {
 }
 
 /// By default (`auto`) a frame splits only where `rows` applies, without a word: every family
-/// on the GPU at `-threads 1` leaves its frames whole, and `off` leaves them whole with only
-/// the loop filter deferred.
+/// on the GPU at `-threads 1` leaves its frames whole, and so does the loop filter alone on
+/// the wavefront order (where rows did not pay); `off` leaves them whole with only the loop
+/// filter deferred.
 #[test]
 fn frames_stay_whole_where_rows_do_not_apply_or_split_is_off() {
     let stream = stream_named("natural-bikes");
     let threading: (&str, &[&str]) = ("1 thread", &["-threads", "1"]);
-    let cases: [&[(&str, &str)]; 2] = [
+    let cases: [&[(&str, &str)]; 3] = [
         &[("DAEDALUS_KERNELS", "all=gpu")],
+        &[
+            ("DAEDALUS_KERNELS", "mc=cpu,itx=cpu,lf=gpu"),
+            ("DAEDALUS_LF_ORDER", "wavefront"),
+        ],
         &[
             ("DAEDALUS_KERNELS", "mc=cpu,itx=cpu,lf=gpu"),
             ("DAEDALUS_FRAME_SPLIT", "off"),

@@ -1072,14 +1072,6 @@ mod tests {
         assert!(empty > 0, "some cases have nothing to filter");
     }
 
-    /// The split placement keeps the decoder's order wherever it matters: over frames of
-    /// superblocks with random masks (some superblocks' columns edges sparse, so that many
-    /// planes split; some planes empty; 16-wide edges anywhere, so that some passes reach out
-    /// of their superblock and end the batch, as `batch.rs` does), every two jobs whose pixels
-    /// (read or written) meet run at different levels, the decoder's earlier one first, with
-    /// the base level rising at random as calls placed by cells raise it. Checked pixel by
-    /// pixel, not by the GPU's scheduling: lavapipe may run a level's jobs in their recorded
-    /// order anyway.
     /// [`SbPlane::column_split`] as its doc says it, position by position.
     fn column_split_by_positions(plane: &SbPlane) -> Option<u32> {
         let (ss_h, _) = plane.subsampling();
@@ -1122,8 +1114,9 @@ mod tests {
             let (ss_h, ss_v) = [(0, 0), (1, 1), (1, 0), (0, 1)][case % 4];
             let kind = ((ss_h | ss_v) != 0) as usize;
             let (level, mut mask, lut) = random_filter(&mut seed, [4, 8, 16, 64][case / 4 % 4]);
-            // Columns left empty now and then: the gaps a split needs.
-            let keep = (seed >> 20) as u8 | (seed >> 45) as u8;
+            // Columns left empty: none, one in four, or three in four (the gaps a split needs).
+            let (a, b) = ((seed >> 20) as u8, (seed >> 45) as u8);
+            let keep = [0xff, a | b, a & b][case % 3];
             for m in mask[kind][0].iter_mut().flatten() {
                 *m &= keep;
             }
@@ -1152,6 +1145,14 @@ mod tests {
         assert!(some > 100 && none > 100, "{some} split, {none} not");
     }
 
+    /// The split placement keeps the decoder's order wherever it matters: over frames of
+    /// superblocks with random masks (some superblocks' columns edges sparse, so that many
+    /// planes split; some planes empty; 16-wide edges anywhere, so that some passes reach out
+    /// of their superblock and end the batch, as `batch.rs` does), every two jobs whose pixels
+    /// (read or written) meet run at different levels, the decoder's earlier one first, with
+    /// the base level rising at random as calls placed by cells raise it. Checked pixel by
+    /// pixel, not by the GPU's scheduling: lavapipe may run a level's jobs in their recorded
+    /// order anyway.
     #[test]
     fn split_placement_orders_every_two_jobs_that_meet() {
         let mut seed = 11u64;
