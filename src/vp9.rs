@@ -789,25 +789,26 @@ fn split_not_applied(why: &str) {
 ///   their masks (`DAEDALUS_LF_ORDER=split`, the default), else nothing, without a warning.
 fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
     let setting = crate::config::get().frame_split;
-    if setting == FrameSplit::Off || planes.linesize[0] <= 0 {
+    if planes.linesize[0] <= 0 {
         return;
     }
     let publishes_rows = PUBLISHES_ROWS.with(|p| p.get());
-    if setting == FrameSplit::Auto {
-        let applies = !publishes_rows
-            && batch::lf_passes_split()
-            && DirectFamilies::of(&crate::calibrate::placement()).only_loop_filters_deferred();
-        if !applies {
+    let only_loop_filters =
+        || DirectFamilies::of(&crate::calibrate::placement()).only_loop_filters_deferred();
+    match setting {
+        FrameSplit::Off => return,
+        // `rows` where it pays, silently elsewhere.
+        FrameSplit::Auto => {
+            if publishes_rows || !batch::lf_passes_split() || !only_loop_filters() {
+                return;
+            }
+        }
+        _ if publishes_rows => {
+            split_not_applied("frame threads submit each row they publish anyway");
             return;
         }
-    } else if publishes_rows {
-        split_not_applied("frame threads submit each row they publish anyway");
-        return;
-    }
-    match setting {
-        FrameSplit::Off | FrameSplit::Auto => {}
         FrameSplit::Rows => {
-            if !DirectFamilies::of(&crate::calibrate::placement()).only_loop_filters_deferred() {
+            if !only_loop_filters() {
                 split_not_applied(
                     "`rows` applies only where the loop filter alone is deferred \
                      (DAEDALUS_KERNELS=mc=cpu,itx=cpu)",
