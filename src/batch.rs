@@ -43,6 +43,7 @@ use crate::kernels::{job_words, CDEF_KERNEL, LF_KERNEL, LF_ROW_KERNEL, LF_SB_KER
 use crate::levels::{Access, Block, Deps, Levels, Need, MAX_LEVELS};
 use crate::overlap::Occupancy;
 use crate::regions::{self, Placement, Region};
+use crate::spans::Spans;
 use crate::stats::{self, Reason, COUNTERS};
 use crate::vp9dsp::{ItxfmAddFn, Vp9DspContext};
 use once_cell::sync::OnceCell;
@@ -898,14 +899,14 @@ struct Submitted {
 
 /// What a reader's calls to run ahead are checked with ([`GpuBatch::plan_ahead`]), kept from
 /// one reader to the next: the calls that ran ahead before which they depend on
-/// (`boundary`); what each of their jobs does to which pixels, in order; per slot the
-/// rectangle of those pixels; and per pixel of the rectangles a bit: written by one of the
+/// (`boundary`); what each of their jobs does to which pixels, in order; per slot and stride
+/// the rectangle of those pixels; and per pixel of the rectangles a bit: written by one of the
 /// jobs, read as a source before any wrote it.
 #[derive(Default)]
 struct AheadScratch {
     boundary: Vec<usize>,
     touches: Vec<(usize, Touch, Area)>,
-    boxes: [Option<PixelBox>; MAX_SLOTS],
+    boxes: Vec<PixelBox>,
     written: Vec<u64>,
     read_first: Vec<u64>,
 }
@@ -927,6 +928,7 @@ enum Touch {
 /// first byte, and where its bits start (each row on whole words).
 #[derive(Clone, Copy)]
 struct PixelBox {
+    slot: usize,
     origin: usize,
     stride: usize,
     rows: (usize, usize),
@@ -936,6 +938,21 @@ struct PixelBox {
 }
 
 impl PixelBox {
+    /// The box of `slot` at `stride` among `boxes`.
+    fn find(boxes: &[PixelBox], slot: usize, stride: isize) -> Option<usize> {
+        boxes
+            .iter()
+            .position(|b| b.slot == slot && b.stride as isize == stride)
+    }
+
+    /// The bytes from its first pixel to its last.
+    fn span(&self) -> (usize, usize) {
+        (
+            self.origin + self.rows.0 * self.stride + self.cols.0,
+            self.origin + (self.rows.1 - 1) * self.stride + self.cols.1,
+        )
+    }
+
     /// Calls `segment(row, col, len)` for the pixels of `a`, a row at a time (two where the
     /// row runs past the stride); `false` where a call does.
     fn segments(&self, a: &Area, mut segment: impl FnMut(usize, usize, usize) -> bool) -> bool {
@@ -1084,12 +1101,12 @@ struct GpuBatch {
     /// The last plane placed by position reaches into the superblock to its right or below
     /// ([`lf_sb::SbPlane::reaches_out`]): the next one completes the batch first.
     lf_ends_batch: bool,
-    /// Per slot: the span of the bytes the calls in place write (and read: their own pixels),
-    /// the span they read as sources, and how many of the calls writing there the GPU may
+    /// Per slot: the bytes the calls in place write (and read: their own pixels), those they
+    /// read as sources (as a few spans: a slot is a frame of three planes), and how many of the calls writing there the GPU may
     /// still make write values the CPU does not hold (neither run ahead nor completed early).
     /// What the CPU must wait for while this batch is in flight ([`GpuBatch::cpu_read_waits`]).
-    slot_writes: [(usize, usize); MAX_SLOTS],
-    slot_reads: [(usize, usize); MAX_SLOTS],
+    slot_writes: [Spans; MAX_SLOTS],
+    slot_reads: [Spans; MAX_SLOTS],
     slot_open: [u32; MAX_SLOTS],
     /// A batch submitted before this one may still be in flight: the calls marked
     /// `touches_in_flight` wait for it before they run on the CPU.
@@ -1145,8 +1162,8 @@ impl GpuBatch {
             lf_first_row: 0,
             lf_split: Default::default(),
             lf_ends_batch: false,
-            slot_writes: [NO_SPAN; MAX_SLOTS],
-            slot_reads: [NO_SPAN; MAX_SLOTS],
+            slot_writes: [Spans::default(); MAX_SLOTS],
+            slot_reads: [Spans::default(); MAX_SLOTS],
             slot_open: [0; MAX_SLOTS],
             after_in_flight: false,
             backup_copies: Vec::new(),
@@ -1631,13 +1648,10 @@ impl GpuBatch {
     /// Notes the bytes a call in place in `slot` writes (`rect`) and reads as its source in
     /// slot `source` (0: none in place), for [`GpuBatch::cpu_read_waits`].
     fn note_touch(&mut self, slot: u8, rect: &Area, source: u8, source_area: Option<&Area>) {
-        let widen = |span: &mut (usize, usize), (lo, hi): (usize, usize)| {
-            *span = (span.0.min(lo), span.1.max(hi.max(lo)));
-        };
-        widen(&mut self.slot_writes[slot as usize], rect.span());
+        self.slot_writes[slot as usize].add(rect.span());
         self.slot_open[slot as usize] += 1;
         if let (s @ 1.., Some(a)) = (source, source_area) {
-            widen(&mut self.slot_reads[s as usize], a.span());
+            self.slot_reads[s as usize].add(a.span());
         }
     }
 
@@ -1655,7 +1669,7 @@ impl GpuBatch {
         self.staging_len > 0
             || span.1 < span.0
             || (1..self.slots.len() + 1)
-                .any(|s| self.slot_open[s] > 0 && spans_meet(span, self.slot_writes[s]))
+                .any(|s| self.slot_open[s] > 0 && self.slot_writes[s].meets(span))
     }
 
     /// While this batch is in flight: whether the CPU must wait for it before writing `a`.
@@ -1664,8 +1678,8 @@ impl GpuBatch {
         self.staging_len > 0
             || span.1 < span.0
             || (1..self.slots.len() + 1).any(|s| {
-                (self.slot_open[s] > 0 && spans_meet(span, self.slot_writes[s]))
-                    || spans_meet(span, self.slot_reads[s])
+                (self.slot_open[s] > 0 && self.slot_writes[s].meets(span))
+                    || self.slot_reads[s].meets(span)
             })
     }
 
@@ -2042,26 +2056,43 @@ impl GpuBatch {
             add_touches(i, true, &mut s.touches)?;
         }
         s.touches.rotate_left(own);
-        // Per slot: one stride; a slot's areas lie in its region.
-        s.boxes = [None; MAX_SLOTS];
+        // A box per slot and stride (a frame's luma and chroma planes); a slot's areas lie in
+        // its region.
+        s.boxes.clear();
         for &(slot, _, a) in &s.touches {
-            let b = s.boxes[slot].get_or_insert(PixelBox {
-                origin: self.slot_base(slot),
-                stride: a.stride.max(1) as usize,
-                rows: (usize::MAX, 0),
-                cols: (usize::MAX, 0),
-                first_word: 0,
-                row_words: 0,
-            });
-            if a.stride as usize != b.stride || a.w > b.stride || a.w == 0 || a.h == 0 {
+            if a.stride <= 0 || a.w > a.stride as usize || a.w == 0 || a.h == 0 {
                 return None;
             }
+            let b = match PixelBox::find(&s.boxes, slot, a.stride) {
+                Some(i) => &mut s.boxes[i],
+                None => {
+                    s.boxes.push(PixelBox {
+                        slot,
+                        origin: self.slot_base(slot),
+                        stride: a.stride as usize,
+                        rows: (usize::MAX, 0),
+                        cols: (usize::MAX, 0),
+                        first_word: 0,
+                        row_words: 0,
+                    });
+                    s.boxes.last_mut().expect("just pushed")
+                }
+            };
             if !b.widen(&a) {
                 return None;
             }
         }
+        // Boxes of one slot at two strides must not share a byte: each byte has one bit.
+        for (i, a) in s.boxes.iter().enumerate() {
+            if s.boxes[i + 1..]
+                .iter()
+                .any(|b| b.slot == a.slot && spans_meet(a.span(), b.span()))
+            {
+                return None;
+            }
+        }
         let mut words = 0;
-        for b in s.boxes.iter_mut().flatten() {
+        for b in s.boxes.iter_mut() {
             b.first_word = words;
             b.row_words = (b.cols.1 - b.cols.0).div_ceil(64);
             words += b.row_words * (b.rows.1 - b.rows.0);
@@ -2075,7 +2106,7 @@ impl GpuBatch {
         s.read_first.resize(words, 0);
         let (written, read_first) = (&mut s.written, &mut s.read_first);
         for (slot, touch, a) in &s.touches {
-            let b = s.boxes[*slot].expect("its box");
+            let b = s.boxes[PixelBox::find(&s.boxes, *slot, a.stride).expect("its box")];
             let fine = b.segments(a, |row, col, len| {
                 for_each_word(b.bit(row, col), len, |w, m| match touch {
                     Touch::Reads => {
@@ -2377,8 +2408,8 @@ impl GpuBatch {
         self.lf_last = None;
         self.lf_split = Default::default();
         self.lf_ends_batch = false;
-        self.slot_writes = [NO_SPAN; MAX_SLOTS];
-        self.slot_reads = [NO_SPAN; MAX_SLOTS];
+        self.slot_writes.iter_mut().for_each(Spans::clear);
+        self.slot_reads.iter_mut().for_each(Spans::clear);
         self.slot_open = [0; MAX_SLOTS];
         self.after_in_flight = false;
         self.backup_copies.clear();
@@ -2600,7 +2631,7 @@ impl Recorder {
         // No pending call may read them as a source: the copies leave the batch below.
         let read_as_source = next_reads
             .iter()
-            .any(|a| g.slot_reads.iter().any(|&r| spans_meet(a.span(), r)));
+            .any(|a| g.slot_reads.iter().any(|r| r.meets(a.span())));
         if read_as_source {
             return false;
         }

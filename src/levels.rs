@@ -26,6 +26,8 @@
 //! meet those of pending calls at another stride, or the region has no grid left for it)
 //! cannot be placed: the batch is completed first.
 
+use crate::spans::Spans;
+
 /// Levels one batch may use; a call that would need more completes the batch first.
 pub const MAX_LEVELS: u32 = 1024;
 
@@ -217,11 +219,11 @@ struct RegionLevels {
     grids: Vec<Grid>,
     /// This batch wrote the region (its cells hold the writes and every later read).
     written: bool,
-    /// The bytes (`lo .. hi`, offsets in the region) that calls of this batch read before any
-    /// wrote the region: such reads (a motion compensation's reference frame) keep no cells,
-    /// since nothing pending writes there. A write that meets these bytes cannot tell which
-    /// cells they read.
-    unmarked: (usize, usize),
+    /// The bytes (offsets in the region, as a few spans: a region may hold a frame's three
+    /// planes) that calls of this batch read before any wrote the region: such reads (a
+    /// motion compensation's reference frame) keep no cells, since nothing pending writes
+    /// there. A write that meets these bytes cannot tell which cells they read.
+    unmarked: Spans,
     /// The highest stamp among those reads.
     unmarked_stamp: u32,
 }
@@ -247,7 +249,7 @@ impl RegionLevels {
             len,
             grids: Vec::new(),
             written: false,
-            unmarked: NO_BYTES,
+            unmarked: Spans::default(),
             unmarked_stamp: 0,
         }
     }
@@ -386,7 +388,7 @@ impl Levels {
                 g.span = NO_BYTES;
             }
             r.written = false;
-            r.unmarked = NO_BYTES;
+            r.unmarked.clear();
             r.unmarked_stamp = 0;
         }
     }
@@ -471,7 +473,7 @@ impl Levels {
         if access == Access::Read && !r.written {
             return Some(Need::default());
         }
-        let unknown_readers = access == Access::Write && meets(r.unmarked, b.bytes());
+        let unknown_readers = access == Access::Write && r.unmarked.meets(b.bytes());
         let (g, c) = r.claim(&mut self.spare, b.offset, b.stride, b.w, b.h)?;
         let r = &self.regions[at];
         let grid = &r.grids[g];
@@ -537,7 +539,7 @@ impl Levels {
             return true; // nothing pending there
         };
         let r = &self.regions[at];
-        if meets(r.unmarked, b.bytes()) {
+        if r.unmarked.meets(b.bytes()) {
             return false;
         }
         let (g, c) = match r.look(b.offset, b.stride, b.w, b.h) {
@@ -593,8 +595,7 @@ impl Levels {
         let Some((g, c)) = cells else {
             if access == Access::Read {
                 // A read kept without cells: later writes on its bytes come after it.
-                let (lo, hi) = b.bytes();
-                r.unmarked = (r.unmarked.0.min(lo), r.unmarked.1.max(hi));
+                r.unmarked.add(b.bytes());
                 r.unmarked_stamp = r.unmarked_stamp.max(stamp);
             } else {
                 debug_assert!(false, "marked a write that `need` refused");

@@ -20,6 +20,7 @@ pub mod kernels;
 mod levels;
 mod overlap;
 pub mod regions;
+mod spans;
 pub mod stats;
 #[cfg(test)]
 mod testing;
