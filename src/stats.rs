@@ -84,6 +84,9 @@ pub struct Counters {
     /// host ranges imported (such a buffer once, any other frame buffer for each frame that
     /// decodes into it or reads it).
     pub frames: AtomicU64,
+    /// Frames whose three planes lie in one buffer (the patched frame pool's layout: a level
+    /// of the loop filter is then one dispatch, not one per plane).
+    pub frames_in_one_buffer: AtomicU64,
     pub pool_buffers: AtomicU64,
     pub frame_buffers: AtomicU64,
     pub imports: AtomicU64,
@@ -158,6 +161,7 @@ pub static COUNTERS: Counters = Counters {
     flushes_frame_end: AtomicU64::new(0),
     max_calls_per_submission: AtomicU64::new(0),
     frames: AtomicU64::new(0),
+    frames_in_one_buffer: AtomicU64::new(0),
     pool_buffers: AtomicU64::new(0),
     frame_buffers: AtomicU64::new(0),
     imports: AtomicU64::new(0),

@@ -551,6 +551,16 @@ unsafe fn frame_buffers(frame: *const DaedalusVp9Frame) -> Vec<(usize, usize)> {
     buffers
 }
 
+/// Whether the frame's three planes lie in its first buffer.
+fn planes_in_one_buffer(f: &DaedalusVp9Frame) -> bool {
+    let (start, len) = (f.buf_data[0] as usize, f.buf_size[0]);
+    start != 0
+        && f.data.iter().all(|&p| {
+            let p = p as usize;
+            p >= start && p - start < len
+        })
+}
+
 thread_local! {
     /// What this thread registered at its frame's `frame_begin`, for its `frame_end` (a
     /// frame is decoded on one thread, and its references stay valid until its end).
@@ -567,6 +577,9 @@ fn unregister_frame() {
 unsafe extern "C" fn frame_begin(_ctx: *mut c_void, frame: *const DaedalusVp9Frame) {
     crate::ffi::guard("frame_begin", (), || {
         stats::add(&COUNTERS.frames, 1);
+        if frame.as_ref().is_some_and(planes_in_one_buffer) {
+            stats::add(&COUNTERS.frames_in_one_buffer, 1);
+        }
         // A frame whose end never came (it cannot happen with the patch): forget it first.
         batch::flush_for(Reason::FrameEnd);
         unregister_frame();
@@ -1098,7 +1111,7 @@ pub fn stats_line() -> String {
          flush_full={} flush_immediate={} flush_registry={} unattended_submissions={} \
          awaits_in_flight={} frame_splits={} in_flight_waits={} await_ms={:.3} wait_ms={:.3} wait_cpu_ms={:.3} calls_per_submission_mean={mean:.1} \
          calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
-         host_bytes_from_device={} device_job_copies={} frame_memory={frame_memory} frames={} pool_buffers={} frame_buffers={} imports={} \
+         host_bytes_from_device={} device_job_copies={} frame_memory={frame_memory} frames={} frames_in_one_buffer={} pool_buffers={} frame_buffers={} imports={} \
          pixel_bytes_copied={} pipeline_cache={pipeline_cache} device_setup_ms={setup_ms}",
         r(&c.deferred),
         r(&c.deferred_itx),
@@ -1146,6 +1159,7 @@ pub fn stats_line() -> String {
         r(&c.bytes_from_device),
         r(&c.device_job_copies),
         r(&c.frames),
+        r(&c.frames_in_one_buffer),
         r(&c.pool_buffers),
         r(&c.frame_buffers),
         r(&c.imports),

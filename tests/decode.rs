@@ -420,6 +420,15 @@ fn check_with(
                 count("imports")
             ));
         }
+        // The patched frame pool gives each frame one buffer for its three planes, so that a
+        // level of the loop filter is one dispatch rather than one per plane.
+        if count("frames_in_one_buffer") != count("frames") || count("frames") == 0 {
+            return Err(format!(
+                "{what}: {} of {} frames have their planes in one buffer",
+                count("frames_in_one_buffer"),
+                count("frames")
+            ));
+        }
         // Job data copied into device-local memory where asked for, by every submission.
         let job_memory = env.iter().find(|(k, _)| *k == "DAEDALUS_JOB_MEMORY");
         let copies = count("device_job_copies");
