@@ -16,7 +16,9 @@
 //!
 //! A region that the batch has not written (a reference frame) keeps no cells for its reads:
 //! a read there comes after nothing pending, and most of the cells a decoder's calls touch are
-//! those of motion compensation's source windows.
+//! those of motion compensation's source windows. A line's read (the row backup's copies out
+//! of the frame being decoded) keeps its few cells anyway, so that its bytes do not join the
+//! region's spans of unmarked reads, which merge across rows and planes.
 //!
 //! The cells (4x4 pixels each, eight bytes: the two serials, the levels kept per call) cover
 //! a registered region, laid out for the stride of the calls there (a decoder's plane; a
@@ -583,7 +585,9 @@ impl Levels {
         let in_batch = |t: u32| index(t) < calls.len();
         let r = &mut self.regions[at];
         let cells = match access {
-            Access::Read if !r.written => None,
+            // A line's read (the row backup's copies from the frame) takes its few cells: kept
+            // without cells, its bytes would join spans that merge across rows and planes.
+            Access::Read if !r.written && b.h > 1 => None,
             // `None` if the call's own write, marked first, laid the region out for another
             // stride after `need` found it unwritten.
             Access::Read => r.claim(&mut self.spare, b.offset, b.stride, b.w, b.h),
@@ -644,7 +648,9 @@ mod tests {
         }
     }
 
-    const SHAPES: [(usize, usize); 10] = [
+    const SHAPES: [(usize, usize); 12] = [
+        (64, 1),
+        (20, 1),
         (4, 4),
         (8, 8),
         (16, 16),
@@ -810,6 +816,31 @@ mod tests {
         l.clear();
         let n = l.need(&last, Access::Write, &mut d).unwrap();
         assert!(!n.unknown_readers, "a new batch");
+    }
+
+    /// A line's read of a region the batch has not written (the row backup's copies from the
+    /// frame) keeps cells: a later write on it comes after it and names it, and a reader may
+    /// still ask which calls are pending there; the region's bytes elsewhere stay free.
+    #[test]
+    fn line_reads_of_an_unwritten_region_keep_cells() {
+        let mut l = Levels::default();
+        let mut d = Deps::default();
+        let line = blk(8, 1 << 16, 63 * 256, 256, 64, 1);
+        let n = l.need(&line, Access::Read, &mut d).unwrap();
+        assert_eq!(n.level, 0);
+        let reader = l.new_serial();
+        l.mark(&line, Access::Read, n.level, false, reader);
+        let on_it = blk(8, 1 << 16, 60 * 256 + 8, 256, 8, 8);
+        let mut pending = Vec::new();
+        assert!(l.pending_on(&on_it, &mut pending));
+        assert_eq!(pending, [reader]);
+        let n = l.need(&on_it, Access::Write, &mut d).unwrap();
+        assert_eq!((n.level, n.unknown_readers), (1, false));
+        assert_eq!(d.all, [reader]);
+        let below = blk(8, 1 << 16, 64 * 256, 256, 64, 64);
+        d.all.clear();
+        let n = l.need(&below, Access::Write, &mut d).unwrap();
+        assert_eq!((n.level, n.unknown_readers, d.all.len()), (0, false, 0));
     }
 
     /// One call that reads a region the batch has not written and writes the same region at
