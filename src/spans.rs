@@ -37,6 +37,14 @@ impl Spans {
         if hi <= lo {
             return;
         }
+        // Most calls fall inside a span already (a block of a row begun, a reference's
+        // window): nothing to merge.
+        if self.spans[..self.len]
+            .iter()
+            .any(|&(s, e)| s <= lo && hi <= e)
+        {
+            return;
+        }
         let (mut lo, mut hi) = (lo, hi);
         // Spans it meets or touches become part of it.
         let mut i = 0;
