@@ -422,8 +422,10 @@ impl Stream {
                 let mut done = 0u64;
                 while done < disp.count as u64 {
                     let count = (disp.count as u64 - done).min(per_dispatch) as u32;
-                    let push: [u32; 2] = [disp.first + done as u32, count];
-                    let bytes: Vec<u8> = push.iter().flat_map(|v| v.to_ne_bytes()).collect();
+                    // First job and job count, as the shaders' push constants read them.
+                    let mut bytes = [0u8; 8];
+                    bytes[..4].copy_from_slice(&(disp.first + done as u32).to_ne_bytes());
+                    bytes[4..].copy_from_slice(&count.to_ne_bytes());
                     debug_assert_eq!(bytes.len() as u32, PUSH_BYTES);
                     d.cmd_push_constants(
                         self.cmd,
