@@ -159,79 +159,58 @@ impl Pipelines {
             )
             .map_err(vkerr("vkCreatePipelineLayout"))?;
 
+        // Every kernel's module and specialization first (quick), in kernel order; then the
+        // pipelines, which take milliseconds each even from the cache, on a few threads.
         let mut modules: Vec<(&str, vk::ShaderModule, spirv::Needs)> = Vec::new();
-        let mut kernels = Vec::new();
-        for kernel in ItxKernel::all() {
-            let stem = kernel.shader();
-            if !modules.iter().any(|(s, _, _)| *s == stem) {
-                let (m, needs) = module(device, stem, info)?;
-                modules.push((stem, m, needs));
-            }
-            let (_, m, needs) = modules.iter().find(|(s, _, _)| *s == stem).unwrap();
-            let needs = needs.clone();
-            let pipeline = compute_pipeline(device, *m, layout, &kernel.spec_constants(), cache)?;
-            kernels.push(Some(Kernel {
-                pipeline,
-                jobs_per_group: needs.invocations() / kernel.size().n() as u32,
-            }));
+        let mut plans: Vec<Plan> = Vec::new();
+        let prepared = prepare(device, info, &mut modules, &mut plans);
+        let pipelines = match prepared {
+            Ok(()) => build_all(device, layout, cache, &plans),
+            Err(_) => Vec::new(),
+        };
+        for (_, m, _) in &modules {
+            device.destroy_shader_module(*m, None);
         }
-        for stem in ["mc", "lf"] {
-            let (m, needs) = module(device, stem, info)?;
-            modules.push((stem, m, needs.clone()));
-            let pipeline = compute_pipeline(device, m, layout, &[], cache)?;
-            if needs.invocations() != 8 * MC_LF_JOBS_PER_GROUP {
-                return Err(format!("shader {stem}: 8 invocations per job expected"));
-            }
-            kernels.push(Some(Kernel {
-                pipeline,
-                jobs_per_group: MC_LF_JOBS_PER_GROUP,
-            }));
+        let release = || {
+            device.destroy_pipeline_layout(layout, None);
+            device.destroy_descriptor_set_layout(set_layout, None);
+        };
+        if let Err(e) = prepared {
+            release();
+            return Err(e);
         }
-        // Workgroups of 64 invocations, in kernel order (CDEF, LF_SB_KERNEL, LF_ROW_KERNEL):
-        // one job per workgroup, except lf_row, whose one workgroup runs all the jobs of its
-        // dispatch in turn. Each serves one decoder only: a device that cannot build one keeps
-        // the others. (Any error counts, even a lost device's: the next submission then meets
-        // it and falls back as any lost device does.)
-        for stem in ["cdef", "lf_sb", "lf_row"] {
-            // lf_row serves `DAEDALUS_LF_ORDER=rows` alone.
-            if stem == "lf_row" && crate::config::get().lf_order != crate::config::LfOrder::Rows {
-                kernels.push(None);
-                continue;
-            }
-            let built = if super::testing::optional_kernels_fail() {
-                Err(format!("shader {stem}: failure injected by a test"))
-            } else {
-                module(device, stem, info)
-            };
-            let built = built.and_then(|(m, needs)| {
-                modules.push((stem, m, needs.clone()));
-                if needs.invocations() != 64 {
-                    return Err(format!("shader {stem}: 64 invocations per job expected"));
+        let mut kernels = Vec::with_capacity(plans.len());
+        let mut failed = None;
+        for (plan, built) in plans.iter().zip(&pipelines) {
+            kernels.push(match (plan, built) {
+                (Plan::Off, _) => None,
+                (Plan::Build { jobs_per_group, .. }, Ok(pipeline)) => Some(Kernel {
+                    pipeline: *pipeline,
+                    jobs_per_group: *jobs_per_group,
+                }),
+                (Plan::Build { optional: None, .. }, Err(e)) => {
+                    failed.get_or_insert_with(|| e.clone());
+                    None
                 }
-                Ok(Kernel {
-                    pipeline: compute_pipeline(device, m, layout, &[], cache)?,
-                    jobs_per_group: if stem == "lf_row" { u32::MAX } else { 1 },
-                })
-            });
-            kernels.push(match built {
-                Ok(kernel) => Some(kernel),
-                Err(e) => {
-                    let instead = if stem == "lf_row" {
-                        "the loop filter's superblock passes go out as a wavefront"
-                    } else {
-                        "these calls stay on the CPU"
-                    };
-                    crate::log::once(
-                        crate::log::Level::Warn,
-                        stem,
-                        format_args!("{e}: {instead}"),
-                    );
+                (Plan::Unbuilt { stem, why }, _)
+                | (
+                    Plan::Build {
+                        optional: Some(stem),
+                        ..
+                    },
+                    Err(why),
+                ) => {
+                    optional_kernel_missing(stem, why);
                     None
                 }
             });
         }
-        for (_, m, _) in modules {
-            device.destroy_shader_module(m, None);
+        if let Some(e) = failed {
+            for k in kernels.into_iter().flatten() {
+                device.destroy_pipeline(k.pipeline, None);
+            }
+            release();
+            return Err(e);
         }
         Ok(Pipelines {
             set_layout,
@@ -239,4 +218,154 @@ impl Pipelines {
             kernels,
         })
     }
+}
+
+/// A kernel's pipeline to build, in kernel order.
+enum Plan {
+    /// Its module and specialization; `optional`: the stem of a kernel one decoder alone
+    /// uses, whose failure leaves that decoder's calls on the CPU (else the device is
+    /// unusable).
+    Build {
+        module: vk::ShaderModule,
+        spec: Vec<u32>,
+        jobs_per_group: u32,
+        optional: Option<&'static str>,
+    },
+    /// An optional kernel whose module could not be made.
+    Unbuilt { stem: &'static str, why: String },
+    /// Not wanted with this configuration.
+    Off,
+}
+
+/// Makes the modules (into `modules`, shared by the kernels of one shader) and plans every
+/// kernel's pipeline; an error is a required kernel's.
+unsafe fn prepare(
+    device: &ash::Device,
+    info: &DeviceInfo,
+    modules: &mut Vec<(&'static str, vk::ShaderModule, spirv::Needs)>,
+    plans: &mut Vec<Plan>,
+) -> GpuResult<()> {
+    for kernel in ItxKernel::all() {
+        let stem = kernel.shader();
+        if !modules.iter().any(|(s, _, _)| *s == stem) {
+            let (m, needs) = module(device, stem, info)?;
+            modules.push((stem, m, needs));
+        }
+        let (_, m, needs) = modules.iter().find(|(s, _, _)| *s == stem).unwrap();
+        plans.push(Plan::Build {
+            module: *m,
+            spec: kernel.spec_constants().to_vec(),
+            jobs_per_group: needs.invocations() / kernel.size().n() as u32,
+            optional: None,
+        });
+    }
+    for stem in ["mc", "lf"] {
+        let (m, needs) = module(device, stem, info)?;
+        modules.push((stem, m, needs.clone()));
+        if needs.invocations() != 8 * MC_LF_JOBS_PER_GROUP {
+            return Err(format!("shader {stem}: 8 invocations per job expected"));
+        }
+        plans.push(Plan::Build {
+            module: m,
+            spec: Vec::new(),
+            jobs_per_group: MC_LF_JOBS_PER_GROUP,
+            optional: None,
+        });
+    }
+    // Workgroups of 64 invocations, in kernel order (CDEF, LF_SB_KERNEL, LF_ROW_KERNEL):
+    // one job per workgroup, except lf_row, whose one workgroup runs all the jobs of its
+    // dispatch in turn. Each serves one decoder only: a device that cannot build one keeps
+    // the others. (Any error counts, even a lost device's: the next submission then meets
+    // it and falls back as any lost device does.)
+    for stem in ["cdef", "lf_sb", "lf_row"] {
+        // lf_row serves `DAEDALUS_LF_ORDER=rows` alone.
+        if stem == "lf_row" && crate::config::get().lf_order != crate::config::LfOrder::Rows {
+            plans.push(Plan::Off);
+            continue;
+        }
+        let made = if super::testing::optional_kernels_fail() {
+            Err(format!("shader {stem}: failure injected by a test"))
+        } else {
+            module(device, stem, info)
+        };
+        let made = made.and_then(|(m, needs)| {
+            modules.push((stem, m, needs.clone()));
+            if needs.invocations() != 64 {
+                return Err(format!("shader {stem}: 64 invocations per job expected"));
+            }
+            Ok(m)
+        });
+        plans.push(match made {
+            Ok(module) => Plan::Build {
+                module,
+                spec: Vec::new(),
+                jobs_per_group: if stem == "lf_row" { u32::MAX } else { 1 },
+                optional: Some(stem),
+            },
+            Err(why) => Plan::Unbuilt { stem, why },
+        });
+    }
+    Ok(())
+}
+
+/// Builds the planned pipelines, a result per plan (an error for those not to build), on up
+/// to four threads: a pipeline cache is safe to share between threads unless created
+/// externally synchronized, which daedalus's is not.
+unsafe fn build_all(
+    device: &ash::Device,
+    layout: vk::PipelineLayout,
+    cache: vk::PipelineCache,
+    plans: &[Plan],
+) -> Vec<GpuResult<vk::Pipeline>> {
+    let build = |plan: &Plan| match plan {
+        Plan::Build { module, spec, .. } => {
+            // SAFETY: the module and layout are the device's and live until after the join.
+            unsafe { compute_pipeline(device, *module, layout, spec, cache) }
+        }
+        _ => Err("not built".to_string()),
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
+    let mut results: Vec<Option<GpuResult<vk::Pipeline>>> = plans.iter().map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let build = &build;
+        let workers: Vec<_> = (1..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    (t..plans.len())
+                        .step_by(threads)
+                        .map(|i| (i, build(&plans[i])))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for i in (0..plans.len()).step_by(threads) {
+            results[i] = Some(build(&plans[i]));
+        }
+        for w in workers {
+            // A worker that panicked (it cannot: the driver's errors are results) leaves its
+            // kernels unbuilt, which fails the set-up as any error does.
+            for (i, r) in w.join().unwrap_or_default() {
+                results[i] = Some(r);
+            }
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("a pipeline's thread failed".to_string())))
+        .collect()
+}
+
+fn optional_kernel_missing(stem: &str, why: &str) {
+    let instead = if stem == "lf_row" {
+        "the loop filter's superblock passes go out as a wavefront"
+    } else {
+        "these calls stay on the CPU"
+    };
+    crate::log::once(
+        crate::log::Level::Warn,
+        stem,
+        format_args!("{why}: {instead}"),
+    );
 }
