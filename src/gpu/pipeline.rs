@@ -179,19 +179,30 @@ impl Pipelines {
             release();
             return Err(e);
         }
-        let mut kernels = Vec::with_capacity(plans.len());
-        let mut failed = None;
-        for (plan, built) in plans.iter().zip(&pipelines) {
-            kernels.push(match (plan, built) {
-                (Plan::Off, _) => None,
+        // The first required kernel that failed, in kernel order, loses the device: nothing
+        // else is logged, and what was built is destroyed.
+        let failed = plans
+            .iter()
+            .zip(&pipelines)
+            .find_map(|(plan, built)| match (plan, built) {
+                (Plan::Build { optional: None, .. }, Err(e)) => Some(e.clone()),
+                _ => None,
+            });
+        if let Some(e) = failed {
+            for pipeline in pipelines.into_iter().flatten() {
+                device.destroy_pipeline(pipeline, None);
+            }
+            release();
+            return Err(e);
+        }
+        let kernels = plans
+            .iter()
+            .zip(pipelines)
+            .map(|(plan, built)| match (plan, built.as_ref()) {
                 (Plan::Build { jobs_per_group, .. }, Ok(pipeline)) => Some(Kernel {
                     pipeline: *pipeline,
                     jobs_per_group: *jobs_per_group,
                 }),
-                (Plan::Build { optional: None, .. }, Err(e)) => {
-                    failed.get_or_insert_with(|| e.clone());
-                    None
-                }
                 (Plan::Unbuilt { stem, why }, _)
                 | (
                     Plan::Build {
@@ -203,15 +214,9 @@ impl Pipelines {
                     optional_kernel_missing(stem, why);
                     None
                 }
-            });
-        }
-        if let Some(e) = failed {
-            for k in kernels.into_iter().flatten() {
-                device.destroy_pipeline(k.pipeline, None);
-            }
-            release();
-            return Err(e);
-        }
+                (Plan::Off, _) | (Plan::Build { optional: None, .. }, Err(_)) => None,
+            })
+            .collect();
         Ok(Pipelines {
             set_layout,
             layout,
@@ -219,6 +224,9 @@ impl Pipelines {
         })
     }
 }
+
+/// The stack of a thread that builds pipelines: the driver compiles shaders on it.
+const DRIVER_STACK_BYTES: usize = 8 << 20;
 
 /// A kernel's pipeline to build, in kernel order.
 enum Plan {
@@ -327,28 +335,38 @@ unsafe fn build_all(
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 4);
+    // Thread `t` of `threads` builds plans t, t + threads, ...
+    let share = |t: usize| {
+        (t..plans.len())
+            .step_by(threads)
+            .map(|i| (i, build(&plans[i])))
+            .collect::<Vec<_>>()
+    };
     let mut results: Vec<Option<GpuResult<vk::Pipeline>>> = plans.iter().map(|_| None).collect();
     std::thread::scope(|scope| {
-        let build = &build;
+        let share = &share;
+        // The driver's compiler runs on these threads: a main thread's stack, not the 2 MiB
+        // Rust gives. A thread the system refuses leaves its share to this one.
         let workers: Vec<_> = (1..threads)
             .map(|t| {
-                scope.spawn(move || {
-                    (t..plans.len())
-                        .step_by(threads)
-                        .map(|i| (i, build(&plans[i])))
-                        .collect::<Vec<_>>()
-                })
+                let worker = std::thread::Builder::new()
+                    .stack_size(DRIVER_STACK_BYTES)
+                    .spawn_scoped(scope, move || share(t));
+                (t, worker.ok())
             })
             .collect();
-        for i in (0..plans.len()).step_by(threads) {
-            results[i] = Some(build(&plans[i]));
-        }
-        for w in workers {
-            // A worker that panicked (it cannot: the driver's errors are results) leaves its
-            // kernels unbuilt, which fails the set-up as any error does.
-            for (i, r) in w.join().unwrap_or_default() {
-                results[i] = Some(r);
+        let mut built = share(0);
+        for (t, worker) in workers {
+            match worker {
+                // A worker that panicked (the driver's errors are results, so only a failed
+                // allocation could) leaves its kernels unbuilt, which fails the set-up as any
+                // error does; what it built is not destroyed.
+                Some(w) => built.extend(w.join().unwrap_or_default()),
+                None => built.extend(share(t)),
             }
+        }
+        for (i, r) in built {
+            results[i] = Some(r);
         }
     });
     results
