@@ -163,11 +163,8 @@ impl Pipelines {
         // pipelines, which take milliseconds each even from the cache, on a few threads.
         let mut modules: Vec<(&str, vk::ShaderModule, spirv::Needs)> = Vec::new();
         let mut plans: Vec<Plan> = Vec::new();
-        let prepared = prepare(device, info, &mut modules, &mut plans);
-        let pipelines = match prepared {
-            Ok(()) => build_all(device, layout, cache, &plans),
-            Err(_) => Vec::new(),
-        };
+        let pipelines = prepare(device, info, &mut modules, &mut plans)
+            .map(|()| build_all(device, layout, cache, &plans));
         for (_, m, _) in &modules {
             device.destroy_shader_module(*m, None);
         }
@@ -175,10 +172,13 @@ impl Pipelines {
             device.destroy_pipeline_layout(layout, None);
             device.destroy_descriptor_set_layout(set_layout, None);
         };
-        if let Err(e) = prepared {
-            release();
-            return Err(e);
-        }
+        let pipelines = match pipelines {
+            Ok(p) => p,
+            Err(e) => {
+                release();
+                return Err(e);
+            }
+        };
         // The first required kernel that failed, in kernel order, loses the device: nothing
         // else is logged, and what was built is destroyed.
         let failed = plans
