@@ -3657,9 +3657,17 @@ pub fn fold_counts() {
     });
 }
 
-/// Whether the device (set up already) built kernel `k` (see `Pipelines::kernels`).
+/// Whether the device (set up already) can run kernel `k`, building it on the first question
+/// (see `Pipelines::has`).
 pub fn device_has_kernel(k: usize) -> bool {
     gpu::set_up().is_some_and(|g| g.pipelines.has(k))
+}
+
+/// Whether the superblock rows' loop-filter kernel was built (builds nothing: for the stats
+/// line).
+pub fn lf_row_built() -> bool {
+    crate::config::get().lf_order == crate::config::LfOrder::Rows
+        && gpu::set_up().is_some_and(|g| g.pipelines.built(LF_ROW_KERNEL))
 }
 
 /// Whether the decoder's superblock loop-filter passes go to the GPU a superblock row per

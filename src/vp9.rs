@@ -1078,16 +1078,25 @@ pub fn stats_line() -> String {
     } else {
         "import"
     };
-    // How the device was set up: pipelines compiled (and cached) or loaded, and in how long.
-    let (pipeline_cache, setup_ms) = match crate::gpu::set_up() {
-        Some(g) if path == "gpu" => (g.pipeline_cache.name(), format!("{:.1}", g.setup_ms)),
-        _ => ("-", "-".to_string()),
+    // How the device was set up, in how long; the pipelines built as the work needed them,
+    // compiled (and cached) or loaded, and in how long (summed over the building threads).
+    let (pipeline_cache, setup_ms, pipelines_built, pipelines_ms) = match crate::gpu::set_up() {
+        Some(g) if path == "gpu" => {
+            let (outcome, built, ms) = g.pipelines.report();
+            (
+                outcome.name(),
+                format!("{:.1}", g.setup_ms),
+                built.to_string(),
+                format!("{ms:.1}"),
+            )
+        }
+        _ => ("-", "-".to_string(), "-".to_string(), "-".to_string()),
     };
     // The families FFmpeg's functions ran for without entering the library.
     let direct = DirectFamilies::describe_attached();
     // How the GPU ordered the decoder's superblock loop-filter passes (rows where any pass
     // ran a row per workgroup).
-    let lf_order = match (path, r(&c.lf_sb_by_rows) > 0, batch::lf_passes_by_rows()) {
+    let lf_order = match (path, r(&c.lf_sb_by_rows) > 0, batch::lf_row_built()) {
         ("gpu", true, _) => "rows".to_string(),
         ("gpu", false, false) if batch::lf_passes_split() => format!(
             "split lf_sb_by_masks={} lf_sb_split={}",
@@ -1112,7 +1121,8 @@ pub fn stats_line() -> String {
          awaits_in_flight={} frame_splits={} in_flight_waits={} await_ms={:.3} wait_ms={:.3} wait_cpu_ms={:.3} calls_per_submission_mean={mean:.1} \
          calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
          host_bytes_from_device={} device_job_copies={} frame_memory={frame_memory} frames={} frames_in_one_buffer={} pool_buffers={} frame_buffers={} imports={} \
-         pixel_bytes_copied={} pipeline_cache={pipeline_cache} device_setup_ms={setup_ms}",
+         pixel_bytes_copied={} pipeline_cache={pipeline_cache} device_setup_ms={setup_ms} \
+         pipelines_built={pipelines_built} pipelines_ms={pipelines_ms}",
         r(&c.deferred),
         r(&c.deferred_itx),
         r(&c.deferred_mc),

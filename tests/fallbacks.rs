@@ -6,8 +6,11 @@
 //!   coefficient buffer is full: exactly one error, the pending work and everything after it
 //!   runs on the CPU reference, the output is FFmpeg's, nothing crashes;
 //! - a device that cannot build the kernels one decoder alone uses (CDEF, the superblock loop
-//!   filter; injected): one warning each, those calls run on the CPU, everything else still
-//!   on the device.
+//!   filter; injected, met when first wanted): one warning each, those calls run on the CPU,
+//!   everything else still on the device;
+//! - a device that cannot build a kernel every decoder needs (injected, met at its first
+//!   submission): exactly one error, that batch and everything after it runs on the CPU
+//!   reference, the output is FFmpeg's.
 
 mod common;
 
@@ -126,6 +129,11 @@ fn optional_kernels_fail() {
         ffi::DaedalusBackend::DAEDALUS_BACKEND_GPU,
         "needs a device"
     );
+    // dav1d's CDEF hook asks whether the device can run CDEF's kernel before taking CDEF
+    // over: the first question builds it, which fails.
+    assert!(!daedalus::batch::device_has_kernel(
+        daedalus::kernels::CDEF_KERNEL
+    ));
     // The transforms still run on the device.
     let mut rng = Rng::new(42);
     let cs = vec![Canvas::new(&mut rng, 300, 200)];
@@ -168,11 +176,33 @@ fn optional_kernels_fail() {
     );
 }
 
+fn required_kernels_fail() {
+    daedalus::gpu::testing::fail_required_kernels();
+    assert_eq!(
+        ffi::daedalus_backend(),
+        ffi::DaedalusBackend::DAEDALUS_BACKEND_GPU,
+        "needs a device (no pipeline is built before it is wanted)"
+    );
+    let mut rng = Rng::new(43);
+    let cs = vec![Canvas::new(&mut rng, 300, 200)];
+    let blocks = place_blocks(&mut rng, &cs, 500, &Transform::ALL);
+    decode_like_ffmpeg(&cs, &blocks, None);
+    assert_eq!(
+        ffi::daedalus_backend(),
+        ffi::DaedalusBackend::DAEDALUS_BACKEND_CPU,
+        "the device is given up"
+    );
+    let s = stats();
+    assert_eq!(s.gpu_calls, 0, "nothing ran on the device");
+    assert!(s.cpu_calls >= 500, "the CPU reference ran the batch");
+}
+
 fn child(scenario: &str) {
     match scenario {
         "no-device" => no_device(),
         "device-loss" => device_loss(),
         "optional-kernels-fail" => optional_kernels_fail(),
+        "required-kernels-fail" => required_kernels_fail(),
         other => panic!("unknown scenario {other}"),
     }
     println!("child ok");
@@ -259,4 +289,19 @@ fn main() {
     }
     assert!(lines(&stderr, "daedalus: error:").is_empty(), "{stderr}");
     println!("optional kernels not built: one warning each, those calls on the CPU: ok");
+
+    let stderr = run("required-kernels-fail", &[]);
+    let errors = lines(&stderr, "daedalus: error:");
+    assert_eq!(
+        errors.len(),
+        1,
+        "exactly one error expected, stderr was:\n{stderr}"
+    );
+    assert!(
+        errors[0].contains("failure injected") && errors[0].contains("CPU reference"),
+        "the error says what failed and what happens: {}",
+        errors[0]
+    );
+    assert!(lines(&stderr, "daedalus: warning:").is_empty(), "{stderr}");
+    println!("a required kernel not built: one error, CPU reference, FFmpeg's output: ok");
 }

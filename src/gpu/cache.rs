@@ -11,11 +11,12 @@
 use super::shaders;
 use ash::vk;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 /// What became of the cache file, for the stats line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// Every pipeline came from the file.
+    /// Every pipeline built came from the file (or none was built yet).
     Loaded,
     /// Some were compiled; the file was written with them.
     Written,
@@ -23,6 +24,8 @@ pub enum Outcome {
     Empty,
     /// No cache directory, or it could not be read or written: compiled every time.
     Unavailable,
+    /// Nothing was read from the file, and no pipeline was built yet.
+    Unused,
 }
 
 impl Outcome {
@@ -32,6 +35,7 @@ impl Outcome {
             Outcome::Written => "written",
             Outcome::Empty => "empty",
             Outcome::Unavailable => "unavailable",
+            Outcome::Unused => "unused",
         }
     }
 }
@@ -39,8 +43,9 @@ impl Outcome {
 pub struct DiskCache {
     pub cache: vk::PipelineCache,
     path: Option<PathBuf>,
-    /// The driver data handed to `vkCreatePipelineCache` (empty when none fit).
-    loaded: Vec<u8>,
+    /// The size of the driver data last read from or written to the file (0 when none fit),
+    /// and what became of the file so far.
+    state: Mutex<(usize, Outcome)>,
 }
 
 /// Names the embedded shaders and this library's version: a new build starts a new cache.
@@ -96,34 +101,70 @@ impl DiskCache {
             Ok(c) => (c, loaded),
             Err(_) => (create(&[]).unwrap_or(vk::PipelineCache::null()), Vec::new()),
         };
+        let outcome = if cache == vk::PipelineCache::null() {
+            Outcome::Unavailable
+        } else if loaded.is_empty() {
+            Outcome::Unused
+        } else {
+            Outcome::Loaded
+        };
         DiskCache {
             cache,
             path,
-            loaded,
+            state: Mutex::new((loaded.len(), outcome)),
         }
     }
 
-    /// Writes the cache back if the driver added to it (to a temporary file, renamed, so a
-    /// concurrent process never reads half a file), and destroys it.
+    /// What became of the file so far.
+    pub fn outcome(&self) -> Outcome {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).1
+    }
+
+    /// Destroys the cache without writing it (a set-up that failed).
     ///
     /// # Safety
-    /// `device` is the device the cache was opened on; no pipeline creation is using it.
-    pub unsafe fn close(self, device: &ash::Device) -> Outcome {
+    /// `device` is the device the cache was opened on; nothing else uses the cache.
+    pub unsafe fn destroy(self, device: &ash::Device) {
+        if self.cache != vk::PipelineCache::null() {
+            device.destroy_pipeline_cache(self.cache, None);
+        }
+    }
+
+    /// Writes the cache back if the driver's data grew since it was last read or written
+    /// (to a temporary file, renamed, so a concurrent process never reads half a file). Only
+    /// the size is asked for when nothing was added.
+    ///
+    /// # Safety
+    /// `device` is the device the cache was opened on.
+    pub unsafe fn save(&self, device: &ash::Device) {
         if self.cache == vk::PipelineCache::null() {
-            return Outcome::Unavailable;
+            return;
         }
-        let data = device
-            .get_pipeline_cache_data(self.cache)
-            .unwrap_or_default();
-        device.destroy_pipeline_cache(self.cache, None);
-        if data.len() <= 32 {
-            return Outcome::Empty;
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut size = 0usize;
+        let asked = (device.fp_v1_0().get_pipeline_cache_data)(
+            device.handle(),
+            self.cache,
+            &mut size,
+            std::ptr::null_mut(),
+        );
+        if asked != vk::Result::SUCCESS {
+            return;
         }
-        if !self.loaded.is_empty() && data == self.loaded {
-            return Outcome::Loaded;
+        if size <= 32 {
+            // A bare header: the driver keeps no compiled code in pipeline caches.
+            state.1 = Outcome::Empty;
+            return;
         }
-        let Some(path) = self.path else {
-            return Outcome::Unavailable;
+        if size == state.0 {
+            return;
+        }
+        let Ok(data) = device.get_pipeline_cache_data(self.cache) else {
+            return;
+        };
+        let Some(path) = &self.path else {
+            state.1 = Outcome::Unavailable;
+            return;
         };
         let result = (|| -> std::io::Result<()> {
             std::fs::create_dir_all(path.parent().expect("has a parent"))?;
@@ -131,13 +172,13 @@ impl DiskCache {
             file.extend_from_slice(&data);
             let tmp = path.with_extension(format!("tmp{}", std::process::id()));
             std::fs::write(&tmp, file)?;
-            std::fs::rename(&tmp, &path)
+            std::fs::rename(&tmp, path)
         })();
         match result {
-            Ok(()) => Outcome::Written,
+            Ok(()) => *state = (data.len(), Outcome::Written),
             Err(e) => {
                 crate::debug!("pipelines not cached in {}: {e}", path.display());
-                Outcome::Unavailable
+                state.1 = Outcome::Unavailable;
             }
         }
     }

@@ -1,5 +1,5 @@
-//! The Vulkan runtime on ash: one device per process, chosen once; pipelines built once per
-//! device; per-thread [`stream::Stream`]s that reuse their command buffers and buffers across
+//! The Vulkan runtime on ash: one device per process, chosen once; pipelines built the first
+//! time the work needs them; per-thread [`stream::Stream`]s that reuse their command buffers and buffers across
 //! flushes.
 
 pub mod cache;
@@ -49,10 +49,10 @@ pub struct Gpu {
     pub info: DeviceInfo,
     pub memory: vk::PhysicalDeviceMemoryProperties,
     pub host_import: Option<ash::ext::external_memory_host::Device>,
+    /// Built as the work needs them.
     pub pipelines: pipeline::Pipelines,
-    /// Whether the pipelines came from the disk cache, and how long setting up the device
-    /// took (instance, device, pipelines), for the stats line.
-    pub pipeline_cache: cache::Outcome,
+    /// How long setting up the device took (instance, device, the shaders' checks), for the
+    /// stats line.
     pub setup_ms: f64,
     _validation: Option<validation::Messenger>,
     lost: AtomicBool,
@@ -222,8 +222,7 @@ impl Gpu {
             .map(|_| ash::ext::external_memory_host::Device::new(&instance, &device));
         let disk_cache =
             cache::DiskCache::open(&device, &instance.get_physical_device_properties(physical));
-        let pipelines = pipeline::Pipelines::new(&device, &info, disk_cache.cache);
-        let pipeline_cache = disk_cache.close(&device);
+        let pipelines = pipeline::Pipelines::new(&device, &info, disk_cache);
         let pipelines = match pipelines {
             Ok(p) => p,
             Err(e) => {
@@ -245,7 +244,6 @@ impl Gpu {
             memory,
             host_import,
             pipelines,
-            pipeline_cache,
             setup_ms: started.elapsed().as_secs_f64() * 1e3,
             _validation: messenger,
             lost: AtomicBool::new(false),
@@ -366,15 +364,26 @@ pub mod testing {
 
     static FAIL_NEXT_SUBMISSION: AtomicBool = AtomicBool::new(false);
     static FAIL_OPTIONAL_KERNELS: AtomicBool = AtomicBool::new(false);
+    static FAIL_REQUIRED_KERNELS: AtomicBool = AtomicBool::new(false);
 
-    /// Makes the device's set-up fail to build the kernels one decoder alone uses (CDEF, the
-    /// superblock loop filter), as a driver that cannot compile them would.
+    /// Makes the device fail to build the kernels one decoder alone uses (CDEF, the
+    /// superblock loop filters) when they are first wanted, as a driver that cannot compile
+    /// them would.
     pub fn fail_optional_kernels() {
         FAIL_OPTIONAL_KERNELS.store(true, Ordering::SeqCst);
     }
 
     pub(super) fn optional_kernels_fail() -> bool {
         FAIL_OPTIONAL_KERNELS.load(Ordering::SeqCst)
+    }
+
+    /// Makes the device fail to build every other kernel when it is first wanted.
+    pub fn fail_required_kernels() {
+        FAIL_REQUIRED_KERNELS.store(true, Ordering::SeqCst);
+    }
+
+    pub(super) fn required_kernels_fail() -> bool {
+        FAIL_REQUIRED_KERNELS.load(Ordering::SeqCst)
     }
 
     /// Makes the next queue submission (of any thread) fail as a lost device would.

@@ -1,11 +1,18 @@
-//! Compute pipelines, built once per device. Before a shader is used its declared needs
-//! (reflected from SPIR-V) are checked against the device's limits, so a shader that cannot
-//! run there is a clear error rather than a driver failure.
+//! Compute pipelines, each built the first time a submission (or a question about an
+//! optional kernel) needs it, so that a decode builds only the kernels it uses: that spares
+//! most of the compiling where a driver keeps no cache (lavapipe) and most of the loading
+//! where it does. When the device is set up every shader's declared needs (reflected from
+//! SPIR-V) are checked against its limits, so a shader that cannot run there is a clear
+//! error at once rather than a driver failure later.
 
+use super::cache::{DiskCache, Outcome};
 use super::{shaders, spirv, vkerr, DeviceInfo, GpuResult};
 use crate::kernels::itx::ItxKernel;
 use crate::kernels::MC_LF_JOBS_PER_GROUP;
 use ash::vk;
+use once_cell::sync::OnceCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
 
 /// Bindings shared by all kernels: jobs, coefficients (the upload arena), pixels, overflow
 /// list, and the pixels motion compensation reads (the arena or an imported frame).
@@ -22,18 +29,39 @@ pub struct Kernel {
 pub struct Pipelines {
     pub set_layout: vk::DescriptorSetLayout,
     pub layout: vk::PipelineLayout,
+    device: ash::Device,
     /// Indexed by kernel number (see `kernels`): the transforms, MC, the loop filter, then the
-    /// kernels one decoder alone uses (CDEF, the superblock loop filter), which are `None`
-    /// where the device could not build them: those calls stay on the CPU.
-    pub kernels: Vec<Option<Kernel>>,
+    /// kernels one decoder alone uses (CDEF, the superblock loop filters).
+    plans: Vec<Plan>,
+    /// Each kernel's pipeline once it was wanted, or why it could not be built. An optional
+    /// kernel that failed leaves its calls on the CPU; a required one loses the device.
+    kernels: Vec<OnceCell<Result<Kernel, String>>>,
+    cache: DiskCache,
+    /// A pipeline was built since the cache was last written back.
+    unsaved: AtomicBool,
+    built: AtomicU64,
+    build_micros: AtomicU64,
 }
 
-impl Pipelines {
-    /// Whether kernel `k` was built.
-    pub fn has(&self, k: usize) -> bool {
-        self.kernels.get(k).is_some_and(|k| k.is_some())
-    }
+/// How to build a kernel's pipeline.
+enum Plan {
+    /// Its shader (checked against the device at set-up) and specialization; `optional`: a
+    /// kernel one decoder alone uses, whose failure leaves that decoder's calls on the CPU
+    /// (a required kernel's failure makes the device unusable).
+    Build {
+        stem: &'static str,
+        spec: Vec<u32>,
+        jobs_per_group: u32,
+        optional: bool,
+    },
+    /// An optional kernel whose shader the device cannot run (logged at set-up).
+    Unbuilt { why: String },
+    /// Not wanted with this configuration.
+    Off,
 }
+
+/// The stack of a thread that builds pipelines: the driver compiles shaders on it.
+const DRIVER_STACK_BYTES: usize = 8 << 20;
 
 /// Checks a shader's declared needs against the device.
 pub fn check_needs(stem: &str, needs: &spirv::Needs, info: &DeviceInfo) -> GpuResult<()> {
@@ -73,21 +101,6 @@ pub fn check_needs(stem: &str, needs: &spirv::Needs, info: &DeviceInfo) -> GpuRe
     Ok(())
 }
 
-unsafe fn module(
-    device: &ash::Device,
-    stem: &str,
-    info: &DeviceInfo,
-) -> GpuResult<(vk::ShaderModule, spirv::Needs)> {
-    let bytes = shaders::spirv(stem).ok_or_else(|| format!("shader {stem} is not embedded"))?;
-    let words = spirv::words(bytes).map_err(|e| format!("shader {stem}: {e}"))?;
-    let needs = spirv::reflect(&words).map_err(|e| format!("shader {stem}: {e}"))?;
-    check_needs(stem, &needs, info)?;
-    let m = device
-        .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)
-        .map_err(vkerr("vkCreateShaderModule"))?;
-    Ok((m, needs))
-}
-
 unsafe fn compute_pipeline(
     device: &ash::Device,
     module: vk::ShaderModule,
@@ -121,15 +134,88 @@ unsafe fn compute_pipeline(
         .map_err(|(_, e)| format!("vkCreateComputePipelines: {e}"))
 }
 
+/// Checks a shader against the device; returns its workgroup's invocations.
+fn checked_invocations(stem: &str, info: &DeviceInfo) -> GpuResult<u32> {
+    let bytes = shaders::spirv(stem).ok_or_else(|| format!("shader {stem} is not embedded"))?;
+    let words = spirv::words(bytes).map_err(|e| format!("shader {stem}: {e}"))?;
+    let needs = spirv::reflect(&words).map_err(|e| format!("shader {stem}: {e}"))?;
+    check_needs(stem, &needs, info)?;
+    Ok(needs.invocations())
+}
+
+/// Plans every kernel, in kernel order, checking its shader against the device; an error
+/// is a required kernel's. An optional kernel's shader the device cannot run is logged here.
+fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
+    let mut plans = Vec::new();
+    for kernel in ItxKernel::all() {
+        let stem = kernel.shader();
+        let invocations = checked_invocations(stem, info)?;
+        plans.push(Plan::Build {
+            stem,
+            spec: kernel.spec_constants().to_vec(),
+            jobs_per_group: invocations / kernel.size().n() as u32,
+            optional: false,
+        });
+    }
+    for stem in ["mc", "lf"] {
+        if checked_invocations(stem, info)? != 8 * MC_LF_JOBS_PER_GROUP {
+            return Err(format!("shader {stem}: 8 invocations per job expected"));
+        }
+        plans.push(Plan::Build {
+            stem,
+            spec: Vec::new(),
+            jobs_per_group: MC_LF_JOBS_PER_GROUP,
+            optional: false,
+        });
+    }
+    // Workgroups of 64 invocations, in kernel order (CDEF, LF_SB_KERNEL, LF_ROW_KERNEL):
+    // one job per workgroup, except lf_row, whose one workgroup runs all the jobs of its
+    // dispatch in turn. Each serves one decoder only: a device that cannot run one keeps the
+    // others.
+    for stem in ["cdef", "lf_sb", "lf_row"] {
+        // lf_row serves `DAEDALUS_LF_ORDER=rows` alone.
+        if stem == "lf_row" && crate::config::get().lf_order != crate::config::LfOrder::Rows {
+            plans.push(Plan::Off);
+            continue;
+        }
+        let checked = checked_invocations(stem, info).and_then(|n| match n {
+            64 => Ok(()),
+            _ => Err(format!("shader {stem}: 64 invocations per job expected")),
+        });
+        plans.push(match checked {
+            Ok(()) => Plan::Build {
+                stem,
+                spec: Vec::new(),
+                jobs_per_group: if stem == "lf_row" { u32::MAX } else { 1 },
+                optional: true,
+            },
+            Err(why) => {
+                optional_kernel_missing(stem, &why);
+                Plan::Unbuilt { why }
+            }
+        });
+    }
+    Ok(plans)
+}
+
 impl Pipelines {
+    /// The layouts, and every kernel's plan; no pipeline is built yet.
+    ///
     /// # Safety
-    /// `device` is a live device whose limits `info` describes; `cache` (may be null) is one
-    /// of its pipeline caches.
+    /// `device` is a live device whose limits `info` describes; `cache` is one of its
+    /// pipeline caches, used by nothing else.
     pub unsafe fn new(
         device: &ash::Device,
         info: &DeviceInfo,
-        cache: vk::PipelineCache,
+        cache: DiskCache,
     ) -> GpuResult<Pipelines> {
+        let plans = match plan_all(info) {
+            Ok(p) => p,
+            Err(e) => {
+                cache.destroy(device);
+                return Err(e);
+            }
+        };
         let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..BINDINGS)
             .map(|b| {
                 vk::DescriptorSetLayoutBinding::default()
@@ -144,7 +230,14 @@ impl Pipelines {
                 &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
                 None,
             )
-            .map_err(vkerr("vkCreateDescriptorSetLayout"))?;
+            .map_err(vkerr("vkCreateDescriptorSetLayout"));
+        let set_layout = match set_layout {
+            Ok(l) => l,
+            Err(e) => {
+                cache.destroy(device);
+                return Err(e);
+            }
+        };
         let push = [vk::PushConstantRange::default()
             .stage_flags(vk::ShaderStageFlags::COMPUTE)
             .offset(0)
@@ -157,222 +250,186 @@ impl Pipelines {
                     .push_constant_ranges(&push),
                 None,
             )
-            .map_err(vkerr("vkCreatePipelineLayout"))?;
-
-        // Every kernel's module and specialization first (quick), in kernel order; then the
-        // pipelines, which take milliseconds each even from the cache, on a few threads.
-        let mut modules: Vec<(&str, vk::ShaderModule, spirv::Needs)> = Vec::new();
-        let mut plans: Vec<Plan> = Vec::new();
-        let pipelines = prepare(device, info, &mut modules, &mut plans)
-            .map(|()| build_all(device, layout, cache, &plans));
-        for (_, m, _) in &modules {
-            device.destroy_shader_module(*m, None);
-        }
-        let release = || {
-            device.destroy_pipeline_layout(layout, None);
-            device.destroy_descriptor_set_layout(set_layout, None);
-        };
-        let pipelines = match pipelines {
-            Ok(p) => p,
+            .map_err(vkerr("vkCreatePipelineLayout"));
+        let layout = match layout {
+            Ok(l) => l,
             Err(e) => {
-                release();
+                device.destroy_descriptor_set_layout(set_layout, None);
+                cache.destroy(device);
                 return Err(e);
             }
         };
-        // The first required kernel that failed, in kernel order, loses the device: nothing
-        // else is logged, and what was built is destroyed.
-        let failed = plans
-            .iter()
-            .zip(&pipelines)
-            .find_map(|(plan, built)| match (plan, built) {
-                (Plan::Build { optional: None, .. }, Err(e)) => Some(e.clone()),
-                _ => None,
-            });
-        if let Some(e) = failed {
-            for pipeline in pipelines.into_iter().flatten() {
-                device.destroy_pipeline(pipeline, None);
-            }
-            release();
-            return Err(e);
-        }
-        let kernels = plans
-            .iter()
-            .zip(pipelines)
-            .map(|(plan, built)| match (plan, built.as_ref()) {
-                (Plan::Build { jobs_per_group, .. }, Ok(pipeline)) => Some(Kernel {
-                    pipeline: *pipeline,
-                    jobs_per_group: *jobs_per_group,
-                }),
-                (Plan::Unbuilt { stem, why }, _)
-                | (
-                    Plan::Build {
-                        optional: Some(stem),
-                        ..
-                    },
-                    Err(why),
-                ) => {
-                    optional_kernel_missing(stem, why);
-                    None
-                }
-                (Plan::Off, _) | (Plan::Build { optional: None, .. }, Err(_)) => None,
-            })
-            .collect();
         Ok(Pipelines {
             set_layout,
             layout,
-            kernels,
+            device: device.clone(),
+            kernels: plans.iter().map(|_| OnceCell::new()).collect(),
+            plans,
+            cache,
+            unsaved: AtomicBool::new(false),
+            built: AtomicU64::new(0),
+            build_micros: AtomicU64::new(0),
         })
     }
-}
 
-/// The stack of a thread that builds pipelines: the driver compiles shaders on it.
-const DRIVER_STACK_BYTES: usize = 8 << 20;
-
-/// A kernel's pipeline to build, in kernel order.
-enum Plan {
-    /// Its module and specialization; `optional`: the stem of a kernel one decoder alone
-    /// uses, whose failure leaves that decoder's calls on the CPU (else the device is
-    /// unusable).
-    Build {
-        module: vk::ShaderModule,
-        spec: Vec<u32>,
-        jobs_per_group: u32,
-        optional: Option<&'static str>,
-    },
-    /// An optional kernel whose module could not be made.
-    Unbuilt { stem: &'static str, why: String },
-    /// Not wanted with this configuration.
-    Off,
-}
-
-/// Makes the modules (into `modules`, shared by the kernels of one shader) and plans every
-/// kernel's pipeline; an error is a required kernel's.
-unsafe fn prepare(
-    device: &ash::Device,
-    info: &DeviceInfo,
-    modules: &mut Vec<(&'static str, vk::ShaderModule, spirv::Needs)>,
-    plans: &mut Vec<Plan>,
-) -> GpuResult<()> {
-    for kernel in ItxKernel::all() {
-        let stem = kernel.shader();
-        if !modules.iter().any(|(s, _, _)| *s == stem) {
-            let (m, needs) = module(device, stem, info)?;
-            modules.push((stem, m, needs));
-        }
-        let (_, m, needs) = modules.iter().find(|(s, _, _)| *s == stem).unwrap();
-        plans.push(Plan::Build {
-            module: *m,
-            spec: kernel.spec_constants().to_vec(),
-            jobs_per_group: needs.invocations() / kernel.size().n() as u32,
-            optional: None,
-        });
+    /// Kernel `k`, built now if it was not yet (by another thread meanwhile, this waits).
+    fn get_or_build(&self, k: usize) -> &Result<Kernel, String> {
+        self.kernels[k].get_or_init(|| self.build(k))
     }
-    for stem in ["mc", "lf"] {
-        let (m, needs) = module(device, stem, info)?;
-        modules.push((stem, m, needs.clone()));
-        if needs.invocations() != 8 * MC_LF_JOBS_PER_GROUP {
-            return Err(format!("shader {stem}: 8 invocations per job expected"));
-        }
-        plans.push(Plan::Build {
-            module: m,
-            spec: Vec::new(),
-            jobs_per_group: MC_LF_JOBS_PER_GROUP,
-            optional: None,
-        });
+
+    /// Kernel `k`'s pipeline, built now if it was not yet; an error is a required kernel's
+    /// failure (or an optional kernel asked for where it is missing).
+    pub fn get(&self, k: usize) -> GpuResult<&Kernel> {
+        let result = self.get_or_build(k);
+        self.save_if_built();
+        result.as_ref().map_err(Clone::clone)
     }
-    // Workgroups of 64 invocations, in kernel order (CDEF, LF_SB_KERNEL, LF_ROW_KERNEL):
-    // one job per workgroup, except lf_row, whose one workgroup runs all the jobs of its
-    // dispatch in turn. Each serves one decoder only: a device that cannot build one keeps
-    // the others. (Any error counts, even a lost device's: the next submission then meets
-    // it and falls back as any lost device does.)
-    for stem in ["cdef", "lf_sb", "lf_row"] {
-        // lf_row serves `DAEDALUS_LF_ORDER=rows` alone.
-        if stem == "lf_row" && crate::config::get().lf_order != crate::config::LfOrder::Rows {
-            plans.push(Plan::Off);
-            continue;
+
+    /// Whether kernel `k` can run, building it on the first question: for the optional
+    /// kernels, whose failure is logged once and leaves their calls on the CPU.
+    pub fn has(&self, k: usize) -> bool {
+        k < self.kernels.len() && self.get(k).is_ok()
+    }
+
+    /// Whether kernel `k` was built already (builds nothing).
+    pub fn built(&self, k: usize) -> bool {
+        self.kernels
+            .get(k)
+            .and_then(|c| c.get())
+            .is_some_and(|r| r.is_ok())
+    }
+
+    /// Builds the kernels of `wanted` not built yet, several at once on up to four threads
+    /// (a pipeline cache is safe to share between threads unless created externally
+    /// synchronized, which daedalus's is not). An error is the first required kernel's
+    /// failure, in kernel order.
+    pub fn ensure(&self, wanted: impl Iterator<Item = usize>) -> GpuResult<()> {
+        let mut missing: Vec<usize> = Vec::new();
+        for k in wanted {
+            if self.kernels[k].get().is_none() && !missing.contains(&k) {
+                missing.push(k);
+            }
         }
-        let made = if super::testing::optional_kernels_fail() {
+        if missing.is_empty() {
+            return Ok(());
+        }
+        missing.sort_unstable();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 4)
+            .min(missing.len());
+        // Thread `t` of `threads` builds kernels t, t + threads, ... of `missing`.
+        let share = |t: usize| {
+            for &k in missing.iter().skip(t).step_by(threads) {
+                self.get_or_build(k);
+            }
+        };
+        std::thread::scope(|scope| {
+            let share = &share;
+            // The driver's compiler runs on these threads: a main thread's stack, not the
+            // 2 MiB Rust gives. A thread the system refuses leaves its share to this one; a
+            // worker that panicked leaves its kernels unbuilt, built again below.
+            let workers: Vec<_> = (1..threads)
+                .map(|t| {
+                    let worker = std::thread::Builder::new()
+                        .stack_size(DRIVER_STACK_BYTES)
+                        .spawn_scoped(scope, move || share(t));
+                    (t, worker.ok())
+                })
+                .collect();
+            share(0);
+            for (t, worker) in workers {
+                match worker {
+                    Some(w) => {
+                        let _ = w.join();
+                    }
+                    None => share(t),
+                }
+            }
+        });
+        for &k in &missing {
+            self.get(k)?;
+        }
+        Ok(())
+    }
+
+    /// Builds kernel `k`'s pipeline (its shader module lives only as long as that takes).
+    fn build(&self, k: usize) -> Result<Kernel, String> {
+        let Plan::Build {
+            stem,
+            spec,
+            jobs_per_group,
+            optional,
+        } = &self.plans[k]
+        else {
+            return Err(match &self.plans[k] {
+                Plan::Unbuilt { why } => why.clone(),
+                _ => format!("kernel {k} is not wanted with this configuration"),
+            });
+        };
+        let started = Instant::now();
+        let injected = if *optional {
+            super::testing::optional_kernels_fail()
+        } else {
+            super::testing::required_kernels_fail()
+        };
+        let built = if injected {
             Err(format!("shader {stem}: failure injected by a test"))
         } else {
-            module(device, stem, info)
+            // SAFETY: the device and layout live as long as `self`; the module is destroyed
+            // once the pipeline was created from it, which Vulkan allows.
+            unsafe { self.compile(stem, spec) }
         };
-        let made = made.and_then(|(m, needs)| {
-            modules.push((stem, m, needs.clone()));
-            if needs.invocations() != 64 {
-                return Err(format!("shader {stem}: 64 invocations per job expected"));
+        self.build_micros
+            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+        match built {
+            Ok(pipeline) => {
+                self.built.fetch_add(1, Ordering::Relaxed);
+                self.unsaved.store(true, Ordering::Release);
+                Ok(Kernel {
+                    pipeline,
+                    jobs_per_group: *jobs_per_group,
+                })
             }
-            Ok(m)
-        });
-        plans.push(match made {
-            Ok(module) => Plan::Build {
-                module,
-                spec: Vec::new(),
-                jobs_per_group: if stem == "lf_row" { u32::MAX } else { 1 },
-                optional: Some(stem),
-            },
-            Err(why) => Plan::Unbuilt { stem, why },
-        });
+            Err(why) => {
+                if *optional {
+                    optional_kernel_missing(stem, &why);
+                }
+                Err(why)
+            }
+        }
     }
-    Ok(())
-}
 
-/// Builds the planned pipelines, a result per plan (an error for those not to build), on up
-/// to four threads: a pipeline cache is safe to share between threads unless created
-/// externally synchronized, which daedalus's is not.
-unsafe fn build_all(
-    device: &ash::Device,
-    layout: vk::PipelineLayout,
-    cache: vk::PipelineCache,
-    plans: &[Plan],
-) -> Vec<GpuResult<vk::Pipeline>> {
-    let build = |plan: &Plan| match plan {
-        Plan::Build { module, spec, .. } => {
-            // SAFETY: the module and layout are the device's and live until after the join.
-            unsafe { compute_pipeline(device, *module, layout, spec, cache) }
+    unsafe fn compile(&self, stem: &str, spec: &[u32]) -> GpuResult<vk::Pipeline> {
+        let bytes = shaders::spirv(stem).ok_or_else(|| format!("shader {stem} is not embedded"))?;
+        let words = spirv::words(bytes).map_err(|e| format!("shader {stem}: {e}"))?;
+        let module = self
+            .device
+            .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)
+            .map_err(vkerr("vkCreateShaderModule"))?;
+        let pipeline = compute_pipeline(&self.device, module, self.layout, spec, self.cache.cache);
+        self.device.destroy_shader_module(module, None);
+        pipeline.map_err(|e| format!("shader {stem}: {e}"))
+    }
+
+    /// Writes the pipeline cache back to disk once pipelines were built, if the driver added
+    /// to it.
+    fn save_if_built(&self) {
+        if self.unsaved.load(Ordering::Relaxed) && self.unsaved.swap(false, Ordering::AcqRel) {
+            // SAFETY: the cache is this device's; the driver synchronizes its use.
+            unsafe { self.cache.save(&self.device) };
         }
-        _ => Err("not built".to_string()),
-    };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 4);
-    // Thread `t` of `threads` builds plans t, t + threads, ...
-    let share = |t: usize| {
-        (t..plans.len())
-            .step_by(threads)
-            .map(|i| (i, build(&plans[i])))
-            .collect::<Vec<_>>()
-    };
-    let mut results: Vec<Option<GpuResult<vk::Pipeline>>> = plans.iter().map(|_| None).collect();
-    std::thread::scope(|scope| {
-        let share = &share;
-        // The driver's compiler runs on these threads: a main thread's stack, not the 2 MiB
-        // Rust gives. A thread the system refuses leaves its share to this one.
-        let workers: Vec<_> = (1..threads)
-            .map(|t| {
-                let worker = std::thread::Builder::new()
-                    .stack_size(DRIVER_STACK_BYTES)
-                    .spawn_scoped(scope, move || share(t));
-                (t, worker.ok())
-            })
-            .collect();
-        let mut built = share(0);
-        for (t, worker) in workers {
-            match worker {
-                // A worker that panicked (the driver's errors are results, so only a failed
-                // allocation could) leaves its kernels unbuilt, which fails the set-up as any
-                // error does; what it built is not destroyed.
-                Some(w) => built.extend(w.join().unwrap_or_default()),
-                None => built.extend(share(t)),
-            }
-        }
-        for (i, r) in built {
-            results[i] = Some(r);
-        }
-    });
-    results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err("a pipeline's thread failed".to_string())))
-        .collect()
+    }
+
+    /// What became of the disk cache, pipelines built so far, and the milliseconds that
+    /// building them took (summed over threads), for the stats line.
+    pub fn report(&self) -> (Outcome, u64, f64) {
+        (
+            self.cache.outcome(),
+            self.built.load(Ordering::Relaxed),
+            self.build_micros.load(Ordering::Relaxed) as f64 / 1e3,
+        )
+    }
 }
 
 fn optional_kernel_missing(stem: &str, why: &str) {

@@ -328,6 +328,11 @@ impl Stream {
         coef_bytes: u64,
     ) -> GpuResult<u64> {
         debug_assert!(!dispatches.is_empty());
+        // The kernels' pipelines, built now if this is their first use: a required one that
+        // fails is an error like a failed submission, and the batch runs on the CPU.
+        self.gpu
+            .pipelines
+            .ensure(dispatches.iter().map(|d| d.kernel))?;
         self.grow_local(job_bytes, coef_bytes);
         let mut taken = Vec::new();
         let mut set_of = Vec::with_capacity(dispatches.len());
@@ -398,10 +403,9 @@ impl Stream {
                     level = disp.level;
                     barriers += 1;
                 }
-                // The recorder places no job on a kernel the device lacks.
-                let kernel = gpu.pipelines.kernels[disp.kernel]
-                    .as_ref()
-                    .expect("a kernel the device built");
+                // Built above (the recorder places no job on an optional kernel the device
+                // lacks).
+                let kernel = gpu.pipelines.get(disp.kernel)?;
                 if bound_kernel != disp.kernel {
                     d.cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, kernel.pipeline);
                     bound_kernel = disp.kernel;
