@@ -3663,11 +3663,11 @@ pub fn device_has_kernel(k: usize) -> bool {
     gpu::set_up().is_some_and(|g| g.pipelines.has(k))
 }
 
-/// Whether the superblock rows' loop-filter kernel was built (builds nothing: for the stats
-/// line).
-pub fn lf_row_built() -> bool {
+/// [`lf_passes_by_rows`] for the stats line: builds nothing, so a kernel never wanted counts
+/// as usable.
+pub fn lf_row_not_failed() -> bool {
     crate::config::get().lf_order == crate::config::LfOrder::Rows
-        && gpu::set_up().is_some_and(|g| g.pipelines.built(LF_ROW_KERNEL))
+        && gpu::set_up().is_some_and(|g| !g.pipelines.failed(LF_ROW_KERNEL))
 }
 
 /// Whether the decoder's superblock loop-filter passes go to the GPU a superblock row per

@@ -1096,7 +1096,7 @@ pub fn stats_line() -> String {
     let direct = DirectFamilies::describe_attached();
     // How the GPU ordered the decoder's superblock loop-filter passes (rows where any pass
     // ran a row per workgroup).
-    let lf_order = match (path, r(&c.lf_sb_by_rows) > 0, batch::lf_row_built()) {
+    let lf_order = match (path, r(&c.lf_sb_by_rows) > 0, batch::lf_row_not_failed()) {
         ("gpu", true, _) => "rows".to_string(),
         ("gpu", false, false) if batch::lf_passes_split() => format!(
             "split lf_sb_by_masks={} lf_sb_split={}",

@@ -43,7 +43,8 @@ impl Outcome {
 pub struct DiskCache {
     pub cache: vk::PipelineCache,
     path: Option<PathBuf>,
-    /// The size of the driver data last read from or written to the file (0 when none fit),
+    props: vk::PhysicalDeviceProperties,
+    /// The size the driver last gave for the cache's data (when opened or last written),
     /// and what became of the file so far.
     state: Mutex<(usize, Outcome)>,
 }
@@ -72,6 +73,39 @@ fn header_fits(data: &[u8], props: &vk::PhysicalDeviceProperties) -> bool {
         && data[16..32] == props.pipeline_cache_uuid
 }
 
+/// The driver data the file at `path` holds for this build's shaders and this device, or
+/// nothing.
+fn read_file(path: Option<&PathBuf>, props: &vk::PhysicalDeviceProperties) -> Vec<u8> {
+    let tag = shaders_tag();
+    path.and_then(|p| std::fs::read(p).ok())
+        .filter(|f| f.len() > tag.len() && f[..tag.len()] == tag)
+        .map(|f| f[tag.len()..].to_vec())
+        .filter(|d| header_fits(d, props))
+        .unwrap_or_default()
+}
+
+/// A pipeline cache holding `data` (null where the driver refuses even an empty one).
+unsafe fn create(device: &ash::Device, data: &[u8]) -> vk::PipelineCache {
+    device
+        .create_pipeline_cache(
+            &vk::PipelineCacheCreateInfo::default().initial_data(data),
+            None,
+        )
+        .unwrap_or(vk::PipelineCache::null())
+}
+
+/// The size of `cache`'s data, asked for without the data.
+unsafe fn data_size(device: &ash::Device, cache: vk::PipelineCache) -> Option<usize> {
+    let mut size = 0usize;
+    let asked = (device.fp_v1_0().get_pipeline_cache_data)(
+        device.handle(),
+        cache,
+        &mut size,
+        std::ptr::null_mut(),
+    );
+    (asked == vk::Result::SUCCESS).then_some(size)
+}
+
 impl DiskCache {
     /// # Safety
     /// `device` is a live device of the physical device `props` describes.
@@ -82,36 +116,22 @@ impl DiskCache {
                 props.vendor_id, props.device_id
             ))
         });
-        let tag = shaders_tag();
-        let loaded = path
-            .as_ref()
-            .and_then(|p| std::fs::read(p).ok())
-            .filter(|f| f.len() > tag.len() && f[..tag.len()] == tag)
-            .map(|f| f[tag.len()..].to_vec())
-            .filter(|d| header_fits(d, props))
-            .unwrap_or_default();
-        let create = |data: &[u8]| {
-            device.create_pipeline_cache(
-                &vk::PipelineCacheCreateInfo::default().initial_data(data),
-                None,
-            )
-        };
+        let loaded = read_file(path.as_ref(), props);
         // A driver may still refuse data it wrote itself: then start empty.
-        let (cache, loaded) = match create(&loaded) {
-            Ok(c) => (c, loaded),
-            Err(_) => (create(&[]).unwrap_or(vk::PipelineCache::null()), Vec::new()),
-        };
-        let outcome = if cache == vk::PipelineCache::null() {
-            Outcome::Unavailable
-        } else if loaded.is_empty() {
-            Outcome::Unused
-        } else {
-            Outcome::Loaded
-        };
+        let (mut cache, mut outcome) = (create(device, &loaded), Outcome::Loaded);
+        if loaded.is_empty() || cache == vk::PipelineCache::null() {
+            cache = create(device, &[]);
+            outcome = Outcome::Unused;
+        }
+        if cache == vk::PipelineCache::null() || path.is_none() {
+            outcome = Outcome::Unavailable;
+        }
+        let size = data_size(device, cache).unwrap_or(0);
         DiskCache {
             cache,
             path,
-            state: Mutex::new((loaded.len(), outcome)),
+            props: *props,
+            state: Mutex::new((size, outcome)),
         }
     }
 
@@ -130,41 +150,50 @@ impl DiskCache {
         }
     }
 
-    /// Writes the cache back if the driver's data grew since it was last read or written
-    /// (to a temporary file, renamed, so a concurrent process never reads half a file). Only
-    /// the size is asked for when nothing was added.
+    /// Writes the cache back if the driver's data grew since it was opened or last written
+    /// (only its size is asked for otherwise). What another process wrote to the file
+    /// meanwhile is merged in, so that decodes of different kinds do not undo each other's
+    /// pipelines; a temporary file, renamed, means no process ever reads half a file.
+    /// Returns false where the driver could not be asked (try again later).
     ///
     /// # Safety
     /// `device` is the device the cache was opened on.
-    pub unsafe fn save(&self, device: &ash::Device) {
+    pub unsafe fn save(&self, device: &ash::Device) -> bool {
+        let Some(path) = &self.path else {
+            return true;
+        };
         if self.cache == vk::PipelineCache::null() {
-            return;
+            return true;
         }
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let mut size = 0usize;
-        let asked = (device.fp_v1_0().get_pipeline_cache_data)(
-            device.handle(),
-            self.cache,
-            &mut size,
-            std::ptr::null_mut(),
-        );
-        if asked != vk::Result::SUCCESS {
-            return;
-        }
+        let Some(size) = data_size(device, self.cache) else {
+            return false;
+        };
         if size <= 32 {
             // A bare header: the driver keeps no compiled code in pipeline caches.
             state.1 = Outcome::Empty;
-            return;
+            return true;
         }
-        if size == state.0 {
-            return;
+        if size <= state.0 {
+            return true;
         }
-        let Ok(data) = device.get_pipeline_cache_data(self.cache) else {
-            return;
+        // The union of the file as it is now and this process's cache.
+        let on_disk = read_file(Some(path), &self.props);
+        let merged = match on_disk.is_empty() {
+            true => vk::PipelineCache::null(),
+            false => create(device, &on_disk),
         };
-        let Some(path) = &self.path else {
-            state.1 = Outcome::Unavailable;
-            return;
+        let data = if merged == vk::PipelineCache::null() {
+            device.get_pipeline_cache_data(self.cache)
+        } else {
+            let data = device
+                .merge_pipeline_caches(merged, &[self.cache])
+                .and_then(|()| device.get_pipeline_cache_data(merged));
+            device.destroy_pipeline_cache(merged, None);
+            data.or_else(|_| device.get_pipeline_cache_data(self.cache))
+        };
+        let Ok(data) = data else {
+            return false;
         };
         let result = (|| -> std::io::Result<()> {
             std::fs::create_dir_all(path.parent().expect("has a parent"))?;
@@ -174,13 +203,17 @@ impl DiskCache {
             std::fs::write(&tmp, file)?;
             std::fs::rename(&tmp, path)
         })();
+        state.0 = size;
         match result {
-            Ok(()) => *state = (data.len(), Outcome::Written),
+            Ok(()) => state.1 = Outcome::Written,
             Err(e) => {
                 crate::debug!("pipelines not cached in {}: {e}", path.display());
-                state.1 = Outcome::Unavailable;
+                if state.1 != Outcome::Written {
+                    state.1 = Outcome::Unavailable;
+                }
             }
         }
+        true
     }
 }
 

@@ -288,15 +288,20 @@ impl Pipelines {
     /// Whether kernel `k` can run, building it on the first question: for the optional
     /// kernels, whose failure is logged once and leaves their calls on the CPU.
     pub fn has(&self, k: usize) -> bool {
-        k < self.kernels.len() && self.get(k).is_ok()
+        if k >= self.kernels.len() {
+            return false;
+        }
+        let usable = self.get_or_build(k).is_ok();
+        self.save_if_built();
+        usable
     }
 
-    /// Whether kernel `k` was built already (builds nothing).
-    pub fn built(&self, k: usize) -> bool {
+    /// Whether building kernel `k` was tried and failed (builds nothing).
+    pub fn failed(&self, k: usize) -> bool {
         self.kernels
             .get(k)
             .and_then(|c| c.get())
-            .is_some_and(|r| r.is_ok())
+            .is_some_and(|r| r.is_err())
     }
 
     /// Builds the kernels of `wanted` not built yet, several at once on up to four threads
@@ -304,20 +309,22 @@ impl Pipelines {
     /// synchronized, which daedalus's is not). An error is the first required kernel's
     /// failure, in kernel order.
     pub fn ensure(&self, wanted: impl Iterator<Item = usize>) -> GpuResult<()> {
-        let mut missing: Vec<usize> = Vec::new();
+        let mut kernels: Vec<usize> = Vec::new();
         for k in wanted {
-            if self.kernels[k].get().is_none() && !missing.contains(&k) {
-                missing.push(k);
+            if !kernels.contains(&k) {
+                kernels.push(k);
             }
         }
-        if missing.is_empty() {
-            return Ok(());
-        }
-        missing.sort_unstable();
+        kernels.sort_unstable();
+        let missing: Vec<usize> = kernels
+            .iter()
+            .copied()
+            .filter(|&k| self.kernels[k].get().is_none())
+            .collect();
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .clamp(1, 4)
-            .min(missing.len());
+            .min(missing.len().max(1));
         // Thread `t` of `threads` builds kernels t, t + threads, ... of `missing`.
         let share = |t: usize| {
             for &k in missing.iter().skip(t).step_by(threads) {
@@ -347,7 +354,8 @@ impl Pipelines {
                 }
             }
         });
-        for &k in &missing {
+        // Those another thread tried meanwhile too.
+        for &k in &kernels {
             self.get(k)?;
         }
         Ok(())
@@ -417,7 +425,9 @@ impl Pipelines {
     fn save_if_built(&self) {
         if self.unsaved.load(Ordering::Relaxed) && self.unsaved.swap(false, Ordering::AcqRel) {
             // SAFETY: the cache is this device's; the driver synchronizes its use.
-            unsafe { self.cache.save(&self.device) };
+            if !unsafe { self.cache.save(&self.device) } {
+                self.unsaved.store(true, Ordering::Release);
+            }
         }
     }
 
