@@ -236,6 +236,17 @@ fn lines<'a>(stderr: &'a str, prefix: &str) -> Vec<&'a str> {
     stderr.lines().filter(|l| l.starts_with(prefix)).collect()
 }
 
+/// The one line of `stderr` that starts with `prefix` (fails unless there is exactly one).
+fn only_line<'a>(stderr: &'a str, prefix: &str) -> &'a str {
+    let found = lines(stderr, prefix);
+    assert_eq!(
+        found.len(),
+        1,
+        "exactly one \"{prefix}\" line expected, stderr was:\n{stderr}"
+    );
+    found[0]
+}
+
 fn main() {
     if let Ok(scenario) = std::env::var(CHILD) {
         child(&scenario);
@@ -246,31 +257,19 @@ fn main() {
         "no-device",
         &[("VK_ICD_FILENAMES", missing), ("VK_DRIVER_FILES", missing)],
     );
-    let warnings = lines(&stderr, "daedalus: warning:");
-    assert_eq!(
-        warnings.len(),
-        1,
-        "exactly one warning expected, stderr was:\n{stderr}"
-    );
+    let warning = only_line(&stderr, "daedalus: warning:");
     assert!(
-        warnings[0].contains("CPU reference"),
-        "the warning says what happens: {}",
-        warnings[0]
+        warning.contains("CPU reference"),
+        "the warning says what happens: {warning}"
     );
     assert!(lines(&stderr, "daedalus: error:").is_empty(), "{stderr}");
     println!("no device: one warning, CPU reference, FFmpeg's output: ok");
 
     let stderr = run("device-loss", &[]);
-    let errors = lines(&stderr, "daedalus: error:");
-    assert_eq!(
-        errors.len(),
-        1,
-        "exactly one error expected, stderr was:\n{stderr}"
-    );
+    let error = only_line(&stderr, "daedalus: error:");
     assert!(
-        errors[0].contains("CPU reference"),
-        "the error says what happens: {}",
-        errors[0]
+        error.contains("CPU reference"),
+        "the error says what happens: {error}"
     );
     println!("device loss: one error, CPU reference from then on, FFmpeg's output: ok");
 
@@ -291,16 +290,10 @@ fn main() {
     println!("optional kernels not built: one warning each, those calls on the CPU: ok");
 
     let stderr = run("required-kernels-fail", &[]);
-    let errors = lines(&stderr, "daedalus: error:");
-    assert_eq!(
-        errors.len(),
-        1,
-        "exactly one error expected, stderr was:\n{stderr}"
-    );
+    let error = only_line(&stderr, "daedalus: error:");
     assert!(
-        errors[0].contains("failure injected") && errors[0].contains("CPU reference"),
-        "the error says what failed and what happens: {}",
-        errors[0]
+        error.contains("failure injected") && error.contains("CPU reference"),
+        "the error says what failed and what happens: {error}"
     );
     assert!(lines(&stderr, "daedalus: warning:").is_empty(), "{stderr}");
     println!("a required kernel not built: one error, CPU reference, FFmpeg's output: ok");

@@ -179,9 +179,10 @@ impl DiskCache {
         }
         // The union of the file as it is now and this process's cache.
         let on_disk = read_file(Some(path), &self.props);
-        let merged = match on_disk.is_empty() {
-            true => vk::PipelineCache::null(),
-            false => create(device, &on_disk),
+        let merged = if on_disk.is_empty() {
+            vk::PipelineCache::null()
+        } else {
+            create(device, &on_disk)
         };
         let data = if merged == vk::PipelineCache::null() {
             device.get_pipeline_cache_data(self.cache)

@@ -1,6 +1,6 @@
 //! The Vulkan runtime on ash: one device per process, chosen once; pipelines built the first
-//! time the work needs them; per-thread [`stream::Stream`]s that reuse their command buffers and buffers across
-//! flushes.
+//! time the work needs them; per-thread [`stream::Stream`]s that reuse their command buffers
+//! and buffers across flushes.
 
 pub mod cache;
 pub mod memory;

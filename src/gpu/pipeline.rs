@@ -8,7 +8,7 @@
 use super::cache::{DiskCache, Outcome};
 use super::{shaders, spirv, vkerr, DeviceInfo, GpuResult};
 use crate::kernels::itx::ItxKernel;
-use crate::kernels::MC_LF_JOBS_PER_GROUP;
+use crate::kernels::{KERNEL_COUNT, MC_LF_JOBS_PER_GROUP};
 use ash::vk;
 use once_cell::sync::OnceCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -59,6 +59,9 @@ enum Plan {
     /// Not wanted with this configuration.
     Off,
 }
+
+// `Pipelines::ensure` keeps a submission's kernels as bits of one word.
+const _: () = assert!(KERNEL_COUNT <= 64);
 
 /// The stack of a thread that builds pipelines: the driver compiles shaders on it.
 const DRIVER_STACK_BYTES: usize = 8 << 20;
@@ -304,27 +307,32 @@ impl Pipelines {
             .is_some_and(|r| r.is_err())
     }
 
-    /// Builds the kernels of `wanted` not built yet, several at once on up to four threads
-    /// (a pipeline cache is safe to share between threads unless created externally
-    /// synchronized, which daedalus's is not). An error is the first required kernel's
-    /// failure, in kernel order.
+    /// Builds the kernels of `wanted` not built yet, several at once. An error is the first
+    /// required kernel's failure, in kernel order. Called for every submission: once its
+    /// kernels are built this allocates nothing and starts no thread.
     pub fn ensure(&self, wanted: impl Iterator<Item = usize>) -> GpuResult<()> {
-        let mut kernels: Vec<usize> = Vec::new();
-        for k in wanted {
-            if !kernels.contains(&k) {
-                kernels.push(k);
-            }
-        }
-        kernels.sort_unstable();
-        let missing: Vec<usize> = kernels
-            .iter()
-            .copied()
+        let wanted = wanted.fold(0u64, |set, k| set | 1 << k);
+        let kernels = || (0..KERNEL_COUNT).filter(move |k| wanted >> k & 1 != 0);
+        let missing: Vec<usize> = kernels()
             .filter(|&k| self.kernels[k].get().is_none())
             .collect();
+        if !missing.is_empty() {
+            self.build_together(&missing);
+        }
+        // Those another thread tried meanwhile too.
+        for k in kernels() {
+            self.get(k)?;
+        }
+        Ok(())
+    }
+
+    /// Builds `missing` on up to four threads (a pipeline cache is safe to share between
+    /// threads unless created externally synchronized, which daedalus's is not).
+    fn build_together(&self, missing: &[usize]) {
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .clamp(1, 4)
-            .min(missing.len().max(1));
+            .min(missing.len());
         // Thread `t` of `threads` builds kernels t, t + threads, ... of `missing`.
         let share = |t: usize| {
             for &k in missing.iter().skip(t).step_by(threads) {
@@ -335,7 +343,7 @@ impl Pipelines {
             let share = &share;
             // The driver's compiler runs on these threads: a main thread's stack, not the
             // 2 MiB Rust gives. A thread the system refuses leaves its share to this one; a
-            // worker that panicked leaves its kernels unbuilt, built again below.
+            // worker that panicked leaves its kernels unbuilt, built again by `ensure`.
             let workers: Vec<_> = (1..threads)
                 .map(|t| {
                     let worker = std::thread::Builder::new()
@@ -354,11 +362,6 @@ impl Pipelines {
                 }
             }
         });
-        // Those another thread tried meanwhile too.
-        for &k in &kernels {
-            self.get(k)?;
-        }
-        Ok(())
     }
 
     /// Builds kernel `k`'s pipeline (its shader module lives only as long as that takes).
