@@ -59,6 +59,9 @@ pub struct Counters {
     /// they ran (also counted in `cpu_calls`).
     pub early_completions: AtomicU64,
     pub completed_early: AtomicU64,
+    /// Intra syncs with nothing to check: only loop filters of the superblock rows above (and
+    /// backup copies) were deferred, and the block reads nothing outside its own row.
+    pub intra_syncs_in_row: AtomicU64,
     /// Deferred calls that ran ahead on the CPU for a reader, staying in the batch for the
     /// GPU (not counted in `cpu_calls` unless they later complete early).
     pub run_ahead: AtomicU64,
@@ -149,6 +152,7 @@ pub static COUNTERS: Counters = Counters {
     itx_redo_possible: AtomicU64::new(0),
     early_completions: AtomicU64::new(0),
     completed_early: AtomicU64::new(0),
+    intra_syncs_in_row: AtomicU64::new(0),
     run_ahead: AtomicU64::new(0),
     flushes: AtomicU64::new(0),
     flushes_overlap: AtomicU64::new(0),

@@ -237,9 +237,9 @@ impl Planes {
         plane: usize,
         (x, y, size): (i64, i64, i64),
         edges: c_int,
-    ) -> (Vec<batch::Area>, Option<batch::Area>) {
+    ) -> (IntraReads, Option<batch::Area>) {
         let block = self.area(plane, x, y, size, size);
-        let mut areas = Vec::with_capacity(2);
+        let mut areas = IntraReads::default();
         if edges & INTRA_LEFT != 0 {
             areas.extend(self.area(plane, x - 1, y, 1, size));
         }
@@ -248,23 +248,76 @@ impl Planes {
         }
         let x0 = x - (edges & INTRA_TOPLEFT != 0) as i64;
         let x1 = x + size + if edges & INTRA_TOPRIGHT != 0 { 4 } else { 0 };
-        let sb_rows = 64 >> if plane == 0 { 0 } else { self.ss_v };
-        if y % sb_rows != 0 {
+        if y % self.superblock_height(plane) != 0 {
             areas.extend(self.area(plane, x0, y - 1, x1 - x0, 1));
         } else if let Some(b) = backup {
             let bpp = self.bytes_per_pixel as i64;
             let first = (x0.max(0) * bpp) as usize;
             let end = ((x1 * bpp).max(0) as usize).min(b.len[plane]);
             if first < end {
-                areas.push(batch::Area {
+                areas.extend(Some(batch::Area {
                     at: b.dst[plane].wrapping_add(first),
                     stride: b.stride as isize,
                     w: end - first,
                     h: 1,
-                });
+                }));
             }
         }
         (areas, block)
+    }
+
+    /// The rows of a superblock row in `plane`: 64, or 32 in a chroma plane with vertical
+    /// subsampling.
+    fn superblock_height(&self, plane: usize) -> i64 {
+        64 >> if plane == 0 { 0 } else { self.ss_v }
+    }
+
+    /// Whether intra prediction of a block starting on row `y` of `plane` reads and writes
+    /// only rows of the block's own superblock row: all but the first row of a superblock
+    /// row's blocks read the row above inside it, and the first reads the decoder's backup
+    /// of the row above instead (`Planes::intra`).
+    fn intra_stays_in_row(&self, plane: usize, y: i64, edges: c_int) -> bool {
+        edges & INTRA_TOP == 0 || y % self.superblock_height(plane) != 0
+    }
+}
+
+/// What an intra prediction reads: its left column and the row above, at most two areas,
+/// kept on the stack since the decoder syncs before every predicted block.
+#[derive(Clone, Copy)]
+struct IntraReads {
+    areas: [batch::Area; 2],
+    len: usize,
+}
+
+impl Default for IntraReads {
+    fn default() -> IntraReads {
+        let none = batch::Area {
+            at: std::ptr::null_mut(),
+            stride: 0,
+            w: 0,
+            h: 0,
+        };
+        IntraReads {
+            areas: [none; 2],
+            len: 0,
+        }
+    }
+}
+
+impl IntraReads {
+    fn extend(&mut self, area: Option<batch::Area>) {
+        if let Some(a) = area {
+            self.areas[self.len] = a;
+            self.len += 1;
+        }
+    }
+}
+
+impl std::ops::Deref for IntraReads {
+    type Target = [batch::Area];
+
+    fn deref(&self) -> &[batch::Area] {
+        &self.areas[..self.len]
     }
 }
 
@@ -661,10 +714,16 @@ unsafe extern "C" fn intra_edges(
     crate::ffi::guard("intra_edges", (), || match PLANES.with(|p| p.get()) {
         Some(p) if (0..3).contains(&plane) => {
             let (plane, x, y) = (plane as usize, x as i64, y as i64);
-            let backup = BACKUP.with(|b| b.get());
-            let (reads, block) = p.intra(backup, plane, (x, y, size as i64), edges);
-            let writes = block.as_slice();
-            batch::complete_reads_for(Reason::Intra, &reads, writes);
+            if p.intra_stays_in_row(plane, y, edges) && only_loop_filters_deferred() {
+                // The pending loop filters are of the rows above (each filters its own
+                // superblock row and the 8 lines above it) and the backup copies write the
+                // decoder's backup lines: nothing here meets them.
+                stats::add(&COUNTERS.intra_syncs_in_row, 1);
+            } else {
+                let backup = BACKUP.with(|b| b.get());
+                let (reads, block) = p.intra(backup, plane, (x, y, size as i64), edges);
+                batch::complete_reads_for(Reason::Intra, &reads, block.as_slice());
+            }
             INTRA_BLOCK.with(|b| b.set(p.pixel_address(plane, x, y)));
         }
         _ => {
@@ -780,6 +839,12 @@ unsafe extern "C" fn backup_row(
     taken
 }
 
+/// Whether the placement in force defers nothing of the decoder's but loop filters (and this
+/// provider's backup copies): [`DirectFamilies::only_loop_filters_deferred`].
+fn only_loop_filters_deferred() -> bool {
+    DirectFamilies::of(&crate::calibrate::placement()).only_loop_filters_deferred()
+}
+
 /// Says once per process why `DAEDALUS_FRAME_SPLIT` does not apply: a setting that does
 /// nothing should not pass unnoticed.
 fn split_not_applied(why: &str) {
@@ -806,13 +871,11 @@ fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
         return;
     }
     let publishes_rows = PUBLISHES_ROWS.with(|p| p.get());
-    let only_loop_filters =
-        || DirectFamilies::of(&crate::calibrate::placement()).only_loop_filters_deferred();
     match setting {
         FrameSplit::Off => return,
         // `rows` where it pays, silently elsewhere.
         FrameSplit::Auto => {
-            if publishes_rows || !batch::lf_passes_split() || !only_loop_filters() {
+            if publishes_rows || !batch::lf_passes_split() || !only_loop_filters_deferred() {
                 return;
             }
         }
@@ -821,7 +884,7 @@ fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
             return;
         }
         FrameSplit::Rows => {
-            if !only_loop_filters() {
+            if !only_loop_filters_deferred() {
                 split_not_applied(
                     "`rows` applies only where the loop filter alone is deferred \
                      (DAEDALUS_KERNELS=mc=cpu,itx=cpu)",
@@ -1115,7 +1178,7 @@ pub fn stats_line() -> String {
     format!(
         "daedalus: device=\"{device}\" path={path} kernels={kernels} kernels_by={kernels_by} calibration={calibration} direct={direct} lf_order={lf_order} deferred={} itx_deferred={} mc_deferred={} \
          lf_deferred={} lf_sb_deferred={} cdef_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} intra_itx_at_once={} inter_intra_itx_at_once={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
-         itx_redo_possible={} early_completions={} completed_early={} run_ahead={} inter_deferred={} inter_completed_early={} inter_run_ahead={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
+         itx_redo_possible={} early_completions={} completed_early={} intra_syncs_in_row={} run_ahead={} inter_deferred={} inter_completed_early={} inter_run_ahead={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
          flush_full={} flush_immediate={} flush_registry={} unattended_submissions={} \
          awaits_in_flight={} frame_splits={} in_flight_waits={} await_ms={:.3} wait_ms={:.3} wait_cpu_ms={:.3} calls_per_submission_mean={mean:.1} \
@@ -1140,6 +1203,7 @@ pub fn stats_line() -> String {
         r(&c.itx_redo_possible),
         r(&c.early_completions),
         r(&c.completed_early),
+        r(&c.intra_syncs_in_row),
         r(&c.run_ahead),
         r(&c.inter_deferred),
         r(&c.inter_completed_early),
@@ -1232,7 +1296,7 @@ mod tests {
         edges: c_int,
     ) -> Vec<batch::Area> {
         let (reads, block) = p.intra(backup, plane, xys, edges);
-        block.into_iter().chain(reads).collect()
+        block.into_iter().chain(reads.iter().copied()).collect()
     }
 
     #[test]
@@ -1301,6 +1365,15 @@ mod tests {
             [(1, 8, 32, 8, 8), (9, 0x1008, 0, 8, 1)]
         );
         assert!(reads.iter().all(|a| a.stride == 0x1000));
+        // Whether a block reads and writes only its own superblock row: all but the first
+        // row of a superblock row's blocks, and those when they read nothing above.
+        assert!(p.intra_stays_in_row(0, 8, all));
+        assert!(p.intra_stays_in_row(0, 64, INTRA_LEFT));
+        assert!(!p.intra_stays_in_row(0, 64, INTRA_TOP));
+        assert!(!p.intra_stays_in_row(0, 128, all));
+        assert!(p.intra_stays_in_row(1, 16, all));
+        assert!(!p.intra_stays_in_row(1, 32, all));
+        assert!(p.intra_stays_in_row(1, 32, INTRA_LEFT | INTRA_TOPLEFT));
         // Two bytes a pixel: offsets and widths in bytes.
         let wide = Planes {
             bytes_per_pixel: 2,

@@ -647,7 +647,8 @@ fn gpu_path_with_superblock_loop_filter_by_rows_equals_debian_ffmpeg() {
 /// frame pool; and, with only the loop filter deferred (motion compensation and transforms on
 /// the CPU), a part at every row whose previous part has finished (`rows`), on both too and
 /// by default (no setting: `auto`). Every decode equals Debian's ffmpeg, and frames did split
-/// every way.
+/// every way. With the loop filter alone deferred, intra syncs inside their superblock row
+/// skip the pending work (it is all above them); with every family deferred none does.
 #[test]
 fn gpu_path_with_frames_split_equals_debian_ffmpeg() {
     let s = setup();
@@ -665,6 +666,7 @@ fn gpu_path_with_frames_split_equals_debian_ffmpeg() {
     }
     let count = jobs.len();
     let splits = Mutex::new([0u64; 3]);
+    let intra_in_row = Mutex::new([0u64; 3]);
     let failures = in_parallel(jobs, |(stream, split, memory)| {
         let kernels = if split == "50" {
             "all=gpu"
@@ -684,23 +686,38 @@ fn gpu_path_with_frames_split_equals_debian_ffmpeg() {
         let split_count: u64 = stat(&out.stderr, "frame_splits")
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| format!("{what}: no frame_splits in {}", out.stderr))?;
+        let in_row: u64 = stat(&out.stderr, "intra_syncs_in_row")
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("{what}: no intra_syncs_in_row in {}", out.stderr))?;
         let way = match split {
             "50" => 0,
             "rows" => 1,
             _ => 2,
         };
         splits.lock().unwrap()[way] += split_count;
+        intra_in_row.lock().unwrap()[way] += in_row;
         Ok(())
     });
     assert_all_decoded(&failures, count, "decodes");
     let [at_half, by_rows, by_default] = splits.into_inner().unwrap();
+    let in_row = intra_in_row.into_inner().unwrap();
     println!(
         "{count} decodes with frames split equal Debian's ffmpeg; {at_half} frames split at \
-         half, {by_rows} parts submitted by rows, {by_default} by default"
+         half, {by_rows} parts submitted by rows, {by_default} by default; intra syncs \
+         inside their superblock row left unchecked: {in_row:?}"
     );
     assert!(at_half > 0, "no frame split at half");
     assert!(by_rows > 0, "no part submitted by rows");
     assert!(by_default > 0, "no part submitted by rows by default");
+    // Only where the loop filter alone is deferred may an intra sync skip the pending work.
+    assert_eq!(
+        in_row[0], 0,
+        "an intra sync went unchecked with every family deferred"
+    );
+    assert!(
+        in_row[1] > 0 && in_row[2] > 0,
+        "no intra sync went unchecked with the loop filter alone deferred"
+    );
 }
 
 /// By default (`auto`) a frame splits only where `rows` applies, without a word: every family
