@@ -8,7 +8,7 @@
 //! | `DAEDALUS_VALIDATION` | `1` | enable the Khronos validation layer and count its messages |
 //! | `DAEDALUS_TEST_FAIL_SUBMISSION` | a number N | tests only: the process's N-th queue submission fails as a lost device would (the fallback tests through FFmpeg) |
 //! | `DAEDALUS_STATS` | `1` | print one line of counters on stderr at exit |
-//! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 200); not after a wait of more than twice that and over 1 ms |
+//! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 0: it sleeps at once); not after a wait of more than twice that and over 1 ms |
 //! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoders' calls runs (`itx`, `mc`, `lf` of VP9, `cdef` of AV1; `all`): `gpu` deferred to the device, `cpu` FFmpeg's (dav1d's) own function (VP9: at once, after what it touches completes; motion compensation, and transforms placed with it, straight from FFmpeg's table); default: calibrated per device |
 //! | `DAEDALUS_FRAME_MEMORY` | `pool`, `import` | where the decoder's frames live: `pool` device memory daedalus allocates (the portable path), `import` the decoder's own memory imported with VK_EXT_external_memory_host; default: import where the device can, else pool |
 //! | `DAEDALUS_FRAME_SPLIT` | `auto` (default), `off`, `rows`, per cent | on a thread that decodes a VP9 frame whole (`-threads 1`), submit the frame's work so far without waiting, so that the GPU runs it while the CPU decodes the rest: `rows` at every superblock row where only loop filters are deferred (motion compensation and transforms placed on the CPU) and the part before has finished, a per cent once that share of the rows is decoded; `auto`, `rows` where it applies with the split order of the loop filter's passes, else nothing, without a warning; `off`: one submission at the frame's end. Where an explicit setting cannot apply (frame threads; `rows` with motion compensation or transforms on the GPU) one warning says so |
@@ -264,11 +264,13 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
             Mode::Gpu
         }
     };
+    // Polling costs the CPU all of a wait, and the waits left (a frame's last rows) are
+    // mostly longer than a driver's wake-up: sleeping at once is the default.
     let spin_us = match var("DAEDALUS_SPIN_US") {
-        None => 200,
+        None => 0,
         Some(v) => v.trim().parse().unwrap_or_else(|_| {
-            eprintln!("daedalus: warning: DAEDALUS_SPIN_US={v:?} is not a number; using 200");
-            200
+            eprintln!("daedalus: warning: DAEDALUS_SPIN_US={v:?} is not a number; using 0");
+            0
         }),
     };
     let kernels = match var("DAEDALUS_KERNELS") {

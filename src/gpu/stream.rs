@@ -510,8 +510,9 @@ impl Stream {
         unsafe { self.gpu.device.get_fence_status(self.fence) }.unwrap_or(true)
     }
 
-    /// Polls the fence for `DAEDALUS_SPIN_US` (a blocking wait costs tens of microseconds of
-    /// wake-up latency), then sleeps in the driver. Where the last wait outlasted twice that
+    /// Polls the fence for `DAEDALUS_SPIN_US` (none by default: polling burns the CPU for the
+    /// whole wait, a blocking wait costs tens of microseconds of wake-up latency), then sleeps
+    /// in the driver. Where the last wait outlasted twice that
     /// and a millisecond (a frame's whole batch), it sleeps at once: polling would only burn
     /// the CPU. (The millisecond: a wait that slept includes the wake-up, so a short polling
     /// time alone would keep every later wait from polling.)
