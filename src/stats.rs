@@ -59,8 +59,8 @@ pub struct Counters {
     /// they ran (also counted in `cpu_calls`).
     pub early_completions: AtomicU64,
     pub completed_early: AtomicU64,
-    /// Intra syncs with nothing to check: only loop filters of the superblock rows above (and
-    /// backup copies) were deferred, and the block reads nothing outside its own row.
+    /// Intra syncs with nothing to check: only loop filters of the superblock rows above were
+    /// deferred, and the block reads nothing outside its own row.
     pub intra_syncs_in_row: AtomicU64,
     /// Deferred calls that ran ahead on the CPU for a reader, staying in the batch for the
     /// GPU (not counted in `cpu_calls` unless they later complete early).

@@ -702,7 +702,9 @@ unsafe extern "C" fn sync(
 /// pending calls on those pixels and what they depend on (of what it only reads, where it
 /// can, only those pixels: `batch::complete_reads_for`), where this thread began the frame
 /// and so knows its planes; elsewhere (slice workers) all pending work. The block's
-/// transform, which the decoder adds next, then runs at once (`provider_itx`).
+/// transform, which the decoder adds next, then runs at once (`provider_itx`). Where only
+/// loop filters are deferred, a block inside its superblock row returns at once: their work
+/// lies above it.
 unsafe extern "C" fn intra_edges(
     _ctx: *mut c_void,
     plane: c_int,
@@ -716,8 +718,8 @@ unsafe extern "C" fn intra_edges(
             let (plane, x, y) = (plane as usize, x as i64, y as i64);
             if p.intra_stays_in_row(plane, y, edges) && only_loop_filters_deferred() {
                 // The pending loop filters are of the rows above (each filters its own
-                // superblock row and the 8 lines above it) and the backup copies write the
-                // decoder's backup lines: nothing here meets them.
+                // superblock row and the 8 lines above it), and the row backup was copied at
+                // once (`backup_row`): nothing here meets them.
                 stats::add(&COUNTERS.intra_syncs_in_row, 1);
             } else {
                 let backup = BACKUP.with(|b| b.get());
@@ -839,8 +841,8 @@ unsafe extern "C" fn backup_row(
     taken
 }
 
-/// Whether the placement in force defers nothing of the decoder's but loop filters (and this
-/// provider's backup copies): [`DirectFamilies::only_loop_filters_deferred`].
+/// Whether the placement in force defers nothing of the decoder's but loop filters (the row
+/// backup is then copied at once): [`DirectFamilies::only_loop_filters_deferred`].
 fn only_loop_filters_deferred() -> bool {
     DirectFamilies::of(&crate::calibrate::placement()).only_loop_filters_deferred()
 }
