@@ -16,316 +16,16 @@
 //! Needs `scripts/setup` (patched FFmpeg, release library) and `scripts/gen-streams`; fails
 //! with instructions where something is missing or stale.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime};
+mod decoding;
 
-const TIME_LIMIT: Duration = Duration::from_secs(600);
-
-struct Setup {
-    ffmpeg: PathBuf,
-    linked: PathBuf,
-    lib: PathBuf,
-    /// VP9 streams, and AV1 streams (names starting with `av1-`).
-    streams: Vec<Stream>,
-    av1_streams: Vec<Stream>,
-}
-
-#[derive(Clone, Debug)]
-struct Stream {
-    name: String,
-    path: PathBuf,
-    high_bit_depth: bool,
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn newest_source(dir: &Path) -> SystemTime {
-    let mut newest = SystemTime::UNIX_EPOCH;
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        let t = if path.is_dir() {
-            newest_source(&path)
-        } else {
-            entry.metadata().unwrap().modified().unwrap()
-        };
-        newest = newest.max(t);
-    }
-    newest
-}
-
-/// The corpus stream (VP9 or AV1) of that name.
-fn stream_named(name: &str) -> &'static Stream {
-    let s = setup();
-    s.streams
-        .iter()
-        .chain(&s.av1_streams)
-        .find(|st| st.name == name)
-        .unwrap_or_else(|| panic!("the {name} stream is not in the corpus"))
-}
-
-fn setup() -> &'static Setup {
-    static SETUP: OnceLock<Setup> = OnceLock::new();
-    SETUP.get_or_init(|| {
-        let root = root();
-        let ffmpeg = root.join("build/ffmpeg/bin/ffmpeg");
-        let linked = root.join("build/ffmpeg-linked/bin/ffmpeg");
-        let lib = root.join("target/release/libdaedalus.so");
-        for p in [&ffmpeg, &linked, &lib] {
-            assert!(p.exists(), "{} is missing: run scripts/setup", p.display());
-        }
-        let lib_time = std::fs::metadata(&lib).unwrap().modified().unwrap();
-        let sources = newest_source(&root.join("src")).max(newest_source(&root.join("shaders")));
-        assert!(
-            lib_time >= sources,
-            "target/release/libdaedalus.so is older than the sources: run scripts/setup (or cargo build --release)"
-        );
-        let manifest = root.join("build/streams/manifest.tsv");
-        let text = std::fs::read_to_string(&manifest)
-            .unwrap_or_else(|_| panic!("{} is missing: run scripts/gen-streams", manifest.display()));
-        let (av1_streams, streams): (Vec<Stream>, Vec<Stream>) = text
-            .lines()
-            .filter_map(|l| {
-                let f: Vec<&str> = l.split('\t').collect();
-                (f.len() >= 4 && f[2] == "all").then(|| Stream {
-                    name: f[0].to_string(),
-                    path: root.join("build/streams").join(f[1]),
-                    high_bit_depth: f[0].contains("bit"),
-                })
-            })
-            .partition(|s| s.name.starts_with("av1-"));
-        assert!(
-            streams.len() > 30 && av1_streams.len() >= 12,
-            "the corpus is incomplete: run scripts/gen-streams"
-        );
-        Setup {
-            ffmpeg,
-            linked,
-            lib,
-            streams,
-            av1_streams,
-        }
-    })
-}
-
-struct Output {
-    status: Option<i32>,
-    stdout: Vec<u8>,
-    stderr: String,
-}
-
-/// Runs a command with a time limit; `None` status means it was killed.
-fn run(mut cmd: Command) -> Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting a decoder");
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let reader = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut out, &mut b).ok();
-        b
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut err, &mut b).ok();
-        b
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s.code();
-        }
-        if start.elapsed() > TIME_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Output {
-        status,
-        stdout: reader.join().unwrap(),
-        stderr: String::from_utf8_lossy(&err_reader.join().unwrap()).into_owned(),
-    }
-}
-
-/// The frame lines of a framemd5 (the header names the encoder and may differ by build).
-fn frames(framemd5: &[u8]) -> Vec<String> {
-    String::from_utf8_lossy(framemd5)
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(str::to_owned)
-        .collect()
-}
-
-fn decode_args(input: &Path, threading: &[&str], muxer: &str) -> Vec<String> {
-    let mut a: Vec<String> = ["-nostdin", "-v", "error", "-bitexact"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    a.extend(threading.iter().map(|s| s.to_string()));
-    a.extend([
-        "-i".into(),
-        input.display().to_string(),
-        "-autoscale".into(),
-        "0".into(),
-    ]);
-    a.extend(["-f".into(), muxer.into(), "-".into()]);
-    a
-}
-
-/// Debian's ffmpeg, once per stream.
-fn reference(stream: &Stream) -> Vec<String> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Vec<String>>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(r) = cache.lock().unwrap().get(&stream.name) {
-        return r.clone();
-    }
-    let mut cmd = Command::new("/usr/bin/ffmpeg");
-    let mut args = decode_args(&stream.path, &["-threads", "1"], "framemd5");
-    // Debian's ffmpeg also has libvpx and libaom; FFmpeg's own VP9 decoder and dav1d are the
-    // references.
-    let decoder = if stream.name.starts_with("av1-") {
-        "libdav1d"
-    } else {
-        "vp9"
-    };
-    let at = args.iter().position(|a| a == "-i").unwrap();
-    args.splice(at..at, ["-c:v".to_string(), decoder.to_string()]);
-    cmd.args(&args);
-    let out = run(cmd);
-    assert_eq!(
-        out.status,
-        Some(0),
-        "Debian's ffmpeg failed on {}: {}",
-        stream.name,
-        out.stderr
-    );
-    let f = frames(&out.stdout);
-    assert!(
-        !f.is_empty(),
-        "Debian's ffmpeg decoded no frame of {}",
-        stream.name
-    );
-    cache.lock().unwrap().insert(stream.name.clone(), f.clone());
-    f
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Way {
-    Preload,
-    Linked,
-    /// The patched program alone: no provider.
-    Without,
-}
-
-const THREADING: [(&str, &[&str]); 3] = [
-    ("1 thread", &["-threads", "1"]),
-    (
-        "4 frame threads",
-        &["-threads", "4", "-thread_type", "frame"],
-    ),
-    (
-        "4 slice threads",
-        &["-threads", "4", "-thread_type", "slice"],
-    ),
-];
-
-fn ours(
-    way: Way,
-    mode: &str,
-    input: &Path,
-    threading: &[&str],
-    muxer: &str,
-    extra_env: &[(&str, &str)],
-) -> Output {
-    let s = setup();
-    let mut cmd = Command::new(match way {
-        Way::Linked => &s.linked,
-        _ => &s.ffmpeg,
-    });
-    cmd.args(decode_args(input, threading, muxer));
-    // Cargo's LD_LIBRARY_PATH (target/debug...) would override the linked program's runpath,
-    // which names the release library the checks above vouch for.
-    cmd.env_remove("LD_PRELOAD")
-        .env_remove("LD_LIBRARY_PATH")
-        .env("DAEDALUS", mode)
-        .env("DAEDALUS_STATS", "1");
-    cmd.env_remove("DAEDALUS_VALIDATION"); // the kernel tests cover validation; decoding is long
-    cmd.env_remove("DAEDALUS_FRAME_MEMORY")
-        .env_remove("DAEDALUS_LF_CALLS")
-        .env_remove("DAEDALUS_FRAME_SPLIT");
-    // Every family deferred unless a test asks otherwise (the calibrated default may keep
-    // FFmpeg's functions, on lavapipe it does); calibration results kept out of the user's cache.
-    cmd.env("DAEDALUS_KERNELS", "all=gpu")
-        .env("XDG_CACHE_HOME", test_cache());
-    if let Way::Preload = way {
-        cmd.env("LD_PRELOAD", &s.lib);
-    }
-    for (k, v) in extra_env {
-        cmd.env(k, v);
-    }
-    run(cmd)
-}
-
-/// A cache directory of this test process for the calibration.
-fn test_cache() -> PathBuf {
-    std::env::temp_dir().join(format!("daedalus-cache-{}", std::process::id()))
-}
-
-/// The value of `key=` in the stats line.
-fn stat<'a>(stderr: &'a str, key: &str) -> Option<&'a str> {
-    let line = stderr
-        .lines()
-        .find(|l| l.starts_with("daedalus: device="))?;
-    line.split(' ')
-        .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
-}
+use decoding::*;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Mutex;
 
 /// Calls each family deferred (transforms, motion compensation, loop filters by edge and by
 /// superblock plane), and motion compensations that read their reference in place.
 type Deferred = [u64; 5];
-
-/// Decodes `stream` with daedalus (`way`, `mode`, `env`) to framemd5 and checks that it exits
-/// 0 with the frames of Debian's decoder (`reference`); returns the run's output.
-fn decode_as_debian(
-    stream: &Stream,
-    way: Way,
-    mode: &str,
-    threading: (&str, &[&str]),
-    env: &[(&str, &str)],
-    what: &str,
-) -> Result<Output, String> {
-    let out = ours(way, mode, &stream.path, threading.1, "framemd5", env);
-    if out.status != Some(0) {
-        return Err(format!("{what}: exit {:?}: {}", out.status, out.stderr));
-    }
-    let (ours, theirs) = (frames(&out.stdout), reference(stream));
-    if ours != theirs {
-        let i = ours
-            .iter()
-            .zip(&theirs)
-            .position(|(a, b)| a != b)
-            .unwrap_or(ours.len().min(theirs.len()));
-        let decoder = if stream.name.starts_with("av1-") {
-            "libdav1d"
-        } else {
-            "ffmpeg"
-        };
-        return Err(format!(
-            "{what}: differs from Debian's {decoder} at frame {i} ({} vs {} frames)",
-            ours.len(),
-            theirs.len()
-        ));
-    }
-    Ok(out)
-}
 
 /// Checks one decode, with `env` added to its environment, against the reference and its
 /// stats line against the expected path; returns what was deferred and `placed_on_cpu`.
@@ -479,39 +179,6 @@ fn check_with(
 struct Placed {
     in_order: u64,
     direct: String,
-}
-
-/// Runs `jobs` on as many workers as the machine has cores; collects failures.
-fn in_parallel<J: Send>(
-    jobs: Vec<J>,
-    work: impl Fn(J) -> Result<(), String> + Sync,
-) -> Vec<String> {
-    let queue = Mutex::new(jobs);
-    let failures = Mutex::new(Vec::new());
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                let Some(job) = queue.lock().unwrap().pop() else {
-                    break;
-                };
-                if let Err(e) = work(job) {
-                    failures.lock().unwrap().push(e);
-                }
-            });
-        }
-    });
-    failures.into_inner().unwrap()
-}
-
-/// Fails with every failure of `count` decodes (`what`), if any.
-fn assert_all_decoded(failures: &[String], count: usize, what: &str) {
-    assert!(
-        failures.is_empty(),
-        "{} of {count} {what} failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
 }
 
 fn matrix(mode: &str, env: &[(&str, &str)]) {
@@ -1143,113 +810,6 @@ fn references_agree() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Deterministic damage: bytes flipped inside frames, and cuts.
-fn damaged_copies(stream: &Stream, dir: &Path) -> Vec<PathBuf> {
-    let data = std::fs::read(&stream.path).unwrap();
-    let mut out = Vec::new();
-    for (i, fraction) in [(0, 5u64), (1, 3), (2, 2), (3, 1)]
-        .iter()
-        .map(|&(i, d)| (i, (i as u64 * 37 + 11) % 97 + d))
-    {
-        let mut d = data.clone();
-        // Flip 8 bytes spread over the payload (past the 32-byte file header).
-        for k in 0..8u64 {
-            let at = 32 + ((fraction * 1_000_003 + k * 7919) % (d.len() as u64 - 32)) as usize;
-            d[at] ^= 0x5a;
-        }
-        let p = dir.join(format!("{}-flip{i}.ivf", stream.name));
-        std::fs::write(&p, d).unwrap();
-        out.push(p);
-    }
-    for (i, keep) in [0.3, 0.55, 0.9].iter().enumerate() {
-        let p = dir.join(format!("{}-cut{i}.ivf", stream.name));
-        std::fs::write(&p, &data[..(data.len() as f64 * keep) as usize]).unwrap();
-        out.push(p);
-    }
-    out
-}
-
-/// Messages without the addresses FFmpeg prints (`[vp9 @ 0x55d...]`), which differ per run,
-/// and with FFmpeg's "Last message repeated N times" expanded into the repeated lines: which
-/// repeats its log coalesces depends on when frame threads report their errors.
-fn messages(stderr: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for l in stderr
-        .lines()
-        .filter(|l| !l.starts_with("daedalus: device="))
-    {
-        let mut s = l.to_string();
-        while let Some(at) = s.find("@ 0x") {
-            let end = s[at + 4..]
-                .find(|c: char| !c.is_ascii_hexdigit())
-                .map_or(s.len(), |e| at + 4 + e);
-            s.replace_range(at..end, "@ ADDR");
-        }
-        let repeated = s
-            .trim()
-            .strip_prefix("Last message repeated ")
-            .and_then(|r| r.strip_suffix(" times"))
-            .and_then(|n| n.parse::<usize>().ok());
-        match (repeated, out.last().cloned()) {
-            (Some(n), Some(previous)) => out.extend(std::iter::repeat_n(previous, n)),
-            _ => out.push(s),
-        }
-    }
-    out
-}
-
-/// One damaged file with daedalus and without: the same exit status within the time limit,
-/// daedalus ran and reported nothing, and, where the decoder is `deterministic` on damaged
-/// input, the same frames and messages.
-fn compare_damaged(
-    file: &Path,
-    threading: (&str, &[&str]),
-    deterministic: bool,
-) -> Result<(), String> {
-    let what = format!(
-        "{} / {}",
-        file.file_name().unwrap().to_string_lossy(),
-        threading.0
-    );
-    let without = ours(Way::Without, "gpu", file, threading.1, "framemd5", &[]);
-    let with = ours(Way::Preload, "gpu", file, threading.1, "framemd5", &[]);
-    if with.status.is_none() || without.status.is_none() {
-        return Err(format!("{what}: did not finish within {TIME_LIMIT:?}"));
-    }
-    if with.status != without.status {
-        return Err(format!(
-            "{what}: exit {:?} with daedalus, {:?} without",
-            with.status, without.status
-        ));
-    }
-    if stat(&with.stderr, "path").is_none() {
-        return Err(format!("{what}: daedalus did not run"));
-    }
-    if with
-        .stderr
-        .lines()
-        .any(|l| l.starts_with("daedalus:") && !l.starts_with("daedalus: device="))
-    {
-        return Err(format!("{what}: daedalus reported: {}", with.stderr));
-    }
-    if !deterministic {
-        return Ok(());
-    }
-    if frames(&with.stdout) != frames(&without.stdout) {
-        return Err(format!(
-            "{what}: frames differ from the program without daedalus"
-        ));
-    }
-    if messages(&with.stderr) != messages(&without.stderr) {
-        return Err(format!(
-            "{what}: messages differ:\nwith: {:?}\nwithout: {:?}",
-            messages(&with.stderr),
-            messages(&without.stderr)
-        ));
-    }
-    Ok(())
-}
-
 #[test]
 fn damaged_streams_behave_as_without_daedalus() {
     let s = setup();
@@ -1283,7 +843,12 @@ fn damaged_streams_behave_as_without_daedalus() {
         // that fails part-way leaves rows of a reused buffer as they were, and which buffer
         // that is depends on thread timing (one damaged file gave 3 different outputs in
         // 40 runs of the same program without daedalus). There only exit status and completion compare.
-        compare_damaged(&file, threading, !threading.0.contains("frame"))
+        compare_damaged(
+            &file,
+            threading,
+            !threading.0.contains("frame"),
+            &[("gpu", &[])],
+        )
     });
     let _ = std::fs::remove_dir_all(&dir);
     assert!(
@@ -1658,7 +1223,7 @@ fn av1_damaged_streams_behave_as_without_daedalus() {
     );
     // dav1d's own threads make damaged input nondeterministic too: 1 thread compares all.
     let failures = in_parallel(jobs, |(file, threading)| {
-        compare_damaged(&file, threading, threading.1[1] == "1")
+        compare_damaged(&file, threading, threading.1[1] == "1", &[("gpu", &[])])
     });
     let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
