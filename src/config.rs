@@ -9,6 +9,7 @@
 //! | `DAEDALUS_TEST_FAIL_SUBMISSION` | a number N | tests only: the process's N-th queue submission fails as a lost device would (the fallback tests through FFmpeg) |
 //! | `DAEDALUS_STATS` | `1` | print one line of counters on stderr at exit |
 //! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 0: it sleeps at once); not after a wait of more than twice that and over 1 ms |
+//! | `DAEDALUS_PATH` | `frame`, `calls`, `ffmpeg` | how the VP9 decoder uses daedalus: `frame` the frame path (the decoder parses each frame whole and daedalus reconstructs it; with `DAEDALUS=cpu` or without a device FFmpeg's second pass reconstructs it from the parsed data), `calls` its DSP calls recorded one by one (`DAEDALUS_KERNELS`), `ffmpeg` FFmpeg's own functions; default: the per-call path as calibrated |
 //! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoders' calls runs (`itx`, `mc`, `lf` of VP9, `cdef` of AV1; `all`): `gpu` deferred to the device, `cpu` FFmpeg's (dav1d's) own function (VP9: at once, after what it touches completes; motion compensation, and transforms placed with it, straight from FFmpeg's table); default: calibrated per device |
 //! | `DAEDALUS_FRAME_MEMORY` | `pool`, `import` | where the decoder's frames live: `pool` device memory daedalus allocates (the portable path), `import` the decoder's own memory imported with VK_EXT_external_memory_host; default: import where the device can, else pool |
 //! | `DAEDALUS_FRAME_SPLIT` | `auto` (default), `off`, `rows`, per cent | on a thread that decodes a VP9 frame whole (`-threads 1`), submit the frame's work so far without waiting, so that the GPU runs it while the CPU decodes the rest: `rows` at every superblock row where only loop filters are deferred (motion compensation and transforms placed on the CPU) and the part before has finished, a per cent once that share of the rows is decoded; `auto`, `rows` where it applies with the split order of the loop filter's passes, else nothing, without a warning; `off`: one submission at the frame's end. Where an explicit setting cannot apply (frame threads; `rows` with motion compensation or transforms on the GPU) one warning says so |
@@ -155,6 +156,19 @@ impl Placement {
     }
 }
 
+/// How the VP9 decoder uses daedalus (`DAEDALUS_PATH`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum DecoderPath {
+    /// Unset: the per-call path, as the calibration places it.
+    Auto,
+    /// The frame path: the decoder parses a frame whole and daedalus reconstructs it.
+    Frame,
+    /// The decoder's DSP calls, recorded one by one (`DAEDALUS_KERNELS`).
+    Calls,
+    /// FFmpeg's own functions: the provider takes no part.
+    Ffmpeg,
+}
+
 /// Where the decoder's frames live, so that the GPU works on them in place.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum FrameMemory {
@@ -176,6 +190,8 @@ pub struct Config {
     pub spin_us: u64,
     pub stats_at_exit: bool,
     pub kernels: Placement,
+    /// `DAEDALUS_PATH`: how the VP9 decoder uses daedalus.
+    pub path: DecoderPath,
     pub frame_memory: FrameMemory,
     /// `DAEDALUS_LF_CALLS`: whether the decoder's superblock loop-filter hook takes part.
     pub lf_calls: LfCalls,
@@ -285,6 +301,18 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
             placement
         }
     };
+    let path = match var("DAEDALUS_PATH").as_deref().map(str::trim) {
+        None => DecoderPath::Auto,
+        Some("frame") => DecoderPath::Frame,
+        Some("calls") => DecoderPath::Calls,
+        Some("ffmpeg") => DecoderPath::Ffmpeg,
+        Some(other) => {
+            eprintln!(
+                "daedalus: warning: DAEDALUS_PATH={other:?} is not frame/calls/ffmpeg; using the default"
+            );
+            DecoderPath::Auto
+        }
+    };
     let frame_memory = match var("DAEDALUS_FRAME_MEMORY").as_deref().map(str::trim) {
         None => FrameMemory::Auto,
         Some("pool") => FrameMemory::Pool,
@@ -364,6 +392,7 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
         reads_ahead,
         frame_split,
         kernels,
+        path,
         frame_memory,
         lf_calls,
         lf_order,

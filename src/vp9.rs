@@ -17,6 +17,8 @@
 //! is not inside a registered frame (an emulated-edge source) has its source window copied at
 //! call time.
 
+pub mod frame;
+
 use crate::batch::{self, Origin, FFMPEG_DSP, FFMPEG_ITX};
 use crate::config::{FrameSplit, LfCalls};
 use crate::kernels::itx::{self, Transform, Tx1d, TxSize};
@@ -28,7 +30,7 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
-pub const ABI_VERSION: c_int = 8;
+pub const ABI_VERSION: c_int = 9;
 
 /// The frame the decoder writes (the patch's `FFVP9ProviderFrame`).
 #[repr(C)]
@@ -105,6 +107,20 @@ pub struct DaedalusVp9Provider {
         mblim_lut: *const u8,
         lim_lut: *const u8,
     ) -> c_int,
+    /// The frame path ([`frame`]): whether the provider takes the frame, parsed whole first
+    /// into the buffers it names.
+    pub parse_begin: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        info: *const frame::records::FrameParse,
+        bufs: *mut frame::records::ParseBuffers,
+    ) -> c_int,
+    /// Superblock rows `[0, rows)` of every tile column are parsed.
+    pub rows_parsed: unsafe extern "C" fn(ctx: *mut c_void, rows: c_int),
+    /// Parsing ended (`error` 0, or the parse's error after `rows` complete rows): 0 once the
+    /// provider reconstructed the frame, nonzero if the decoder must.
+    pub reconstruct: unsafe extern "C" fn(ctx: *mut c_void, rows: c_int, error: c_int) -> c_int,
+    /// The frame's parsed data is no longer read.
+    pub parse_end: unsafe extern "C" fn(ctx: *mut c_void),
 }
 
 pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
@@ -121,7 +137,24 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
     frame_free,
     await_rows,
     loopfilter_sb,
+    parse_begin,
+    rows_parsed: frame::rows_parsed,
+    reconstruct: frame::reconstruct,
+    parse_end: frame::parse_end,
 };
+
+/// The frame path's `parse_begin`: a decoder whose DSP calls the provider takes parses and
+/// reconstructs block by block as before.
+unsafe extern "C" fn parse_begin(
+    ctx: *mut c_void,
+    info: *const frame::records::FrameParse,
+    bufs: *mut frame::records::ParseBuffers,
+) -> c_int {
+    if per_call(ctx) {
+        return 0;
+    }
+    frame::parse_begin(ctx, info, bufs)
+}
 
 /// A superblock's loop filter, one recorded call per plane instead of a call per edge
 /// (`DAEDALUS_LF_CALLS`). Declined (FFmpeg then filters it with the table, whose
@@ -132,7 +165,7 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
 /// the device could not build the superblock kernel.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn loopfilter_sb(
-    _ctx: *mut c_void,
+    ctx: *mut c_void,
     dst: *const *mut u8,
     ls_y: isize,
     ls_uv: isize,
@@ -146,6 +179,9 @@ unsafe extern "C" fn loopfilter_sb(
     lim_lut: *const u8,
 ) -> c_int {
     crate::ffi::guard("loopfilter_sb", 1, || {
+        if !per_call(ctx) {
+            return 1;
+        }
         let on_cpu = crate::calibrate::placement().of(crate::config::Family::Lf)
             == crate::config::Place::Cpu;
         let wanted = match crate::config::get().lf_calls {
@@ -344,11 +380,19 @@ thread_local! {
     static SPLIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// A context the decoder holds while the provider takes part; it carries no state.
+/// The context of a decoder whose DSP calls the provider takes; it carries no state. (A
+/// decoder on the frame path holds a [`frame::Decoder`] instead.)
 static ATTACHED: u8 = 0;
 
 fn ctx() -> *mut c_void {
     &ATTACHED as *const u8 as *mut c_void
+}
+
+/// Whether `ctx` is a decoder's whose DSP calls the provider takes (or none, from a caller that
+/// drives the hooks itself): the per-call hooks leave a decoder on the frame path alone (its
+/// table is FFmpeg's own).
+fn per_call(ctx: *mut c_void) -> bool {
+    ctx.is_null() || ctx == self::ctx()
 }
 
 /// Stands in for a table entry FFmpeg left empty (it fills them all).
@@ -510,6 +554,18 @@ unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void 
             return std::ptr::null_mut();
         }
         register_stats_at_exit();
+        match crate::config::get().path {
+            crate::config::DecoderPath::Ffmpeg => {
+                crate::log::once(
+                    crate::log::Level::Info,
+                    "path ffmpeg",
+                    format_args!("DAEDALUS_PATH=ffmpeg: FFmpeg's own functions run"),
+                );
+                return std::ptr::null_mut();
+            }
+            crate::config::DecoderPath::Frame => return frame::attach(bpp),
+            crate::config::DecoderPath::Calls | crate::config::DecoderPath::Auto => {}
+        }
         if dsp.is_null() || bpp != 8 {
             // Other bit depths keep FFmpeg's functions until their kernels exist.
             return std::ptr::null_mut();
@@ -627,8 +683,11 @@ fn unregister_frame() {
     }
 }
 
-unsafe extern "C" fn frame_begin(_ctx: *mut c_void, frame: *const DaedalusVp9Frame) {
+unsafe extern "C" fn frame_begin(ctx: *mut c_void, frame: *const DaedalusVp9Frame) {
     crate::ffi::guard("frame_begin", (), || {
+        if !per_call(ctx) {
+            return;
+        }
         stats::add(&COUNTERS.frames, 1);
         if frame.as_ref().is_some_and(planes_in_one_buffer) {
             stats::add(&COUNTERS.frames_in_one_buffer, 1);
@@ -672,7 +731,7 @@ unsafe extern "C" fn frame_begin(_ctx: *mut c_void, frame: *const DaedalusVp9Fra
 /// loop-filter thread) completes all pending work. A row published to other frame threads is
 /// submitted and left running: they wait for it in `await_rows`.
 unsafe extern "C" fn sync(
-    _ctx: *mut c_void,
+    ctx: *mut c_void,
     reason: c_int,
     _plane: c_int,
     _x: c_int,
@@ -681,6 +740,9 @@ unsafe extern "C" fn sync(
     _h: c_int,
 ) {
     crate::ffi::guard("sync", (), || {
+        if !per_call(ctx) {
+            return;
+        }
         let planes = PLANES.with(|p| p.get());
         if reason == SYNC_ROW_PUBLISHED {
             PUBLISHES_ROWS.with(|p| p.set(true));
@@ -706,13 +768,16 @@ unsafe extern "C" fn sync(
 /// loop filters are deferred, a block inside its superblock row returns at once: their work
 /// lies above it.
 unsafe extern "C" fn intra_edges(
-    _ctx: *mut c_void,
+    ctx: *mut c_void,
     plane: c_int,
     x: c_int,
     y: c_int,
     size: c_int,
     edges: c_int,
 ) {
+    if !per_call(ctx) {
+        return;
+    }
     crate::ffi::guard("intra_edges", (), || match PLANES.with(|p| p.get()) {
         Some(p) if (0..3).contains(&plane) => {
             let (plane, x, y) = (plane as usize, x as i64, y as i64);
@@ -742,11 +807,14 @@ unsafe extern "C" fn intra_edges(
 /// completes the copies of the columns it reads (`sync`). Declined (the decoder copies, after
 /// a flush) on the CPU path, without the frame's planes, or for an unexpected layout.
 unsafe extern "C" fn backup_row(
-    _ctx: *mut c_void,
+    ctx: *mut c_void,
     dst: *const *mut u8,
     src: *const *const u8,
     len: *const usize,
 ) -> c_int {
+    if !per_call(ctx) {
+        return 0;
+    }
     let taken = crate::ffi::guard("backup_row", -1, || {
         let decline = || {
             batch::flush_for(Reason::RowDone);
@@ -922,8 +990,11 @@ fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
     batch::split_frame(&lines);
 }
 
-unsafe extern "C" fn frame_end(_ctx: *mut c_void, _frame: *const DaedalusVp9Frame) {
+unsafe extern "C" fn frame_end(ctx: *mut c_void, _frame: *const DaedalusVp9Frame) {
     crate::ffi::guard("frame_end", (), || {
+        if !per_call(ctx) {
+            return;
+        }
         let planes = PLANES.with(|p| p.replace(None));
         BACKUP.with(|b| b.set(None));
         INTRA_BLOCK.with(|b| b.set(0));
@@ -938,8 +1009,11 @@ unsafe extern "C" fn frame_end(_ctx: *mut c_void, _frame: *const DaedalusVp9Fram
 
 /// Frame threads: waits for the submission that carried row `sb_row` of another thread's
 /// frame (the first one published at or below it), if it is still in flight.
-unsafe extern "C" fn await_rows(_ctx: *mut c_void, frame_data: *const u8, sb_row: c_int) {
+unsafe extern "C" fn await_rows(ctx: *mut c_void, frame_data: *const u8, sb_row: c_int) {
     crate::ffi::guard("await_rows", (), || {
+        if !per_call(ctx) {
+            return;
+        }
         let frame = frame_data as usize;
         // Called before every motion compensation: rows this thread found complete before
         // cost no lock.
@@ -1026,8 +1100,14 @@ mod published {
     }
 }
 
-unsafe extern "C" fn detach(_ctx: *mut c_void) {
-    crate::ffi::guard("detach", (), || batch::flush_for(Reason::Caller))
+unsafe extern "C" fn detach(ctx: *mut c_void) {
+    crate::ffi::guard("detach", (), || {
+        if per_call(ctx) {
+            batch::flush_for(Reason::Caller)
+        } else if !ctx.is_null() {
+            frame::detach(ctx)
+        }
+    })
 }
 
 /// A buffer of the decoder's frame pool, registered until `frame_free`: device memory of ours
@@ -1113,10 +1193,19 @@ pub fn stats_line() -> String {
     // gpu: the device ran the work; cpu: the CPU reference did (DAEDALUS=cpu, or no usable
     // device); unused: nothing was deferred, so no device was set up; off: DAEDALUS=off;
     // ffmpeg: the calibration kept every family on the CPU, so the providers took no part.
+    // frame / frame-cpu: a decoder took the frame path, whose frames the GPU, or FFmpeg's
+    // second pass, reconstructed.
     let declined = crate::calibrate::declined();
     let (device, path) = match (crate::config::get().mode, declined) {
-        (crate::config::Mode::Gpu, Some(device)) => (device, "ffmpeg"),
         (crate::config::Mode::Off, _) => ("none".to_string(), "off"),
+        _ if frame::taken() => match (frame::path(), crate::gpu::state()) {
+            ("frame", crate::gpu::State::Usable(g)) => (g.info.name.clone(), "frame"),
+            (path, _) => ("cpu".to_string(), path),
+        },
+        (_, _) if crate::config::get().path == crate::config::DecoderPath::Ffmpeg => {
+            ("none".to_string(), "ffmpeg")
+        }
+        (crate::config::Mode::Gpu, Some(device)) => (device, "ffmpeg"),
         (crate::config::Mode::Cpu, _) => ("cpu".to_string(), "cpu"),
         (crate::config::Mode::Gpu, None) => match crate::gpu::state() {
             crate::gpu::State::Usable(g) => (g.info.name.clone(), "gpu"),
@@ -1187,7 +1276,7 @@ pub fn stats_line() -> String {
          calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
          host_bytes_from_device={} device_job_copies={} frame_memory={frame_memory} frames={} frames_in_one_buffer={} pool_buffers={} frame_buffers={} imports={} \
          pixel_bytes_copied={} pipeline_cache={pipeline_cache} device_setup_ms={setup_ms} \
-         pipelines_built={pipelines_built} pipelines_ms={pipelines_ms}",
+         pipelines_built={pipelines_built} pipelines_ms={pipelines_ms} {}",
         r(&c.deferred),
         r(&c.deferred_itx),
         r(&c.deferred_mc),
@@ -1240,6 +1329,7 @@ pub fn stats_line() -> String {
         r(&c.frame_buffers),
         r(&c.imports),
         r(&c.pixel_bytes_copied),
+        frame::describe(),
     )
 }
 

@@ -93,7 +93,7 @@ static int calls;
    decoder's hook of the provider (placed by position, as in a decode) */
 static int whole_superblocks;
 
-/* The provider's table as ffmpeg-patches/ffmpeg-5.1 defines it (FFVP9Provider, ABI 8), up to
+/* The provider's table as ffmpeg-patches/ffmpeg-5.1 defines it (FFVP9Provider, ABI 9), up to
    its superblock hook: this harness builds against FFmpeg's unpatched source. */
 typedef struct {
     int abi_version;
@@ -279,9 +279,9 @@ int main(int argc, char **argv)
     whole_superblocks = decoder ? 2 : !strcmp(argv[7], "sb");
     if (decoder) {
         provider = daedalus_vp9_provider();
-        if (!provider || provider->abi_version != 8 ||
+        if (!provider || provider->abi_version != 9 ||
             provider->dsp_size != sizeof(VP9DSPContext)) {
-            fprintf(stderr, "no provider of ABI 8 for this VP9DSPContext\n");
+            fprintf(stderr, "no provider of ABI 9 for this VP9DSPContext\n");
             return 2;
         }
     }

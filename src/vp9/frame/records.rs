@@ -1,0 +1,219 @@
+//! What the patched decoder hands over on the frame path (`vp9provider.h`: the
+//! `FFVP9BlockRecord`, `FFVP9FrameParse` and `FFVP9ParseBuffers` of ABI 9), and where each of
+//! its arrays lies in the one buffer of a frame's parsed data.
+
+use super::super::DaedalusVp9Frame;
+use std::ffi::c_int;
+
+/// `FF_VP9_BLOCK_*`: a record's flags.
+pub const BLOCK_INTRA: u8 = 1;
+pub const BLOCK_COMP: u8 = 2;
+/// No coefficients: its end-of-block positions are not stored.
+pub const BLOCK_SKIP: u8 = 4;
+/// An inter block with a reference of invalid dimensions: nothing is predicted there.
+pub const BLOCK_UNPREDICTED: u8 = 8;
+
+/// One decoded block, in decode order (`FFVP9BlockRecord`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockRecord {
+    /// Position, in 8x8 luma blocks.
+    pub col: u16,
+    pub row: u16,
+    /// FFmpeg's `enum BlockSize` (0 = 64x64 .. 12 = 4x4), and the transform sizes of luma and
+    /// chroma (`enum TxfmMode`).
+    pub bs: u8,
+    pub tx: u8,
+    pub uvtx: u8,
+    /// `BLOCK_*`.
+    pub flags: u8,
+    /// Luma modes: intra modes per 4x4 of a block under 8x8, or the inter modes.
+    pub mode: [u8; 4],
+    pub uvmode: u8,
+    /// FFmpeg's `enum FilterMode`: smooth, regular, sharp, bilinear.
+    pub filter: u8,
+    /// References: 0 last, 1 golden, 2 altref.
+    pub reference: [u8; 2],
+    /// Where its coefficients start, in 8x8 blocks' worth (64 luma coefficients).
+    pub unit: u32,
+    /// `[4x4 index][reference][x, y]`, in 1/8 pel.
+    pub mv: [[[i16; 2]; 2]; 4],
+}
+
+const _: () = assert!(std::mem::size_of::<BlockRecord>() == 52);
+
+/// One of the three references the header names (`FFVP9FrameRef`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FrameRef {
+    /// Null where there is none (intra frames).
+    pub data: [*mut u8; 3],
+    pub linesize: [isize; 3],
+    pub width: c_int,
+    pub height: c_int,
+    /// 0: the frame's size; `0xffff`: invalid; else a Q14 scale.
+    pub mvscale: [u16; 2],
+    pub mvstep: [u8; 2],
+}
+
+/// The frame the decoder parses (`FFVP9FrameParse`).
+#[repr(C)]
+pub struct FrameParse {
+    pub frame: DaedalusVp9Frame,
+    pub reference: [FrameRef; 3],
+    pub keyframe: c_int,
+    pub intraonly: c_int,
+    pub lossless: c_int,
+    /// 0: no loop filter.
+    pub filter_level: c_int,
+    /// In 8x8 blocks.
+    pub cols: c_int,
+    pub rows: c_int,
+    pub sb_cols: c_int,
+    pub sb_rows: c_int,
+    pub log2_tile_cols: c_int,
+    pub mblim_lut: [u8; 64],
+    pub lim_lut: [u8; 64],
+}
+
+/// Where the decoder stores the frame (`FFVP9ParseBuffers`).
+#[repr(C)]
+pub struct ParseBuffers {
+    pub records: *mut BlockRecord,
+    pub coefs: [*mut i16; 3],
+    pub eobs: [*mut u8; 3],
+    pub loopfilter: *mut u8,
+    pub sb_blocks: *mut u32,
+}
+
+/// FFmpeg's `VP9Filter`: a superblock's filter levels and edge masks.
+pub const LOOPFILTER_BYTES: usize = 192;
+/// Most blocks a superblock can hold: one per 8x8.
+pub const RECORDS_PER_SB: usize = 64;
+
+/// The geometry that fixes the parsed data's layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    pub sb_cols: usize,
+    pub sb_rows: usize,
+    pub bytes_per_pixel: usize,
+    pub ss_h: usize,
+    pub ss_v: usize,
+}
+
+impl Geometry {
+    pub fn of(info: &FrameParse) -> Option<Geometry> {
+        let g = Geometry {
+            sb_cols: usize::try_from(info.sb_cols).ok()?,
+            sb_rows: usize::try_from(info.sb_rows).ok()?,
+            bytes_per_pixel: if info.frame.bpp > 8 { 2 } else { 1 },
+            ss_h: usize::try_from(info.frame.ss_h).ok().filter(|&s| s <= 1)?,
+            ss_v: usize::try_from(info.frame.ss_v).ok().filter(|&s| s <= 1)?,
+        };
+        (g.superblocks() > 0).then_some(g)
+    }
+
+    pub fn superblocks(&self) -> usize {
+        self.sb_cols * self.sb_rows
+    }
+
+    /// Coefficients of a plane per superblock.
+    fn coefs_per_sb(&self, plane: usize) -> usize {
+        let luma = 64 * 64 * self.bytes_per_pixel;
+        if plane == 0 {
+            luma
+        } else {
+            luma >> (self.ss_h + self.ss_v)
+        }
+    }
+
+    /// End-of-block positions of a plane per superblock.
+    fn eobs_per_sb(&self, plane: usize) -> usize {
+        if plane == 0 {
+            256
+        } else {
+            256 >> (self.ss_h + self.ss_v)
+        }
+    }
+}
+
+/// Byte offsets of the arrays in the buffer of a frame's parsed data, each on a 64-byte
+/// boundary (FFmpeg's SIMD reads the coefficient blocks aligned).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub geometry: Geometry,
+    pub records: usize,
+    pub coefs: [usize; 3],
+    pub eobs: [usize; 3],
+    pub loopfilter: usize,
+    pub sb_blocks: usize,
+    pub bytes: usize,
+}
+
+impl Layout {
+    pub fn new(g: Geometry) -> Layout {
+        let sbs = g.superblocks();
+        let mut at = 0;
+        let mut take = |bytes: usize| {
+            let start = at;
+            at = (at + bytes).next_multiple_of(64);
+            start
+        };
+        let records = take(sbs * RECORDS_PER_SB * std::mem::size_of::<BlockRecord>());
+        let coefs = [0, 1, 2].map(|p| take(sbs * g.coefs_per_sb(p) * 2));
+        let eobs = [0, 1, 2].map(|p| take(sbs * g.eobs_per_sb(p)));
+        let loopfilter = take(sbs * LOOPFILTER_BYTES);
+        let sb_blocks = take(sbs * 2 * 4);
+        Layout {
+            geometry: g,
+            records,
+            coefs,
+            eobs,
+            loopfilter,
+            sb_blocks,
+            bytes: at,
+        }
+    }
+
+    /// The decoder's pointers into a buffer of this layout at `base`.
+    ///
+    /// # Safety
+    /// `base` must be valid for `self.bytes` bytes and 64-byte aligned.
+    pub unsafe fn buffers(&self, base: *mut u8) -> ParseBuffers {
+        ParseBuffers {
+            records: base.add(self.records) as *mut BlockRecord,
+            coefs: self.coefs.map(|o| base.add(o) as *mut i16),
+            eobs: self.eobs.map(|o| base.add(o)),
+            loopfilter: base.add(self.loopfilter),
+            sb_blocks: base.add(self.sb_blocks) as *mut u32,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_of_a_1080p_frame() {
+        let g = Geometry {
+            sb_cols: 30,
+            sb_rows: 17,
+            bytes_per_pixel: 1,
+            ss_h: 1,
+            ss_v: 1,
+        };
+        let l = Layout::new(g);
+        let sbs = 510;
+        assert_eq!(l.records, 0);
+        assert_eq!(l.coefs[0], sbs * 64 * 52);
+        assert_eq!(l.coefs[1] - l.coefs[0], sbs * 4096 * 2);
+        assert_eq!(l.coefs[2] - l.coefs[1], sbs * 1024 * 2);
+        assert_eq!(l.eobs[1] - l.eobs[0], sbs * 256);
+        assert_eq!(l.loopfilter - l.eobs[2], sbs * 64);
+        assert_eq!(l.bytes, (l.sb_blocks + sbs * 8).next_multiple_of(64));
+        for o in [l.records, l.coefs[1], l.eobs[2], l.loopfilter, l.sb_blocks] {
+            assert_eq!(o % 64, 0);
+        }
+    }
+}
