@@ -1,7 +1,9 @@
 // One plane of a superblock's loop filter (src/kernels/lf_sb.rs), shared by lf_sb.comp (a
-// workgroup per plane or pass) and lf_row.comp (a workgroup walking a superblock row's
-// planes). The includer declares `coefs`, and the frame's pixels as `px` and `px_coherent`
-// (the same bytes; a job of both passes reads and writes them through `px_coherent`, since
+// workgroup per plane or pass), lf_row.comp (a workgroup walking a superblock row's planes)
+// and the frame path's vp9_lf.comp, which loads the record itself (LF_RECORD_FROM_INCLUDER).
+// The includer declares `coefs` (but for that one), and the frame's pixels as `px` and
+// `px_coherent` (the same bytes; a job of both passes reads and writes them through
+// `px_coherent`, since
 // its rows pass reads what other invocations wrote in its columns pass, and a job of one pass
 // through `px`, whose reads may then be cached: on the H100, a tenth to a sixth less GPU
 // time). The workgroup first walks the plane's edge masks as FFmpeg's `ff_vp9_loopfilter_sb`
@@ -291,16 +293,14 @@ void filter_line(uvec4 jb, uint pass, int line, bool both, bool tiled)
     }
 }
 
-// Filters the plane `jb`: both passes, FFmpeg's columns pass first, or the one its job names.
-// Every invocation of the workgroup (64) calls it for the same job: the barriers are inside,
-// in control flow that is uniform across the workgroup. Returns with the plane's writes made
-// visible to the workgroup and its shared memory free for the next plane.
-void filter_plane(uvec4 jb, int line)
+// Filters the plane `jb` whose record each invocation has written its word of (`record[line]`):
+// both passes, FFmpeg's columns pass first, or the one its job names. Every invocation of the
+// workgroup (64) calls it for the same job: the barriers are inside, in control flow that is
+// uniform across the workgroup. Returns with the plane's writes made visible to the workgroup
+// and its shared memory free for the next plane.
+void filter_recorded_plane(uvec4 jb, int line)
 {
     uint l = uint(line);
-    uint lo = uint(int(coefs[jb.w + 2u * l])) & 0xffffu;
-    uint hi = uint(int(coefs[jb.w + 2u * l + 1u])) & 0xffffu;
-    record[l] = lo | (hi << 16);
     barrier();
     // The walk: invocation (segment, step) fills two slots of each pass's table.
     bool columns = (jb.z & 32u) == 0u, rows = (jb.z & 16u) == 0u;
@@ -345,3 +345,15 @@ void filter_plane(uvec4 jb, int line)
     memoryBarrierBuffer();
     barrier();
 }
+
+#ifndef LF_RECORD_FROM_INCLUDER
+// Filters the plane `jb` whose record is in `coefs` at jb.w (see filter_recorded_plane).
+void filter_plane(uvec4 jb, int line)
+{
+    uint l = uint(line);
+    uint lo = uint(int(coefs[jb.w + 2u * l])) & 0xffffu;
+    uint hi = uint(int(coefs[jb.w + 2u * l + 1u])) & 0xffffu;
+    record[l] = lo | (hi << 16);
+    filter_recorded_plane(jb, line);
+}
+#endif

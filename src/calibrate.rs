@@ -157,7 +157,8 @@ pub fn declined() -> Option<String> {
 /// worth daedalus's memory (`frame_alloc`), whose first allocation sets the device up: with
 /// CDEF on the CPU that cost an AV1 decode on NVIDIA a sixth of its time.
 pub fn frames_wanted() -> bool {
-    DECISION.get().is_some_and(|d| !d.keeps_ffmpeg())
+    crate::vp9::frame::wants_frames()
+        || DECISION.get().is_some_and(|d| !d.keeps_ffmpeg())
         || CDEF_DECISION
             .get()
             .is_some_and(|d| d.placement.of(Family::Cdef) == Place::Gpu)

@@ -74,6 +74,15 @@ pub fn inside_one(lo: usize, hi: usize) -> bool {
     matches!(place(&reg.regions, lo, hi), Placement::Inside(_))
 }
 
+/// The registered range that holds the byte at `ptr`, kept alive while the caller holds it.
+pub fn containing(ptr: usize) -> Option<Arc<Region>> {
+    let reg = REGISTRY.read().unwrap_or_else(|p| p.into_inner());
+    match place(&reg.regions, ptr, ptr + 1) {
+        Placement::Inside(i) => Some(reg.regions[i].clone()),
+        _ => None,
+    }
+}
+
 /// Registers `ptr .. ptr + len`. Registering the same range again counts once more; a range
 /// that overlaps another registered range is refused.
 pub fn register(ptr: usize, len: usize) -> Result<(), String> {

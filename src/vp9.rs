@@ -990,9 +990,12 @@ fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
     batch::split_frame(&lines);
 }
 
-unsafe extern "C" fn frame_end(ctx: *mut c_void, _frame: *const DaedalusVp9Frame) {
+unsafe extern "C" fn frame_end(ctx: *mut c_void, frame: *const DaedalusVp9Frame) {
     crate::ffi::guard("frame_end", (), || {
         if !per_call(ctx) {
+            if let Some(f) = frame.as_ref() {
+                frame::frame_end(f.data[0] as usize);
+            }
             return;
         }
         let planes = PLANES.with(|p| p.replace(None));
@@ -1225,7 +1228,8 @@ pub fn stats_line() -> String {
     } else {
         calibration.as_str()
     };
-    let frame_memory = if path != "gpu" {
+    let on_gpu = path == "gpu" || path == "frame";
+    let frame_memory = if !on_gpu {
         "none"
     } else if crate::regions::frames_from_pool() {
         "pool"
@@ -1235,7 +1239,7 @@ pub fn stats_line() -> String {
     // How the device was set up, in how long; the pipelines built as the work needed them,
     // compiled (and cached) or loaded, and in how long (summed over the building threads).
     let (pipeline_cache, setup_ms, pipelines_built, pipelines_ms) = match crate::gpu::set_up() {
-        Some(g) if path == "gpu" => {
+        Some(g) if on_gpu => {
             let (outcome, built, ms) = g.pipelines.report();
             (
                 outcome.name(),

@@ -7,6 +7,12 @@
 //! tile columns apart), proves the cut between parsing and reconstruction; it is also what runs
 //! wherever the GPU cannot reconstruct a frame.
 //!
+//! On the GPU (lavapipe here): every 8-bit stream reconstructed from the parsed blocks equals
+//! Debian's ffmpeg with the three threading modes (and linked, a stream of each kind); without a
+//! device, with the frame path's kernels failing to build, and with a submission failing
+//! mid-frame, the frames are FFmpeg's second pass's, after one message. (Damaged streams:
+//! `tests/decode.rs`, which decodes each damaged file once without daedalus for every path.)
+//!
 //! Needs `scripts/setup` and `scripts/gen-streams`, as `tests/decode.rs`.
 
 mod decoding;
@@ -23,15 +29,20 @@ fn frame_path(mode: &'static str) -> Variant<'static> {
 /// second pass), nothing else said.
 fn check(
     stream: &Stream,
+    way: Way,
     (mode, env): Variant,
     threading: (&str, &[&str]),
     path: &str,
 ) -> Result<(), String> {
-    let what = format!("{} / {mode} {env:?} / {}", stream.name, threading.0);
-    let out = decode_as_debian(stream, Way::Preload, mode, threading, env, &what)?;
+    let what = format!(
+        "{} / {way:?} / {mode} {env:?} / {}",
+        stream.name, threading.0
+    );
+    let out = decode_as_debian(stream, way, mode, threading, env, &what)?;
     let count = |key| -> Result<u64, String> {
         stat(&out.stderr, key)
-            .and_then(|v| v.parse().ok())
+            .and_then(|v| v.parse::<f64>().ok())
+            .map(|v| v as u64)
             .ok_or_else(|| format!("{what}: no {key}= in {}", out.stderr))
     };
     let ran = stat(&out.stderr, "path").unwrap_or("missing");
@@ -42,10 +53,21 @@ fn check(
     if parsed == 0 || count("blocks")? == 0 {
         return Err(format!("{what}: nothing parsed: {}", out.stderr));
     }
-    if by_ffmpeg != parsed && mode == "cpu" {
+    // The CPU side reconstructs every frame with FFmpeg, the GPU every frame of an 8-bit stream.
+    let (by_gpu, fallbacks) = (count("frames_gpu")?, count("fallbacks")?);
+    let expected = if path == "frame" {
+        (parsed, 0)
+    } else {
+        (0, parsed)
+    };
+    if (by_gpu, by_ffmpeg) != expected || fallbacks != 0 {
         return Err(format!(
-            "{what}: {by_ffmpeg} of {parsed} frames reconstructed by FFmpeg on the CPU side"
+            "{what}: of {parsed} frames {by_gpu} reconstructed on the GPU, {by_ffmpeg} by FFmpeg \
+             ({fallbacks} after the GPU failed)"
         ));
+    }
+    if path == "frame" && (count("parts")? < by_gpu || count("gpu_busy_ms").is_err()) {
+        return Err(format!("{what}: no part went to the GPU: {}", out.stderr));
     }
     let unexpected: Vec<&str> = out
         .stderr
@@ -72,7 +94,135 @@ fn cpu_side_equals_debian_ffmpeg() {
     }
     let count = jobs.len();
     let failures = in_parallel(jobs, |(stream, threading)| {
-        check(&stream, frame_path("cpu"), threading, "frame-cpu")
+        check(
+            &stream,
+            Way::Preload,
+            frame_path("cpu"),
+            threading,
+            "frame-cpu",
+        )
     });
     assert_all_decoded(&failures, count, "decodes on the frame path's CPU side");
+}
+
+/// Streams the linked program decodes on the frame path too (the way daedalus is found is
+/// the only difference): one of each kind.
+const LINKED: [&str; 6] = [
+    "size-065x065",
+    "tiles-1080p",
+    "profile1-444",
+    "lossless",
+    "resize",
+    "natural-bikes",
+];
+
+/// The GPU reconstructs every frame of every 8-bit stream equal to Debian's ffmpeg, with every
+/// threading (LD_PRELOADed; linked, a stream of each kind).
+#[test]
+fn gpu_equals_debian_ffmpeg() {
+    let s = setup();
+    let mut jobs = Vec::new();
+    for stream in s.streams.iter().filter(|st| !st.high_bit_depth) {
+        for threading in THREADING {
+            jobs.push((stream.clone(), Way::Preload, threading));
+        }
+        if LINKED.contains(&stream.name.as_str()) {
+            jobs.push((stream.clone(), Way::Linked, THREADING[0]));
+        }
+    }
+    let count = jobs.len();
+    let failures = in_parallel(jobs, |(stream, way, threading)| {
+        check(&stream, way, frame_path("gpu"), threading, "frame")
+    });
+    assert_all_decoded(&failures, count, "decodes reconstructed on the GPU");
+}
+
+/// Decodes `stream` on the frame path with `env` added and checks the frames against Debian's
+/// ffmpeg; returns the stderr lines other than the stats line, and the stats line.
+fn decode_with(
+    stream: &Stream,
+    threading: (&str, &[&str]),
+    env: &[(&str, &str)],
+) -> (Vec<String>, String) {
+    let mut all = vec![("DAEDALUS_PATH", "frame")];
+    all.extend_from_slice(env);
+    let what = format!("{} / {} / {env:?}", stream.name, threading.0);
+    let out = decode_as_debian(stream, Way::Preload, "gpu", threading, &all, &what)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (stats, said): (Vec<&str>, Vec<&str>) = out
+        .stderr
+        .lines()
+        .partition(|l| l.starts_with("daedalus: device="));
+    (said.iter().map(|l| l.to_string()).collect(), stats.concat())
+}
+
+/// Without a Vulkan device: one warning, and FFmpeg's second pass reconstructs every frame.
+#[test]
+fn without_a_device_ffmpeg_reconstructs_after_one_warning() {
+    let missing = "/nonexistent/daedalus-test-icd.json";
+    let env = [("VK_ICD_FILENAMES", missing), ("VK_DRIVER_FILES", missing)];
+    for threading in THREADING {
+        let (said, line) = decode_with(stream_named("natural-bikes"), threading, &env);
+        assert_eq!(said.len(), 1, "{}: {said:?}", threading.0);
+        assert!(
+            said[0].starts_with("daedalus: warning: no usable Vulkan device"),
+            "{said:?}"
+        );
+        assert_eq!(stat(&line, "path"), Some("frame-cpu"), "{line}");
+        assert_eq!(stat(&line, "frames_gpu"), Some("0"), "{line}");
+    }
+}
+
+/// The frame path's kernels failing to build (injected): one warning, FFmpeg's second pass
+/// reconstructs every frame.
+#[test]
+fn kernels_that_fail_to_build_leave_frames_to_ffmpeg_after_one_warning() {
+    let env = [("DAEDALUS_TEST_FAIL_KERNELS", "optional")];
+    let (said, line) = decode_with(stream_named("natural-bikes"), THREADING[0], &env);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with("daedalus: warning: shader vp9_"),
+        "{said:?}"
+    );
+    assert_eq!(stat(&line, "path"), Some("frame-cpu"), "{line}");
+    assert_eq!(stat(&line, "frames_gpu"), Some("0"), "{line}");
+}
+
+/// A submission that fails as a lost device would, with parts of a frame already on the GPU
+/// (the frame's first part, a later one, its last) and with frame threads: one error, that
+/// frame and every later one reconstructed by FFmpeg from the same parsed data.
+#[test]
+fn a_failed_submission_mid_frame_leaves_the_frame_to_ffmpeg() {
+    let stream = stream_named("natural-bikes");
+    for (threading, at) in [
+        (THREADING[0], "1"),
+        (THREADING[0], "5"),
+        (THREADING[0], "9"),
+        (THREADING[1], "8"),
+        (THREADING[2], "7"),
+    ] {
+        let (said, line) = decode_with(stream, threading, &[("DAEDALUS_TEST_FAIL_SUBMISSION", at)]);
+        let what = format!("{} / submission {at}", threading.0);
+        assert_eq!(said.len(), 1, "{what}: {said:?}");
+        assert!(
+            said[0].contains("GPU disabled after an error"),
+            "{what}: {said:?}"
+        );
+        let count = |key| -> u64 { stat(&line, key).and_then(|v| v.parse().ok()).unwrap_or(0) };
+        // (With frame threads the frames in flight then fail too, each to FFmpeg.)
+        let fallbacks = count("fallbacks");
+        assert!(
+            fallbacks == 1 || (fallbacks > 1 && threading.0.contains("frame")),
+            "{what}: {line}"
+        );
+        assert_eq!(
+            count("frames_gpu") + count("frames_ffmpeg"),
+            count("frames_parsed"),
+            "{what}: {line}"
+        );
+        assert!(
+            count("submissions") < at.parse::<u64>().unwrap(),
+            "{what}: {line}"
+        );
+    }
 }

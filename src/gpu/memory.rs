@@ -144,11 +144,18 @@ impl HostBuffer {
 
     /// A zeroed buffer in coherent memory for a decoder's frame (the pool).
     pub fn for_frame(gpu: &'static Gpu, size: u64) -> GpuResult<HostBuffer> {
+        // FFmpeg's own frame pool hands out zeroed memory; so does this one.
+        Self::coherent_zeroed(gpu, size)
+    }
+
+    /// A zeroed buffer in coherent memory, which the host writes and reads through its own
+    /// pointer with no flush or invalidate between it and the GPU: a decoder's frame, the
+    /// frame path's parsed data.
+    pub fn coherent_zeroed(gpu: &'static Gpu, size: u64) -> GpuResult<HostBuffer> {
         if size > gpu.info.max_storage_buffer_range {
             return Err(format!("{size} bytes exceed maxStorageBufferRange"));
         }
         let b = Self::with_preferences(gpu, size, &FRAME_PREFERENCES)?;
-        // FFmpeg's own frame pool hands out zeroed memory; so does this one.
         unsafe { std::ptr::write_bytes(b.ptr, 0, size as usize) };
         Ok(b)
     }

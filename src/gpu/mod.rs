@@ -374,7 +374,17 @@ pub mod testing {
     }
 
     pub(super) fn optional_kernels_fail() -> bool {
-        FAIL_OPTIONAL_KERNELS.load(Ordering::SeqCst)
+        FAIL_OPTIONAL_KERNELS.load(Ordering::SeqCst) || env_fails("optional")
+    }
+
+    /// `DAEDALUS_TEST_FAIL_KERNELS=optional`: the optional kernels fail to build, as above, in
+    /// a decoder's process (the end-to-end tests of the frame path's fallback).
+    fn env_fails(which: &str) -> bool {
+        static SETTING: OnceLock<Option<String>> = OnceLock::new();
+        SETTING
+            .get_or_init(|| std::env::var("DAEDALUS_TEST_FAIL_KERNELS").ok())
+            .as_deref()
+            == Some(which)
     }
 
     /// Makes the device fail to build every other kernel when it is first wanted.

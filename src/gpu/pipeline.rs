@@ -171,19 +171,32 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
             optional: false,
         });
     }
-    // Workgroups of 64 invocations, in kernel order (CDEF, LF_SB_KERNEL, LF_ROW_KERNEL):
-    // one job per workgroup, except lf_row, whose one workgroup runs all the jobs of its
-    // dispatch in turn. Each serves one decoder only: a device that cannot run one keeps the
-    // others.
-    for stem in ["cdef", "lf_sb", "lf_row"] {
+    // Workgroups of 64 invocations, in kernel order (CDEF, LF_SB_KERNEL, LF_ROW_KERNEL, the
+    // frame path's VP9_*_KERNEL): one job per workgroup, except lf_row, whose one workgroup
+    // runs all the jobs of its dispatch in turn. Each serves one decoder or path only: a
+    // device that cannot run one keeps the others.
+    for stem in [
+        "cdef",
+        "lf_sb",
+        "lf_row",
+        "vp9_inter",
+        "vp9_intra",
+        "vp9_lines",
+        "vp9_lf",
+        "vp9_ipred_check",
+    ] {
         // lf_row serves `DAEDALUS_LF_ORDER=rows` alone.
         if stem == "lf_row" && crate::config::get().lf_order != crate::config::LfOrder::Rows {
             plans.push(Plan::Off);
             continue;
         }
+        // (The frame path's inter blocks, mostly small, take 32.)
+        let expected = if stem == "vp9_inter" { 32 } else { 64 };
         let checked = checked_invocations(stem, info).and_then(|n| match n {
-            64 => Ok(()),
-            _ => Err(format!("shader {stem}: 64 invocations per job expected")),
+            n if n == expected => Ok(()),
+            _ => Err(format!(
+                "shader {stem}: {expected} invocations per job expected"
+            )),
         });
         plans.push(match checked {
             Ok(()) => Plan::Build {
@@ -448,6 +461,8 @@ impl Pipelines {
 fn optional_kernel_missing(stem: &str, why: &str) {
     let instead = if stem == "lf_row" {
         "the loop filter's superblock passes go out as a wavefront"
+    } else if stem.starts_with("vp9_") {
+        "FFmpeg reconstructs the frame path's frames"
     } else {
         "these calls stay on the CPU"
     };

@@ -1,5 +1,6 @@
 //! Reads what a compute shader declares from its SPIR-V: workgroup size, shared memory,
-//! storage buffers and push-constant bytes. The runtime checks these against the device's
+//! storage buffers (the descriptors it binds: views of one binding count once) and
+//! push-constant bytes. The runtime checks these against the device's
 //! limits before building a pipeline; a test checks them against V3D 7.1's.
 
 use std::collections::HashMap;
@@ -40,6 +41,8 @@ const OP_DECORATE: u32 = 71;
 const OP_MEMBER_DECORATE: u32 = 72;
 const MODE_LOCAL_SIZE: u32 = 17;
 const DECORATION_BUFFER_BLOCK: u32 = 3;
+const DECORATION_BINDING: u32 = 33;
+const DECORATION_DESCRIPTOR_SET: u32 = 34;
 const DECORATION_BUILTIN: u32 = 11;
 const DECORATION_OFFSET: u32 = 35;
 const CLASS_UNIFORM: u32 = 2;
@@ -78,7 +81,10 @@ pub fn reflect(words: &[u32]) -> Result<Needs, String> {
     let mut constants: HashMap<u32, u32> = HashMap::new();
     let mut buffer_blocks: Vec<u32> = Vec::new();
     let mut member_offsets: HashMap<(u32, u32), u32> = HashMap::new();
-    let mut variables: Vec<(u32, u32)> = Vec::new(); // (pointer type, storage class)
+    let mut variables: Vec<(u32, u32, u32)> = Vec::new(); // (pointer type, id, storage class)
+                                                          // Per variable id: its descriptor set and binding. Variables that alias one binding (a
+                                                          // buffer seen as words and as bytes) use one descriptor.
+    let mut bindings: HashMap<u32, (u32, u32)> = HashMap::new();
 
     let mut at = 5;
     while at < words.len() {
@@ -117,8 +123,14 @@ pub fn reflect(words: &[u32]) -> Result<Needs, String> {
             OP_CONSTANT if a.len() >= 3 => {
                 constants.insert(a[1], a[2]);
             }
-            OP_VARIABLE => variables.push((a[0], a[2])),
+            OP_VARIABLE => variables.push((a[0], a[1], a[2])),
             OP_DECORATE if a.get(1) == Some(&DECORATION_BUFFER_BLOCK) => buffer_blocks.push(a[0]),
+            OP_DECORATE if a.get(1) == Some(&DECORATION_BINDING) && a.len() >= 3 => {
+                bindings.entry(a[0]).or_insert((0, 0)).1 = a[2];
+            }
+            OP_DECORATE if a.get(1) == Some(&DECORATION_DESCRIPTOR_SET) && a.len() >= 3 => {
+                bindings.entry(a[0]).or_insert((0, 0)).0 = a[2];
+            }
             OP_MEMBER_DECORATE if a.get(2) == Some(&DECORATION_OFFSET) && a.len() >= 4 => {
                 member_offsets.insert((a[0], a[1]), a[3]);
             }
@@ -161,7 +173,8 @@ pub fn reflect(words: &[u32]) -> Result<Needs, String> {
         go(id, &types, &constants, &member_offsets)
     };
 
-    for (ptr, class) in variables {
+    let mut buffers_bound: Vec<(u32, u32)> = Vec::new();
+    for (ptr, id, class) in variables {
         let pointee = match types.get(&ptr) {
             Some(Type::Pointer(t)) => *t,
             _ => return Err(format!("variable type %{ptr} is not a pointer")),
@@ -171,6 +184,17 @@ pub fn reflect(words: &[u32]) -> Result<Needs, String> {
             Some(Type::Array(e, len)) => (*e, constants.get(len).copied().unwrap_or(1)),
             _ => (pointee, 1),
         };
+        let is_buffer = class == CLASS_STORAGE_BUFFER
+            || (class == CLASS_UNIFORM && buffer_blocks.contains(&element));
+        // A second view of a binding already counted needs no descriptor of its own.
+        if is_buffer && copies == 1 {
+            if let Some(&b) = bindings.get(&id) {
+                if buffers_bound.contains(&b) {
+                    continue;
+                }
+                buffers_bound.push(b);
+            }
+        }
         match class {
             CLASS_WORKGROUP => needs.shared_bytes += size_of(pointee)?,
             CLASS_STORAGE_BUFFER => needs.storage_buffers += copies,

@@ -22,7 +22,16 @@ pub const LF_SB_KERNEL: usize = itx::ItxKernel::COUNT + 3;
 /// The decoder's superblock loop-filter planes of a row (`shaders/lf_row.comp`): the jobs of
 /// a dispatch are planes that one workgroup runs one after the other, an invocation per line.
 pub const LF_ROW_KERNEL: usize = itx::ItxKernel::COUNT + 4;
-pub const KERNEL_COUNT: usize = itx::ItxKernel::COUNT + 5;
+/// The frame path's kernels (`shaders/vp9_*.comp`, `crate::vp9::frame`): a workgroup of 64
+/// invocations per job. Inter blocks (a record each), intra blocks (a superblock plane each),
+/// a superblock row's saved line (a plane each), the loop filter (a pass of a superblock
+/// plane each), and the intra predictors alone (tests).
+pub const VP9_INTER_KERNEL: usize = itx::ItxKernel::COUNT + 5;
+pub const VP9_INTRA_KERNEL: usize = itx::ItxKernel::COUNT + 6;
+pub const VP9_LINES_KERNEL: usize = itx::ItxKernel::COUNT + 7;
+pub const VP9_LF_KERNEL: usize = itx::ItxKernel::COUNT + 8;
+pub const VP9_IPRED_CHECK_KERNEL: usize = itx::ItxKernel::COUNT + 9;
+pub const KERNEL_COUNT: usize = itx::ItxKernel::COUNT + 10;
 
 /// 32-bit words of one job of `kernel` in the job buffer (a multiple of 4: `uvec4`s).
 pub fn job_words(kernel: usize) -> usize {

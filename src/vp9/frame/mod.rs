@@ -1,45 +1,74 @@
 //! The frame path of FFmpeg's VP9 decoder (`DAEDALUS_PATH=frame`): the patched decoder parses
 //! each frame whole, as its 2-pass mode does, into memory of ours (a record per block, the
 //! coefficients and end-of-block positions, the loop filter's levels and edge masks per
-//! superblock: [`records`]), and daedalus reconstructs the frame from them; where it does not
-//! (`DAEDALUS=cpu`, no device, a failure), FFmpeg's own second pass reconstructs it from the
-//! same data. Frame threads wait on each other's parsing, not on pixels.
+//! superblock: [`records`]), and the GPU reconstructs the frame from them in parts, while the
+//! decoder parses on ([`submit`]: [`inter`], [`intra`], [`loopfilter`]). Where the GPU does
+//! not (`DAEDALUS=cpu`, no device, 10 and 12 bits, a failure), FFmpeg's own second pass
+//! reconstructs the frame from the same data. Frame threads wait on each other's parsing, not
+//! on pixels.
 //!
 //! A decoder context that takes the frame path gets a [`Decoder`] as its provider context: the
 //! buffer its frames are parsed into, reused from frame to frame (a context decodes one frame
 //! at a time and waits for it at its end).
 
+pub mod header;
+mod inter;
+mod intra;
+mod loopfilter;
 pub mod records;
+mod submit;
+#[doc(hidden)]
+pub mod testing;
 
+use crate::gpu::memory::BufferRef;
+use crate::kernels::{VP9_INTER_KERNEL, VP9_INTRA_KERNEL, VP9_LF_KERNEL, VP9_LINES_KERNEL};
 use crate::stats::{self, thread_cpu_ns};
-use records::{FrameParse, Geometry, Layout, ParseBuffers};
+use records::{BlockRecord, FrameParse, Geometry, Layout, ParseBuffers, SbBlocks};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Condvar, Mutex};
+use submit::{Dispatch, Levels, Submitter, ORDER};
 
 /// What the frame path did, for the stats line.
-#[derive(Default)]
 struct Counters {
-    /// Frames parsed whole, and of those the ones FFmpeg's second pass reconstructed.
+    /// Frames parsed whole; of those, the ones the GPU reconstructed, and the ones FFmpeg's
+    /// second pass did (of which so many after the GPU could not: a failure or a transform's
+    /// 16-bit lanes overflowing).
     frames: AtomicU64,
+    frames_gpu: AtomicU64,
     frames_ffmpeg: AtomicU64,
-    /// Blocks parsed.
+    fallbacks: AtomicU64,
+    /// Blocks parsed, and those the GPU reconstructed.
     blocks: AtomicU64,
+    gpu_blocks: AtomicU64,
     /// CPU time of the threads that parsed, from the frame's start to its reconstruction (a
-    /// slice-threaded decode's workers are not counted).
+    /// slice-threaded decode's workers are not counted), and of that the host's work on parts
+    /// (reading the records, the job lists, recording and submitting).
     parse_cpu_ns: AtomicU64,
+    part_cpu_ns: AtomicU64,
+    /// Parts submitted, and the bytes the decoder wrote for the GPU (the header, records,
+    /// coefficients, end-of-block positions, loop-filter data) of the frames it reconstructed.
+    parts: AtomicU64,
+    data_bytes: AtomicU64,
 }
 
 static COUNTERS: Counters = Counters {
     frames: AtomicU64::new(0),
+    frames_gpu: AtomicU64::new(0),
     frames_ffmpeg: AtomicU64::new(0),
+    fallbacks: AtomicU64::new(0),
     blocks: AtomicU64::new(0),
+    gpu_blocks: AtomicU64::new(0),
     parse_cpu_ns: AtomicU64::new(0),
+    part_cpu_ns: AtomicU64::new(0),
+    parts: AtomicU64::new(0),
+    data_bytes: AtomicU64::new(0),
 };
 
 /// Set once a decoder took the frame path.
 static TAKEN: AtomicBool = AtomicBool::new(false);
 
-/// A buffer of the parsed data: zeroed, 64-byte aligned.
+/// A buffer of the parsed data where the GPU does not read it: zeroed, 64-byte aligned.
 struct Memory {
     ptr: *mut u8,
     layout: std::alloc::Layout,
@@ -63,38 +92,80 @@ impl Drop for Memory {
 
 /// The frame path's state of one decoder context.
 pub struct Decoder {
-    /// The buffer the frames are parsed into, and its layout.
+    /// Where frames are parsed when FFmpeg reconstructs them, and its layout.
     memory: Option<(Memory, Layout)>,
-    /// The frame being parsed: its geometry and the thread's CPU time at its start.
-    parsing: Option<(Geometry, u64)>,
+    /// The GPU's objects and the frame data it reads, where it reconstructs frames.
+    gpu: Option<Submitter>,
+    /// The frame being parsed.
+    frame: Option<Frame>,
+}
+
+struct Frame {
+    geometry: Geometry,
+    /// The parsing thread's CPU time at the frame's start.
+    cpu_start: u64,
+    /// The frame's `data[0]`, which names it.
+    data0: usize,
+    on_gpu: Option<GpuFrame>,
+}
+
+/// A frame the GPU reconstructs.
+struct GpuFrame {
+    /// Its place in [`ORDER`]; whether it is done submitting.
+    seq: u64,
+    released: bool,
+    /// Superblock rows submitted so far, and how many a part takes.
+    rows_submitted: usize,
+    part_rows: usize,
+    loop_filter: bool,
+    /// The references' `data[0]`, which may still be being reconstructed on the CPU.
+    references: [usize; 3],
+    submitted_any: bool,
+    /// The buffers its kernels bind, kept for the frame's life.
+    _regions: Vec<Arc<crate::regions::Region>>,
+    /// Why the GPU stopped reconstructing it.
+    failed: Option<String>,
 }
 
 /// A decoder context of FFmpeg's that takes the frame path (`attach`).
 pub(crate) fn attach(bpp: c_int) -> *mut c_void {
     if !TAKEN.swap(true, Relaxed) {
-        let why = if crate::config::get().mode == crate::config::Mode::Cpu {
-            "DAEDALUS=cpu"
-        } else {
-            "its reconstruction on the GPU is not built yet"
+        let why = match crate::config::get().mode {
+            crate::config::Mode::Cpu => Some("DAEDALUS=cpu"),
+            _ if bpp != 8 => Some("10 and 12 bits are not reconstructed on the GPU yet"),
+            _ => None,
         };
-        crate::log::once(
-            crate::log::Level::Info,
-            "frame path",
-            format_args!(
-                "the frame path: frames parsed whole first ({bpp}-bit), FFmpeg's second pass \
-                 reconstructs them ({why})"
-            ),
-        );
+        if let Some(why) = why {
+            crate::log::once(
+                crate::log::Level::Info,
+                "frame path on the CPU",
+                format_args!(
+                    "the frame path: frames parsed whole first, FFmpeg's second pass \
+                     reconstructs them ({why})"
+                ),
+            );
+        }
     }
     Box::into_raw(Box::new(Decoder {
         memory: None,
-        parsing: None,
+        gpu: None,
+        frame: None,
     })) as *mut c_void
 }
 
 /// Whether a decoder took the frame path in this process.
 pub fn taken() -> bool {
     TAKEN.load(Relaxed)
+}
+
+/// Whether the decoders' frames should be memory the GPU works on in place (`frame_alloc`).
+pub fn wants_frames() -> bool {
+    taken() && gpu_wanted()
+}
+
+/// Whether the GPU is to reconstruct frames: `DAEDALUS=gpu` and a usable device.
+fn gpu_wanted() -> bool {
+    crate::config::get().mode == crate::config::Mode::Gpu && crate::gpu::get().is_some()
 }
 
 /// Ends a context of [`attach`].
@@ -111,8 +182,291 @@ unsafe fn decoder<'a>(ctx: *mut c_void) -> &'a mut Decoder {
     &mut *(ctx as *mut Decoder)
 }
 
+/// Frames FFmpeg reconstructs on the CPU while the GPU reconstructs others (a fallback, a
+/// frame the GPU could not take), by `data[0]`, until their end: a frame's parts that read one
+/// as a reference wait for it first (frame threads; with one thread a frame ends before the
+/// next begins).
+struct CpuFrames {
+    /// A few at a time: frame threads' frames at most.
+    frames: Mutex<Vec<usize>>,
+    ended: Condvar,
+}
+
+static CPU_FRAMES: CpuFrames = CpuFrames {
+    frames: Mutex::new(Vec::new()),
+    ended: Condvar::new(),
+};
+
+impl CpuFrames {
+    fn add(&self, data0: usize) {
+        let mut f = self.frames.lock().unwrap_or_else(|p| p.into_inner());
+        if !f.contains(&data0) {
+            f.push(data0);
+        }
+    }
+
+    fn end(&self, data0: usize) {
+        let mut f = self.frames.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = f.iter().position(|&d| d == data0) {
+            f.swap_remove(i);
+            self.ended.notify_all();
+        }
+    }
+
+    fn wait_for(&self, frames: &[usize]) {
+        let mut f = self.frames.lock().unwrap_or_else(|p| p.into_inner());
+        while frames.iter().any(|d| *d != 0 && f.contains(d)) {
+            f = self.ended.wait(f).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// Whether this process's device can reconstruct frames: its kernels built (once).
+fn kernels_usable() -> bool {
+    static USABLE: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
+    *USABLE.get_or_init(|| {
+        let Some(gpu) = crate::gpu::get() else {
+            return false;
+        };
+        // (Built one after another: the first that fails says so once, the others are not
+        // tried.)
+        let kernels = [
+            VP9_INTER_KERNEL,
+            VP9_INTRA_KERNEL,
+            VP9_LINES_KERNEL,
+            VP9_LF_KERNEL,
+        ];
+        kernels.into_iter().all(|k| gpu.pipelines.has(k))
+    })
+}
+
+/// Where the kernels find a frame's planes: its buffer, kept alive, and each plane's byte
+/// offset and stride in it. `None` where the frame is not in memory the GPU reaches.
+fn planes_of(
+    data: [*mut u8; 3],
+    linesize: [isize; 3],
+) -> Option<(Arc<crate::regions::Region>, header::Planes)> {
+    let region = crate::regions::containing(data[0] as usize)?;
+    let base = region.in_place.as_ref()?.base();
+    let mut planes = [(0u32, 0u32); 3];
+    for p in 0..3 {
+        let at = (data[p] as usize).checked_sub(base)?;
+        let stride = u32::try_from(linesize[p]).ok()?;
+        if (data[p] as usize) >= region.end || stride == 0 {
+            return None;
+        }
+        planes[p] = (u32::try_from(at).ok()?, stride);
+    }
+    Some((region, planes))
+}
+
+impl Decoder {
+    /// Sets the frame up on the GPU: its header and bindings. `None` (the frame goes to
+    /// FFmpeg's second pass) where the GPU cannot take it.
+    fn gpu_frame(&mut self, info: &FrameParse, layout: Layout) -> Result<GpuFrame, String> {
+        let gpu = crate::gpu::get().ok_or("no usable device")?;
+        if info.frame.bpp != 8 {
+            return Err("10 and 12 bits are reconstructed by FFmpeg".into());
+        }
+        if layout.geometry.sb_cols > header::MAX_SB_COLS {
+            return Err(format!(
+                "frames over {} pixels wide",
+                64 * header::MAX_SB_COLS
+            ));
+        }
+        if !kernels_usable() {
+            return Err("the device lacks the frame path's kernels".into());
+        }
+        let f = &info.frame;
+        let (frame_region, frame_planes) =
+            planes_of(f.data, f.linesize).ok_or("a frame outside the memory the GPU reaches")?;
+        let mut regions = vec![frame_region.clone()];
+        let mut ref_planes = [None; 3];
+        let mut ref_buffers = [None; 3];
+        let mut references = [0usize; 3];
+        let inter = info.keyframe == 0 && info.intraonly == 0;
+        for (r, reference) in info.reference.iter().enumerate().filter(|_| inter) {
+            if reference.data[0].is_null() {
+                continue;
+            }
+            let (region, planes) = planes_of(reference.data, reference.linesize)
+                .ok_or("a reference outside the memory the GPU reaches")?;
+            ref_buffers[r] = region.in_place.as_ref().map(|p| p.as_ref());
+            ref_planes[r] = Some(planes);
+            references[r] = reference.data[0] as usize;
+            regions.push(region);
+        }
+        if self.gpu.as_ref().is_none_or(|s| s.layout != layout) {
+            self.gpu = None; // finished: every frame waits for its parts at its end
+            self.gpu = Some(Submitter::new(gpu, layout)?);
+        }
+        let submitter = self.gpu.as_mut().expect("made above");
+        let data = submitter.data.as_ref();
+        let frame_buffer: BufferRef = frame_region.in_place.as_ref().expect("in place").as_ref();
+        let words = header::words(info, &layout, frame_planes, ref_planes);
+        let bound = [0, 1, 2].map(|r| ref_buffers[r].unwrap_or(data));
+        submitter.begin_frame(&words, [data, frame_buffer, bound[0], bound[1], bound[2]]);
+        let sb_rows = layout.geometry.sb_rows;
+        // A CPU device's work competes with the decoder's for the same cores: nothing to
+        // overlap.
+        let parts = crate::config::get().frame_parts.unwrap_or(
+            if gpu.info.kind == ash::vk::PhysicalDeviceType::CPU {
+                1
+            } else {
+                4
+            },
+        );
+        Ok(GpuFrame {
+            seq: ORDER.begin(),
+            released: false,
+            rows_submitted: 0,
+            part_rows: sb_rows.div_ceil(parts).max(1),
+            loop_filter: info.filter_level != 0,
+            references,
+            submitted_any: false,
+            _regions: regions,
+            failed: None,
+        })
+    }
+
+    /// Submits the reconstruction of superblock rows `rows` (those parsed of the last one too,
+    /// after an error), the loop filter of `filtered`, and the saved line of the last row where
+    /// a later part needs it.
+    fn submit_part(
+        &mut self,
+        rows: std::ops::Range<usize>,
+        filtered: std::ops::Range<usize>,
+        save_line: bool,
+    ) -> Result<(), String> {
+        let cpu = thread_cpu_ns();
+        let frame = self.frame.as_mut().expect("a frame");
+        let g = frame.geometry;
+        let on_gpu = frame.on_gpu.as_mut().expect("on the GPU");
+        if !on_gpu.submitted_any {
+            // References FFmpeg is still reconstructing on other threads come first.
+            CPU_FRAMES.wait_for(&on_gpu.references);
+            on_gpu.submitted_any = true;
+        }
+        let submitter = self.gpu.as_mut().expect("on the GPU");
+        let layout = submitter.layout;
+        let sbs = g.superblocks();
+        // SAFETY: the arrays are inside the buffer; the decoder wrote the rows' parts of them
+        // before saying they were parsed, and writes only later rows' now.
+        let (sb_words, records) = unsafe {
+            let base = submitter.data.ptr;
+            (
+                std::slice::from_raw_parts(base.add(layout.sb_blocks) as *const u32, 2 * sbs),
+                std::slice::from_raw_parts(
+                    base.add(layout.records) as *const BlockRecord,
+                    records::RECORDS_PER_SB * sbs,
+                ),
+            )
+        };
+        let sb = SbBlocks::new(g.sb_cols, sb_words);
+        let mut levels: Levels = Vec::new();
+        let mut blocks = 0u64;
+        let inter: Vec<Dispatch> = inter::record_ranges(&sb, rows.clone())
+            .into_iter()
+            .map(|(first, count)| {
+                blocks += count as u64;
+                Dispatch {
+                    kernel: VP9_INTER_KERNEL,
+                    first,
+                    count,
+                }
+            })
+            .collect();
+        levels.push(inter);
+        for jobs in intra::levels(&sb, records, rows.clone()) {
+            let first = submitter.push_jobs(&jobs)?;
+            levels.push(vec![Dispatch {
+                kernel: VP9_INTRA_KERNEL,
+                first,
+                count: jobs.len() as u32,
+            }]);
+        }
+        if save_line {
+            levels.push(vec![Dispatch {
+                kernel: VP9_LINES_KERNEL,
+                first: (rows.end - 1) as u32,
+                count: 3,
+            }]);
+        }
+        if on_gpu.loop_filter {
+            for jobs in loopfilter::levels(g.sb_cols, filtered) {
+                let first = submitter.push_jobs(&jobs)?;
+                levels.push(vec![Dispatch {
+                    kernel: VP9_LF_KERNEL,
+                    first,
+                    count: jobs.len() as u32,
+                }]);
+            }
+        }
+        levels.retain(|l| !l.is_empty());
+        if !levels.is_empty() {
+            submitter.submit(&levels)?;
+            stats::add(&COUNTERS.parts, 1);
+        }
+        stats::add(&COUNTERS.gpu_blocks, blocks);
+        stats::add_cpu_time(&COUNTERS.part_cpu_ns, cpu);
+        Ok(())
+    }
+
+    /// The frame's blocks so far, and the 8x8 blocks they cover (their coefficients' share).
+    fn parsed_blocks(&self) -> (u64, u64) {
+        let Some(frame) = self.frame.as_ref() else {
+            return (0, 0);
+        };
+        let (base, layout) = match (&frame.on_gpu, &self.gpu, &self.memory) {
+            (Some(_), Some(s), _) => (s.data.ptr, s.layout),
+            (None, _, Some((m, l))) => (m.ptr, *l),
+            _ => return (0, 0),
+        };
+        let sbs = frame.geometry.superblocks();
+        // SAFETY: inside the buffer; the decoder has finished writing them.
+        let (sb_words, all) = unsafe {
+            (
+                std::slice::from_raw_parts(base.add(layout.sb_blocks) as *const u32, 2 * sbs),
+                std::slice::from_raw_parts(
+                    base.add(layout.records) as *const BlockRecord,
+                    records::RECORDS_PER_SB * sbs,
+                ),
+            )
+        };
+        let (mut blocks, mut units) = (0u64, 0u64);
+        for pair in sb_words.chunks(2) {
+            let range = pair[0] as usize..(pair[0] + pair[1]) as usize;
+            for b in all.get(range).unwrap_or(&[]) {
+                blocks += 1;
+                units += records::units(b.bs) as u64;
+            }
+        }
+        (blocks, units)
+    }
+
+    /// After a failure on the GPU: the device is not used again, and the frame goes to FFmpeg.
+    fn gpu_failed(&mut self, why: String) {
+        if let Some(g) = crate::gpu::set_up() {
+            g.mark_lost(&why);
+        }
+        if let Some(f) = self.frame.as_mut().and_then(|f| f.on_gpu.as_mut()) {
+            f.failed = Some(why);
+        }
+    }
+
+    /// The frame's place in the order is given up: the next frame may submit.
+    fn release(&mut self) {
+        if let Some(f) = self.frame.as_mut().and_then(|f| f.on_gpu.as_mut()) {
+            if !f.released {
+                f.released = true;
+                ORDER.done(f.seq);
+            }
+        }
+    }
+}
+
 /// `parse_begin`: takes the frame, giving the decoder the buffer to parse it into (grown
-/// where the frame needs more), or declines it where the buffer cannot be had.
+/// where the frame needs more): the GPU's where the GPU reconstructs it.
 pub(crate) unsafe extern "C" fn parse_begin(
     ctx: *mut c_void,
     info: *const FrameParse,
@@ -127,56 +481,161 @@ pub(crate) unsafe extern "C" fn parse_begin(
             return 0;
         };
         let layout = Layout::new(geometry);
-        if !matches!(&d.memory, Some((_, l)) if *l == layout) {
-            d.memory = None; // the old buffer first: a size change needs no more than one
-            match Memory::new(layout.bytes) {
-                Some(m) => d.memory = Some((m, layout)),
-                None => {
+        let data0 = info.frame.data[0] as usize;
+        let on_gpu = if gpu_wanted() {
+            match d.gpu_frame(info, layout) {
+                Ok(f) => Some(f),
+                Err(why) => {
                     crate::log::once(
-                        crate::log::Level::Warn,
-                        "parse memory",
-                        format_args!(
-                            "no memory for a frame's parsed data ({} bytes): FFmpeg decodes \
-                             such frames block by block",
-                            layout.bytes
-                        ),
+                        crate::log::Level::Info,
+                        "frame path frame on the CPU",
+                        format_args!("a frame FFmpeg reconstructs: {why}"),
                     );
-                    return 0;
+                    // Other threads' frames may read it on the GPU: after its end.
+                    CPU_FRAMES.add(data0);
+                    None
                 }
             }
-        }
-        let (memory, layout) = d.memory.as_ref().expect("allocated above");
-        let parsed = layout.buffers(memory.ptr);
+        } else {
+            None
+        };
+        let base = if on_gpu.is_some() {
+            d.gpu.as_ref().expect("set up").data.ptr
+        } else {
+            if !matches!(&d.memory, Some((_, l)) if *l == layout) {
+                d.memory = None; // the old buffer first: a size change needs no more than one
+                match Memory::new(layout.bytes) {
+                    Some(m) => d.memory = Some((m, layout)),
+                    None => {
+                        crate::log::once(
+                            crate::log::Level::Warn,
+                            "parse memory",
+                            format_args!(
+                                "no memory for a frame's parsed data ({} bytes): FFmpeg \
+                                 decodes such frames block by block",
+                                layout.bytes
+                            ),
+                        );
+                        return 0;
+                    }
+                }
+            }
+            d.memory.as_ref().expect("allocated above").0.ptr
+        };
+        let parsed = layout.buffers(base);
         // Superblocks count as parsed only once the decoder says how many blocks they hold.
         std::ptr::write_bytes(parsed.sb_blocks, 0, 2 * geometry.superblocks());
         bufs.write(parsed);
-        d.parsing = Some((geometry, thread_cpu_ns()));
+        d.frame = Some(Frame {
+            geometry,
+            cpu_start: thread_cpu_ns(),
+            data0,
+            on_gpu,
+        });
         stats::add(&COUNTERS.frames, 1);
         1
     })
 }
 
-/// `rows_parsed`: superblock rows `[0, rows)` are parsed.
-pub(crate) unsafe extern "C" fn rows_parsed(_ctx: *mut c_void, _rows: c_int) {}
+/// `rows_parsed`: superblock rows `[0, rows)` are parsed. Where the frame's turn has come, a
+/// part goes to the GPU once enough rows wait.
+pub(crate) unsafe extern "C" fn rows_parsed(ctx: *mut c_void, rows: c_int) {
+    crate::ffi::guard("rows_parsed", (), || {
+        let d = decoder(ctx);
+        let Some(Frame {
+            geometry,
+            on_gpu: Some(f),
+            ..
+        }) = d.frame.as_ref()
+        else {
+            return;
+        };
+        let rows = rows.max(0) as usize;
+        // The last rows go with the frame's end (`reconstruct`).
+        let due = rows >= f.rows_submitted + f.part_rows && rows < geometry.sb_rows;
+        if f.failed.is_some() || !due || !ORDER.is_turn(f.seq) {
+            return;
+        }
+        let from = f.rows_submitted;
+        match d.submit_part(from..rows, from..rows, true) {
+            Ok(()) => {
+                if let Some(f) = d.frame.as_mut().and_then(|f| f.on_gpu.as_mut()) {
+                    f.rows_submitted = rows;
+                }
+            }
+            Err(why) => d.gpu_failed(why),
+        }
+    })
+}
 
-/// `reconstruct`: parsing ended. FFmpeg's second pass reconstructs the frame (nonzero).
-pub(crate) unsafe extern "C" fn reconstruct(
-    ctx: *mut c_void,
-    _rows: c_int,
-    _error: c_int,
-) -> c_int {
+/// `reconstruct`: parsing ended (`error`: after `rows` complete rows). The GPU reconstructs
+/// the rest and the whole frame is waited for (0), or FFmpeg's second pass reconstructs it
+/// (nonzero).
+pub(crate) unsafe extern "C" fn reconstruct(ctx: *mut c_void, rows: c_int, error: c_int) -> c_int {
     crate::ffi::guard("reconstruct", 1, || {
         let d = decoder(ctx);
-        if let (Some((geometry, cpu)), Some((memory, layout))) = (d.parsing.take(), &d.memory) {
-            stats::add_cpu_time(&COUNTERS.parse_cpu_ns, cpu);
-            let counts = std::slice::from_raw_parts(
-                memory.ptr.add(layout.sb_blocks) as *const u32,
-                2 * geometry.superblocks(),
-            );
-            let blocks: u64 = counts.chunks(2).map(|c| c[1] as u64).sum();
-            stats::add(&COUNTERS.blocks, blocks);
+        let Some(frame) = d.frame.as_ref() else {
+            return 1;
+        };
+        stats::add_cpu_time(&COUNTERS.parse_cpu_ns, frame.cpu_start);
+        let g = frame.geometry;
+        let (blocks, units) = d.parsed_blocks();
+        stats::add(&COUNTERS.blocks, blocks);
+        let Some(f) = frame.on_gpu.as_ref() else {
+            stats::add(&COUNTERS.frames_ffmpeg, 1);
+            return 1;
+        };
+        let rows = (rows.max(0) as usize).min(g.sb_rows);
+        // After an error, the blocks parsed of the next row too, but not its loop filter.
+        let parsed = if error != 0 {
+            (rows + 1).min(g.sb_rows)
+        } else {
+            g.sb_rows
+        };
+        let from = f.rows_submitted;
+        if f.failed.is_none() {
+            ORDER.wait_turn(f.seq);
+            if let Err(why) = d.submit_part(from..parsed, from..rows, false) {
+                d.gpu_failed(why);
+            }
         }
+        d.release();
+        let finished = d.gpu.as_mut().expect("on the GPU").finish();
+        let data_bytes = d
+            .gpu
+            .as_ref()
+            .map_or(0, |s| s.layout.written_bytes(blocks, units));
+        let why = match (finished, d.frame.as_ref().and_then(|f| f.on_gpu.as_ref())) {
+            (Ok(0), Some(GpuFrame { failed: None, .. })) => {
+                stats::add(&COUNTERS.frames_gpu, 1);
+                stats::add(&COUNTERS.data_bytes, data_bytes);
+                return 0;
+            }
+            (
+                _,
+                Some(GpuFrame {
+                    failed: Some(why), ..
+                }),
+            ) => why.clone(),
+            (Ok(status), _) if status & header::STATUS_OVERFLOW != 0 => {
+                "a transform's 16-bit lanes overflowed (a damaged stream)".to_string()
+            }
+            (Ok(status), _) => format!("the kernels reported {status:#x}"),
+            (Err(why), _) => {
+                d.gpu_failed(why.clone());
+                why
+            }
+        };
+        crate::log::once(
+            crate::log::Level::Info,
+            "frame path fallback",
+            format_args!("FFmpeg reconstructs a frame the GPU did not: {why}"),
+        );
+        stats::add(&COUNTERS.fallbacks, 1);
         stats::add(&COUNTERS.frames_ffmpeg, 1);
+        if let Some(frame) = d.frame.as_ref() {
+            CPU_FRAMES.add(frame.data0);
+        }
         1
     })
 }
@@ -184,25 +643,55 @@ pub(crate) unsafe extern "C" fn reconstruct(
 /// `parse_end`: the frame's parsed data is no longer read.
 pub(crate) unsafe extern "C" fn parse_end(ctx: *mut c_void) {
     crate::ffi::guard("parse_end", (), || {
-        decoder(ctx).parsing = None;
+        let d = decoder(ctx);
+        // A frame that ended before its reconstruction (an error at its start) gives up its
+        // turn, and nothing of it runs any more.
+        d.release();
+        if d.gpu.as_ref().is_some_and(|s| s.busy()) {
+            if let Err(why) = d.gpu.as_mut().expect("busy").finish() {
+                d.gpu_failed(why);
+            }
+        }
+        d.frame = None;
     })
+}
+
+/// The decoder ended a frame (the per-call hook `frame_end`): one FFmpeg reconstructed is
+/// final.
+pub(crate) fn frame_end(data0: usize) {
+    CPU_FRAMES.end(data0);
 }
 
 /// `path=` of the stats line where a decoder took the frame path: `frame` where the GPU
 /// reconstructed frames, `frame-cpu` where FFmpeg's second pass reconstructed them all.
 pub fn path() -> &'static str {
-    "frame-cpu"
+    if stats::read(&COUNTERS.frames_gpu) > 0 {
+        "frame"
+    } else {
+        "frame-cpu"
+    }
 }
 
 /// The frame path's part of the stats line.
 pub fn describe() -> String {
     let r = |x: &AtomicU64| stats::read(x);
     let c = &COUNTERS;
+    let frames = r(&c.frames).max(1) as f64;
+    let gpu_blocks = r(&c.gpu_blocks).max(1) as f64;
     format!(
-        "frames_parsed={} frames_ffmpeg={} blocks={} parse_cpu_ms={:.3}",
+        "frames_parsed={} frames_gpu={} frames_ffmpeg={} fallbacks={} blocks={} parts={} \
+         parts_per_frame={:.2} parse_cpu_ms={:.3} part_cpu_ms={:.3} part_ns_per_block={:.1} \
+         data_bytes_per_frame={:.0}",
         r(&c.frames),
+        r(&c.frames_gpu),
         r(&c.frames_ffmpeg),
+        r(&c.fallbacks),
         r(&c.blocks),
+        r(&c.parts),
+        r(&c.parts) as f64 / frames,
         r(&c.parse_cpu_ns) as f64 / 1e6,
+        r(&c.part_cpu_ns) as f64 / 1e6,
+        r(&c.part_cpu_ns) as f64 / gpu_blocks,
+        r(&c.data_bytes) as f64 / r(&c.frames_gpu).max(1) as f64,
     )
 }

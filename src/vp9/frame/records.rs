@@ -1,6 +1,8 @@
 //! What the patched decoder hands over on the frame path (`vp9provider.h`: the
 //! `FFVP9BlockRecord`, `FFVP9FrameParse` and `FFVP9ParseBuffers` of ABI 9), and where each of
-//! its arrays lies in the one buffer of a frame's parsed data.
+//! its arrays lies in the one buffer of a frame's data: the header the kernels read first
+//! ([`super::header`]), the parsed data, then what the GPU's parts use (the saved lines, the
+//! job lists).
 
 use super::super::DaedalusVp9Frame;
 use std::ffi::c_int;
@@ -137,8 +139,8 @@ impl Geometry {
     }
 }
 
-/// Byte offsets of the arrays in the buffer of a frame's parsed data, each on a 64-byte
-/// boundary (FFmpeg's SIMD reads the coefficient blocks aligned).
+/// Byte offsets of the arrays in the buffer of a frame's data, each on a 64-byte boundary
+/// (FFmpeg's SIMD reads the coefficient blocks aligned).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub geometry: Geometry,
@@ -147,6 +149,11 @@ pub struct Layout {
     pub eobs: [usize; 3],
     pub loopfilter: usize,
     pub sb_blocks: usize,
+    /// Per plane, the last line of a superblock row saved before its loop filter.
+    pub lines: [usize; 3],
+    /// The parts' job words, and how many there is room for.
+    pub jobs: usize,
+    pub job_words: usize,
     pub bytes: usize,
 }
 
@@ -159,11 +166,16 @@ impl Layout {
             at = (at + bytes).next_multiple_of(64);
             start
         };
+        take(super::header::WORDS * 4);
         let records = take(sbs * RECORDS_PER_SB * std::mem::size_of::<BlockRecord>());
         let coefs = [0, 1, 2].map(|p| take(sbs * g.coefs_per_sb(p) * 2));
         let eobs = [0, 1, 2].map(|p| take(sbs * g.eobs_per_sb(p)));
         let loopfilter = take(sbs * LOOPFILTER_BYTES);
         let sb_blocks = take(sbs * 2 * 4);
+        let lines = [0, 1, 2].map(|p| take((g.sb_cols * 64) >> if p == 0 { 0 } else { g.ss_h }));
+        // A superblock's jobs: its three planes' intra jobs, two loop-filter passes each.
+        let job_words = 9 * sbs;
+        let jobs = take(job_words * 4);
         Layout {
             geometry: g,
             records,
@@ -171,6 +183,9 @@ impl Layout {
             eobs,
             loopfilter,
             sb_blocks,
+            lines,
+            jobs,
+            job_words,
             bytes: at,
         }
     }
@@ -190,6 +205,65 @@ impl Layout {
     }
 }
 
+/// The 8x8 blocks (at least one per side) a block of FFmpeg's `enum BlockSize` covers: its
+/// share of the coefficient buffers, in units of 64 luma coefficients.
+pub fn units(bs: u8) -> u32 {
+    // ff_vp9_bwh_tab[1]: width, height in 8x8 blocks, 64x64 first
+    const WH: [(u32, u32); 13] = [
+        (8, 8),
+        (8, 4),
+        (4, 8),
+        (4, 4),
+        (4, 2),
+        (2, 4),
+        (2, 2),
+        (2, 1),
+        (1, 2),
+        (1, 1),
+        (1, 1),
+        (1, 1),
+        (1, 1),
+    ];
+    WH.get(bs as usize).map_or(0, |&(w, h)| w * h)
+}
+
+impl Layout {
+    /// Bytes of a frame's data the decoder wrote for the GPU: the header, the records of
+    /// `blocks` blocks, the coefficients and end-of-block positions of `units` 8x8 blocks, and
+    /// every superblock's loop-filter data and record range.
+    pub fn written_bytes(&self, blocks: u64, units: u64) -> u64 {
+        let g = &self.geometry;
+        let shift = g.ss_h + g.ss_v;
+        let coefs = (64 + 2 * (64 >> shift)) as u64 * g.bytes_per_pixel as u64 * 2;
+        let eobs = 4 + 2 * (4 >> shift) as u64;
+        (super::header::WORDS * 4) as u64
+            + blocks * std::mem::size_of::<BlockRecord>() as u64
+            + units * (coefs + eobs)
+            + g.superblocks() as u64 * (LOOPFILTER_BYTES as u64 + 8)
+    }
+}
+
+/// Where each superblock's records are (the decoder's `sb_blocks`): the first record's index
+/// and the count, 0 for a superblock not parsed.
+pub struct SbBlocks<'a> {
+    pub sb_cols: usize,
+    words: &'a [u32],
+}
+
+impl<'a> SbBlocks<'a> {
+    pub fn new(sb_cols: usize, words: &'a [u32]) -> SbBlocks<'a> {
+        SbBlocks { sb_cols, words }
+    }
+
+    /// Superblock `index` (raster order): its first record and its record count.
+    pub fn get(&self, index: usize) -> (u32, u32) {
+        match self.words.get(2 * index..2 * index + 2) {
+            Some(w) => (w[0], w[1]),
+            None => (0, 0),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,14 +279,23 @@ mod tests {
         };
         let l = Layout::new(g);
         let sbs = 510;
-        assert_eq!(l.records, 0);
-        assert_eq!(l.coefs[0], sbs * 64 * 52);
+        assert_eq!(l.records, 2048);
+        assert_eq!(l.coefs[0] - l.records, sbs * 64 * 52);
         assert_eq!(l.coefs[1] - l.coefs[0], sbs * 4096 * 2);
         assert_eq!(l.coefs[2] - l.coefs[1], sbs * 1024 * 2);
         assert_eq!(l.eobs[1] - l.eobs[0], sbs * 256);
         assert_eq!(l.loopfilter - l.eobs[2], sbs * 64);
-        assert_eq!(l.bytes, (l.sb_blocks + sbs * 8).next_multiple_of(64));
-        for o in [l.records, l.coefs[1], l.eobs[2], l.loopfilter, l.sb_blocks] {
+        assert_eq!(l.lines[0], (l.sb_blocks + sbs * 8).next_multiple_of(64));
+        assert_eq!(l.lines[2] - l.lines[1], 30 * 32);
+        assert_eq!(l.bytes, (l.jobs + 9 * sbs * 4).next_multiple_of(64));
+        for o in [
+            l.records,
+            l.coefs[1],
+            l.eobs[2],
+            l.loopfilter,
+            l.sb_blocks,
+            l.jobs,
+        ] {
             assert_eq!(o % 64, 0);
         }
     }

@@ -1,0 +1,149 @@
+// The frame path's data as every kernel of it sees it (src/vp9/frame/): the frame's parsed
+// data and its header in one buffer, the frame's pixels, and its three references' pixels.
+// The includer sets the workgroup size and includes this first.
+//
+// Binding 0, the frame's data (src/vp9/frame/records.rs and header.rs): the header's words
+// (H_*), then the block records, coefficients, end-of-block positions, loop-filter levels and
+// masks, where each superblock's records are, the saved lines and the job lists, at the byte
+// or word offsets the header gives. Seen as words, as 16-bit coefficients and as bytes.
+// Binding 1, the frame being reconstructed (its three planes in one buffer). Bindings 2-4, the
+// references last, golden and altref (each bound to the frame's data where there is none).
+
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_16bit_storage : require
+
+// Invocations of a workgroup (the includer's local_size_x).
+#ifndef WORKGROUP
+#define WORKGROUP 64
+#endif
+
+layout(std430, set = 0, binding = 0) buffer Data { uint data[]; };
+layout(std430, set = 0, binding = 0) readonly buffer DataCoefs { int16_t data_coefs[]; };
+layout(std430, set = 0, binding = 0) buffer DataBytes { uint8_t data_bytes[]; };
+layout(std430, set = 0, binding = 1) coherent buffer Cur { uint8_t cur[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Ref0 { uint8_t ref0[]; };
+layout(std430, set = 0, binding = 3) readonly buffer Ref1 { uint8_t ref1[]; };
+layout(std430, set = 0, binding = 4) readonly buffer Ref2 { uint8_t ref2[]; };
+// The same, a word (4 pixels) at a time.
+layout(std430, set = 0, binding = 2) readonly buffer Ref0Words { uint ref0_words[]; };
+layout(std430, set = 0, binding = 3) readonly buffer Ref1Words { uint ref1_words[]; };
+layout(std430, set = 0, binding = 4) readonly buffer Ref2Words { uint ref2_words[]; };
+
+layout(push_constant) uniform Push {
+    uint first_job;
+    uint job_count;
+} pc;
+
+// Header words (src/vp9/frame/header.rs writes them).
+const uint H_COLS = 0u;          // 8x8 blocks across, down
+const uint H_ROWS = 1u;
+const uint H_SB_COLS = 2u;
+const uint H_SB_ROWS = 3u;
+const uint H_SS_H = 4u;
+const uint H_SS_V = 5u;
+const uint H_LOSSLESS = 6u;
+const uint H_STATUS = 7u;        // what the kernels found: STATUS_*
+const uint H_PLANE = 8u;         // 3 x (byte offset in binding 1, stride in bytes)
+const uint H_RECORDS = 14u;      // word offset of the records
+const uint H_COEFS = 15u;        // 3 x index of the plane's first coefficient (16-bit)
+const uint H_EOBS = 18u;         // 3 x byte offset of the plane's end-of-block positions
+const uint H_LOOPFILTER = 21u;   // byte offset of the superblocks' levels and masks
+const uint H_SB_BLOCKS = 22u;    // word offset of where each superblock's records are
+const uint H_LINES = 23u;        // 3 x byte offset of the plane's saved line
+const uint H_JOBS = 26u;         // word offset of the job lists
+const uint H_REF = 32u;          // 3 x 16 words: see REF_*
+const uint H_TAPS = 80u;         // the 8-tap filters: [smooth, regular, sharp][16][8] bytes
+const uint H_LIMITS = 176u;      // the loop filter's E (mblim) then I (lim), 64 bytes each
+const uint H_TILE_START = 208u;  // per superblock column: its tile's first 8x8 column
+// A reference's words: 3 x (byte offset in its binding, stride), luma width and height, the
+// Q14 scale and the step of each direction (0: the frame's own size).
+const uint REF_WIDTH = 6u;
+const uint REF_HEIGHT = 7u;
+const uint REF_SCALE = 8u;
+const uint REF_STEP = 10u;
+
+// STATUS_*: a transform's 16-bit lanes overflowed (a damaged stream): FFmpeg's SIMD and C may
+// differ, the host redoes the frame with FFmpeg's own functions.
+const uint STATUS_OVERFLOW = 1u;
+
+uint header(uint word) { return data[word]; }
+
+// FFmpeg's enum BlockSize and the record's flags (src/vp9/frame/records.rs).
+const uint BS_8X8 = 9u;
+const uint BLOCK_INTRA = 1u;
+const uint BLOCK_COMP = 2u;
+const uint BLOCK_SKIP = 4u;
+const uint BLOCK_UNPREDICTED = 8u;
+
+// A block record (FFVP9BlockRecord, 13 words).
+struct Block {
+    int col, row;        // 8x8 blocks
+    uint bs, tx, uvtx, flags;
+    uint modes;          // mode[0..3], a byte each
+    uint uvmode, interp;
+    uint ref_a, ref_b;
+    uint unit;           // coefficients: 8x8 blocks' worth from the start
+    uint mv_at;          // word of mv[0][0]
+};
+
+Block load_block(uint i)
+{
+    uint at = header(H_RECORDS) + 13u * i;
+    Block b;
+    uint w0 = data[at], w1 = data[at + 1u], w3 = data[at + 3u];
+    b.col = int(w0 & 0xffffu);
+    b.row = int(w0 >> 16);
+    b.bs = w1 & 0xffu;
+    b.tx = (w1 >> 8) & 0xffu;
+    b.uvtx = (w1 >> 16) & 0xffu;
+    b.flags = w1 >> 24;
+    b.modes = data[at + 2u];
+    b.uvmode = w3 & 0xffu;
+    b.interp = (w3 >> 8) & 0xffu;
+    b.ref_a = (w3 >> 16) & 0xffu;
+    b.ref_b = w3 >> 24;
+    b.unit = data[at + 4u];
+    b.mv_at = at + 5u;
+    return b;
+}
+
+uint block_mode(Block b, uint k) { return (b.modes >> (8u * k)) & 0xffu; }
+
+// Vector `k` (4x4 index) of reference `r` (0, 1), in 1/8 pel.
+ivec2 block_mv(Block b, uint k, uint r)
+{
+    uint w = data[b.mv_at + 2u * k + r];
+    return ivec2(int(w << 16) >> 16, int(w) >> 16);
+}
+
+// FFmpeg's ff_vp9_bwh_tab: width and height in 4x4 blocks ([0]) and 8x8 blocks ([1]).
+const uint BWH4[13] = uint[13](0x1010u, 0x0810u, 0x1008u, 0x0808u, 0x0408u, 0x0804u,
+                                0x0404u, 0x0204u, 0x0402u, 0x0202u, 0x0102u, 0x0201u, 0x0101u);
+// (height << 8 | width), in 4x4 blocks.
+uvec2 bw4(uint bs) { return uvec2(BWH4[bs] & 0xffu, BWH4[bs] >> 8); }
+uvec2 bw8(uint bs) { return max(bw4(bs) >> 1, uvec2(1u)); }
+
+// A plane's pixels: byte offset in binding 1, stride, and its decoded size (FFmpeg writes
+// whole 8x8 blocks: cols * 8 by rows * 8 luma pixels, subsampled for chroma).
+uint plane_offset(uint p) { return header(H_PLANE + 2u * p); }
+int plane_stride(uint p) { return int(header(H_PLANE + 2u * p + 1u)); }
+uint ss_h(uint p) { return p == 0u ? 0u : header(H_SS_H); }
+uint ss_v(uint p) { return p == 0u ? 0u : header(H_SS_V); }
+ivec2 plane_size(uint p)
+{
+    return ivec2(int(header(H_COLS) * 8u >> ss_h(p)), int(header(H_ROWS) * 8u >> ss_v(p)));
+}
+
+uint cur_at(uint p, int x, int y) { return plane_offset(p) + uint(y * plane_stride(p) + x); }
+
+// A frame pixel, written only inside the plane's decoded size.
+void put_pixel(uint p, int x, int y, int v)
+{
+    ivec2 size = plane_size(p);
+    if (x < size.x && y < size.y)
+        cur[cur_at(p, x, y)] = uint8_t(v);
+}
+
+int get_pixel(uint p, int x, int y) { return int(uint(cur[cur_at(p, x, y)])); }
+
+void report(uint status) { atomicOr(data[H_STATUS], status); }

@@ -1,0 +1,346 @@
+// The frame path's intra blocks (src/vp9/frame/intra.rs): a workgroup per plane of a
+// superblock reconstructs the superblock's intra transform blocks as FFmpeg's intra_recon
+// does (the edges check_intra_mode builds, the prediction, the residual), after the inter
+// blocks (vp9_inter.comp). A dispatch is one level of the wavefront over superblocks (a
+// superblock reads the ones left of it, above it and above left of it), so no workgroup waits
+// on another.
+//
+// Inside the superblock the workgroup works on its plane in shared memory: it loads the
+// superblock's pixels and the line above and the column left of it, orders its intra
+// transform blocks by what each reads (a level above every block it reads: in decode order
+// each reads only blocks before it), and reconstructs a level's blocks side by side, the
+// small ones (4x4, 8x8) an invocation each, the big ones with the whole workgroup; then it
+// writes the pixels of its intra blocks back.
+//
+// Job (a word of the frame's job list): the superblock (bits 0-23), the plane (24-25), and
+// bit 30: the row above the superblock row was loop filtered (reconstructed by an earlier
+// part), so the line above comes from the one saved before that (vp9_lines.comp), as
+// FFmpeg's intra_pred_data.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+
+layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
+
+// One transform block a round at most.
+#define ITX_MID_WORDS 1056
+#include "vp9_frame.glsl"
+#include "vp9_itx.glsl"
+#include "vp9_residual.glsl"
+#include "vp9_ipred.glsl"
+
+// The frame's pixels a word (4 pixels) at a time.
+layout(std430, set = 0, binding = 1) coherent buffer CurWords { uint cur_words[]; };
+
+// The superblock's plane: 64 rows of 16 words, 4 pixels each (a transform block's rows are
+// whole words, so each word has one writer).
+shared uint tile[1024];
+// The line above the superblock from the top-left pixel on, and the column left of it.
+shared int sb_above[65];
+shared int sb_left[64];
+// Per 4x4 cell of the superblock's plane (16 x 16), the level of the intra transform block
+// that writes it (0: none).
+shared uint cell_level[256];
+// The intra transform blocks (level << 16 | record in the superblock << 8 | transform block
+// in the block) in decode order, then by level; each level's first index.
+shared uint tx_entries[256];
+shared uint tx_sorted[256];
+shared uint level_start[258];
+shared uint level_count;
+// The edges of a big transform block, built by the workgroup.
+shared int ipred_top[33];
+shared int ipred_left[32];
+
+// An invocation's own edges for a small transform block.
+int lane_top[8];
+int lane_left[8];
+int lane_tl;
+
+#define IPRED_TOP(i) ipred_top[1 + (i)]
+#define IPRED_TL ipred_top[0]
+#define IPRED_LEFT(i) ipred_left[i]
+#define IPRED_FN predict_shared
+#include "vp9_ipred_fn.glsl"
+#undef IPRED_TOP
+#undef IPRED_TL
+#undef IPRED_LEFT
+#undef IPRED_FN
+#define IPRED_TOP(i) lane_top[i]
+#define IPRED_TL lane_tl
+#define IPRED_LEFT(i) lane_left[i]
+#define IPRED_FN predict_lane
+#include "vp9_ipred_fn.glsl"
+
+// FFmpeg's ff_vp9_intra_txfm_type of the ten intra modes, 2 bits each.
+const uint INTRA_TX_TYPE = 0xd9b06u;
+
+uint intra_tx_type(uint mode) { return (INTRA_TX_TYPE >> (2u * mode)) & 3u; }
+
+// A pixel of the superblock's plane, from -1 (the line above, the column left) on.
+int local_pixel(int x, int y)
+{
+    if (y < 0)
+        return sb_above[x + 1];
+    if (x < 0)
+        return sb_left[y];
+    return int((tile[y * 16 + (x >> 2)] >> (8u * uint(x & 3))) & 255u);
+}
+
+// A transform block of an intra block, as check_intra_mode sees it.
+struct Tx {
+    ivec2 at;       // its top-left pixel in the superblock's plane
+    int n, log2n;
+    uint mode;      // the block's mode (the transform type's), and the one predicted
+    uint conv;
+    uint needs;
+    bool have_top, have_left, have_right;
+    int top_have, left_have;
+    uint coef;
+    int eob;
+    uint tx_type;
+};
+
+Tx tx_block(Block b, uint p, TxGrid g, int t, ivec2 origin)
+{
+    uint sh = ss_h(p), sv = ss_v(p);
+    Tx x;
+    x.n = 4 << g.size_log2;
+    x.log2n = int(g.size_log2) + 2;
+    // its position in the block, in 4x4 blocks of the plane
+    int bx = (t % g.blocks.x) << g.size_log2, by = (t / g.blocks.x) << g.size_log2;
+    x.at = g.at + ivec2(bx, by) * 4 - origin;
+    x.mode = p == 0u ? block_mode(b, b.bs > BS_8X8 && b.tx == 0u ? uint(by * 2 + bx) : 0u)
+                     : b.uvmode;
+    x.have_top = b.row > 0 || by > 0;
+    x.have_left = b.col > int(header(H_TILE_START + uint(b.col >> 3))) || bx > 0;
+    x.have_right = bx < (int(bw8(b.bs).x * 2u) >> sh) - 1;
+    x.conv = convert_mode(x.mode, x.have_left, x.have_top);
+    x.needs = edge_needs(x.conv);
+    // pixels inside the frame's 8x8 blocks right of and below the transform block's corner
+    x.top_have = (((int(header(H_COLS)) - b.col) << (1u - sh)) - bx) * 4;
+    x.left_have = (((int(header(H_ROWS)) - b.row) << (1u - sv)) - by) * 4;
+    uint tn = tx_index(g, t);
+    x.coef = g.coefs + 16u * tn;
+    x.eob = (b.flags & BLOCK_SKIP) != 0u ? 0 : tx_eob(g, tn);
+    // the luma type comes from the mode before its conversion; chroma is DCT_DCT
+    x.tx_type = p == 0u ? intra_tx_type(x.mode) : 0u;
+    return x;
+}
+
+// check_intra_mode's edges of `x`: the top (i < n, or 8 with a 4x4's top-right), the
+// top-left, the left (top to bottom).
+int edge_top(Tx x, int i)
+{
+    if (!x.have_top)
+        return 127;
+    if (i < x.n)
+        return local_pixel(x.at.x + min(i, x.top_have - 1), x.at.y - 1);
+    if (x.have_right && x.n + 4 <= x.top_have)
+        return local_pixel(x.at.x + i, x.at.y - 1);
+    // the top-right replicates the last pixel of the top
+    return local_pixel(x.at.x + min(3, x.top_have - 1), x.at.y - 1);
+}
+
+int edge_topleft(Tx x)
+{
+    if (x.have_left && x.have_top)
+        return local_pixel(x.at.x - 1, x.at.y - 1);
+    return x.have_top ? 129 : 127;
+}
+
+int edge_left(Tx x, int i)
+{
+    return x.have_left ? local_pixel(x.at.x - 1, x.at.y + min(i, x.left_have - 1)) : 129;
+}
+
+// A small transform block (4x4, 8x8) by this invocation alone: edges, prediction, residual,
+// written to the tile a word at a time.
+void small_tx_block(Tx x)
+{
+    int top_count = x.n == 4 && (x.needs & NEEDS_TOPRIGHT) != 0u ? 8 : x.n;
+    if ((x.needs & NEEDS_TOP) != 0u) {
+        for (int i = 0; i < 8; i++)
+            if (i < top_count)
+                lane_top[i] = edge_top(x, i);
+        if ((x.needs & NEEDS_TOPLEFT) != 0u)
+            lane_tl = edge_topleft(x);
+    }
+    if ((x.needs & NEEDS_LEFT) != 0u) {
+        for (int i = 0; i < 8; i++)
+            if (i < x.n)
+                lane_left[i] = edge_left(x, i);
+    }
+    int res[64];
+    if (x.eob != 0)
+        itx_lane(uint(x.log2n - 2), x.coef, x.eob, x.tx_type, header(H_LOSSLESS) != 0u, res);
+    for (int r = 0; r < x.n; r++) {
+        for (int w = 0; w < x.n / 4; w++) {
+            uint word = 0u;
+            for (int k = 0; k < 4; k++) {
+                int c = w * 4 + k;
+                int v = predict_lane(x.conv, x.n, x.log2n, c, r);
+                if (x.eob != 0)
+                    v = clamp(v + res[r * x.n + c], 0, 255);
+                word |= uint(v) << (8 * k);
+            }
+            tile[(x.at.y + r) * 16 + (x.at.x >> 2) + w] = word;
+        }
+    }
+}
+
+// A big transform block (16x16, 32x32) by the whole workgroup (uniform; barriers inside).
+void big_tx_block(Tx x)
+{
+    uint inv = gl_LocalInvocationID.x;
+    int top_count = x.n;
+    if ((x.needs & NEEDS_TOP) != 0u) {
+        if (int(inv) < top_count)
+            ipred_top[1 + inv] = edge_top(x, int(inv));
+        if (inv == 0u && (x.needs & NEEDS_TOPLEFT) != 0u)
+            ipred_top[0] = edge_topleft(x);
+    }
+    if ((x.needs & NEEDS_LEFT) != 0u && int(inv) < x.n)
+        ipred_left[inv] = edge_left(x, int(inv));
+    barrier();
+    if (x.eob != 0)
+        itx_residual(uint(x.log2n - 2), inv < uint(x.n), x.coef, x.eob, x.tx_type,
+                     header(H_LOSSLESS) != 0u);
+    int words = x.n / 4;
+    for (int i = int(inv); i < x.n * words; i += 64) {
+        int r = i / words, w = i % words;
+        uint word = 0u;
+        for (int k = 0; k < 4; k++) {
+            int c = w * 4 + k;
+            int v = predict_shared(x.conv, x.n, x.log2n, c, r);
+            if (x.eob != 0)
+                v = clamp(v + itx_residual_at(uint(x.n), 0u, uint(r), uint(c)), 0, 255);
+            word |= uint(v) << (8 * k);
+        }
+        tile[(x.at.y + r) * 16 + (x.at.x >> 2) + w] = word;
+    }
+    // The block's pixels before the next reads them, its edges and residual before they are
+    // replaced.
+    barrier();
+}
+
+void main()
+{
+    if (gl_WorkGroupID.x >= pc.job_count)
+        return;
+    uint inv = gl_LocalInvocationID.x;
+    uint job = data[header(H_JOBS) + pc.first_job + gl_WorkGroupID.x];
+    uint sb = job & 0xffffffu, p = (job >> 24) & 3u;
+    bool saved = (job & (1u << 30)) != 0u;
+    uint first = data[header(H_SB_BLOCKS) + 2u * sb];
+    uint count = data[header(H_SB_BLOCKS) + 2u * sb + 1u];
+    uint sb_cols = header(H_SB_COLS);
+    uint sh = ss_h(p), sv = ss_v(p);
+    ivec2 origin = ivec2(int((sb % sb_cols) * 64u >> sh), int((sb / sb_cols) * 64u >> sv));
+    ivec2 size = ivec2(64 >> sh, 64 >> sv);
+    // the part of the superblock inside the plane's decoded size
+    ivec2 inside = min(size, plane_size(p) - origin);
+    int stride = plane_stride(p);
+
+    // The superblock's pixels, the line above and the column left.
+    for (int i = int(inv); i < size.y * 16; i += 64) {
+        int y = i >> 4, w = i & 15;
+        tile[i] = y < inside.y && w * 4 < inside.x
+                      ? cur_words[(cur_at(p, origin.x + w * 4, origin.y + y)) >> 2]
+                      : 0u;
+    }
+    for (int x = int(inv) - 1; x < size.x; x += 64) {
+        int v = 0;
+        if (origin.y > 0 && origin.x + x >= 0 && x < inside.x) {
+            v = saved ? int(uint(data_bytes[header(H_LINES + p) + uint(origin.x + x)]))
+                      : get_pixel(p, origin.x + x, origin.y - 1);
+        }
+        sb_above[x + 1] = v;
+    }
+    for (int y = int(inv); y < size.y; y += 64)
+        sb_left[y] = origin.x > 0 && y < inside.y ? get_pixel(p, origin.x - 1, origin.y + y) : 0;
+    for (uint i = inv; i < 256u; i += 64u)
+        cell_level[i] = 0u;
+    barrier();
+
+    // The intra transform blocks and their levels, in decode order by one invocation; then
+    // sorted by level.
+    int cells = size.x >> 2, cell_rows = size.y >> 2;
+    if (inv == 0u) {
+        uint entries = 0u, levels = 0u;
+        for (uint i = 0u; i < count; i++) {
+            Block b = load_block(first + i);
+            if ((b.flags & BLOCK_INTRA) == 0u)
+                continue;
+            TxGrid g = tx_grid(b, p);
+            int k = 1 << g.size_log2;
+            int w4 = int(bw8(b.bs).x * 2u) >> sh;
+            for (int t = 0; t < g.blocks.x * g.blocks.y; t++) {
+                int bx = (t % g.blocks.x) * k, by = (t / g.blocks.x) * k;
+                ivec2 c = (g.at - origin) / 4 + ivec2(bx, by);
+                uint level = 0u;
+                for (int j = 0; j < k; j++) {
+                    if (c.x > 0 && c.y + j < cell_rows)
+                        level = max(level, cell_level[(c.y + j) * 16 + c.x - 1]);
+                    if (c.y > 0 && c.x + j < cells)
+                        level = max(level, cell_level[(c.y - 1) * 16 + c.x + j]);
+                }
+                if (c.x > 0 && c.y > 0)
+                    level = max(level, cell_level[(c.y - 1) * 16 + c.x - 1]);
+                // a 4x4's top-right, inside its block's width
+                if (k == 1 && c.y > 0 && bx < w4 - 1 && c.x + 1 < cells)
+                    level = max(level, cell_level[(c.y - 1) * 16 + c.x + 1]);
+                level++;
+                for (int dy = 0; dy < k; dy++)
+                    for (int dx = 0; dx < k; dx++)
+                        if (c.y + dy < cell_rows && c.x + dx < cells)
+                            cell_level[(c.y + dy) * 16 + c.x + dx] = level;
+                tx_entries[entries++] = level << 16 | i << 8 | uint(t);
+                levels = max(levels, level);
+            }
+        }
+        for (uint l = 0u; l <= levels + 1u; l++)
+            level_start[l] = 0u;
+        for (uint e = 0u; e < entries; e++)
+            level_start[(tx_entries[e] >> 16) + 1u]++;
+        for (uint l = 1u; l <= levels + 1u; l++)
+            level_start[l] += level_start[l - 1u];
+        for (uint e = 0u; e < entries; e++) {
+            uint l = tx_entries[e] >> 16;
+            tx_sorted[level_start[l]++] = tx_entries[e];
+        }
+        // level_start[l] now ends level l: shift back to starts
+        for (uint l = levels + 1u; l > 0u; l--)
+            level_start[l] = level_start[l - 1u];
+        level_start[0] = 0u;
+        level_count = levels;
+    }
+    barrier();
+
+    uint levels = level_count;
+    for (uint l = 1u; l <= levels; l++) {
+        uint start = level_start[l], end = level_start[l + 1u];
+        // small transform blocks, an invocation each
+        for (uint e = start + inv; e < end; e += 64u) {
+            uint entry = tx_sorted[e];
+            Block b = load_block(first + ((entry >> 8) & 0xffu));
+            TxGrid g = tx_grid(b, p);
+            if (g.size_log2 <= 1u)
+                small_tx_block(tx_block(b, p, g, int(entry & 0xffu), origin));
+        }
+        // big ones, the workgroup together
+        for (uint e = start; e < end; e++) {
+            uint entry = tx_sorted[e];
+            Block b = load_block(first + ((entry >> 8) & 0xffu));
+            TxGrid g = tx_grid(b, p);
+            if (g.size_log2 > 1u)
+                big_tx_block(tx_block(b, p, g, int(entry & 0xffu), origin));
+        }
+        barrier();
+    }
+
+    // The intra blocks' pixels back to the frame, a word at a time.
+    for (int i = int(inv); i < size.y * 16; i += 64) {
+        int y = i >> 4, w = i & 15;
+        if (y < inside.y && w * 4 < inside.x && cell_level[(y >> 2) * 16 + w] != 0u)
+            cur_words[(cur_at(p, origin.x + w * 4, origin.y + y)) >> 2] = tile[i];
+    }
+}

@@ -1,0 +1,53 @@
+// A check of vp9_ipred.glsl against the CPU reference (tests/frame_ipred.rs, through
+// daedalus::vp9::frame::testing): a workgroup per case predicts an n x n block from the edges the
+// case gives. Case (binding 0, words): the mode (converted) | size_log2 << 8, then the
+// top-left, 64 top and 32 left pixels, a word each (98 words); the predicted block goes to
+// binding 1 at 1024 bytes a case.
+#version 450
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_GOOGLE_include_directive : require
+
+layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer Cases { uint cases[]; };
+layout(std430, set = 0, binding = 1) buffer Out { uint8_t predicted[]; };
+
+layout(push_constant) uniform Push {
+    uint first_job;
+    uint job_count;
+} pc;
+
+#include "vp9_ipred.glsl"
+
+shared int ipred_top[65];
+shared int ipred_left[32];
+
+#define IPRED_TOP(i) ipred_top[1 + (i)]
+#define IPRED_TL ipred_top[0]
+#define IPRED_LEFT(i) ipred_left[i]
+#define IPRED_FN predict_pixel
+#include "vp9_ipred_fn.glsl"
+
+const uint CASE_WORDS = 98u;
+
+void main()
+{
+    uint c = pc.first_job + gl_WorkGroupID.x;
+    if (gl_WorkGroupID.x >= pc.job_count)
+        return;
+    uint inv = gl_LocalInvocationID.x;
+    uint at = c * CASE_WORDS;
+    uint head = cases[at];
+    uint mode = head & 0xffu;
+    int log2n = int((head >> 8) & 3u) + 2;
+    int n = 1 << log2n;
+    ipred_top[inv] = int(cases[at + 1u + inv]);
+    if (inv == 0u)
+        ipred_top[64] = int(cases[at + 65u]);
+    if (inv < 32u)
+        ipred_left[inv] = int(cases[at + 66u + inv]);
+    barrier();
+    for (int i = int(inv); i < n * n; i += 64)
+        predicted[c * 1024u + uint(i)] =
+            uint8_t(predict_pixel(mode, n, log2n, i & (n - 1), i >> log2n));
+}

@@ -1,0 +1,64 @@
+// The frame path's loop filter (src/vp9/frame/loopfilter.rs): one plane of a superblock a
+// workgroup, its columns pass then its rows pass, with the superblock loop filter of the
+// per-call path (lf_sb_pass.glsl), reading the levels and edge masks the decoder built while
+// parsing (FFmpeg's VP9Filter) and the frame's thresholds from the frame's data. The
+// dispatches keep FFmpeg's order as a wavefront over the superblocks.
+//
+// Job (a word of the frame's job list): the superblock (bits 0-23), the plane (24-25).
+#version 450
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_GOOGLE_include_directive : require
+
+layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer Data { uint data[]; };
+// The frame's pixels four ways, as lf_sb_pass.glsl reads them.
+layout(std430, set = 0, binding = 1) buffer Pixels { uint8_t px[]; };
+layout(std430, set = 0, binding = 1) coherent buffer CoherentPixels { uint8_t px_coherent[]; };
+layout(std430, set = 0, binding = 1) buffer PixelWords { uint px_words[]; };
+layout(std430, set = 0, binding = 1) coherent buffer CoherentPixelWords { uint px_words_coherent[]; };
+
+layout(push_constant) uniform Push {
+    uint first_job;
+    uint job_count;
+} pc;
+
+#define LF_RECORD_FROM_INCLUDER
+#include "lf_sb_pass.glsl"
+
+// Header words (vp9_frame.glsl).
+const uint H_SB_COLS = 2u;
+const uint H_SS_H = 4u;
+const uint H_SS_V = 5u;
+const uint H_PLANE = 8u;
+const uint H_LOOPFILTER = 21u;
+const uint H_JOBS = 26u;
+const uint H_LIMITS = 176u;
+
+void main()
+{
+    if (gl_WorkGroupID.x >= pc.job_count)
+        return;
+    uint job = data[data[H_JOBS] + pc.first_job + gl_WorkGroupID.x];
+    uint sb = job & 0xffffffu, p = (job >> 24) & 3u;
+    uint l = gl_LocalInvocationID.x;
+    // The record lf_sb_pass.glsl reads: the 64 levels, the plane's columns and rows masks
+    // (VP9Filter.mask[plane > 0]), the E and I thresholds of each level.
+    // FFmpeg filters 4:4:4 chroma with the luma masks (it builds no others then).
+    uint sh = p == 0u ? 0u : data[H_SS_H], sv = p == 0u ? 0u : data[H_SS_V];
+    uint masks = (sh | sv) != 0u ? 32u : 16u;
+    uint at_filter = (data[H_LOOPFILTER] + 192u * sb) >> 2;
+    if (l < 16u)
+        record[l] = data[at_filter + l];
+    else if (l < 32u)
+        record[l] = data[at_filter + masks + (l - 16u)];
+    else
+        record[l] = data[H_LIMITS + (l - 32u)];
+    uint sb_cols = data[H_SB_COLS];
+    uint col = sb % sb_cols, row = sb / sb_cols;
+    uint stride = data[H_PLANE + 2u * p + 1u];
+    uint at = data[H_PLANE + 2u * p] + (row * 64u >> sv) * stride + (col * 64u >> sh);
+    uint params = sh | (sv << 1) | (col == 0u ? 4u : 0u) | (row == 0u ? 8u : 0u);
+    filter_recorded_plane(uvec4(at, stride, params, 0u), int(l));
+}

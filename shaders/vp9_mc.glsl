@@ -1,0 +1,391 @@
+// Inter prediction of the frame path (vp9_inter.comp): FFmpeg 5.1's VP9 motion compensation,
+// 8-bit, for one prediction unit at a time. A reference is read clamped to its visible size,
+// which equals FFmpeg's emulated edges (vp9recon.c switches to them wherever a block and its
+// taps would read outside that size). Unscaled units mirror mc_luma_unscaled and
+// mc_chroma_unscaled with the 8-tap and bilinear functions of vp9dsp_template.c (2-D: a
+// horizontal pass clipped to 8 bits, then a vertical one); scaled references mirror
+// mc_luma_scaled and mc_chroma_scaled (the vector clamped and scaled apart from the position)
+// with do_scaled_8tap_c and do_scaled_bilin_c. Needs vp9_frame.glsl.
+
+const uint FILTER_BILINEAR = 3u;
+
+// The 8-tap filter of the block (smooth, regular or sharp), 16 phases of 8 taps a byte each:
+// loaded once per workgroup (load_taps), since a table indexed at run time becomes a private
+// copy per invocation on some compilers.
+shared uint mc_taps[32];
+
+void load_taps(uint interp)
+{
+    uint inv = gl_LocalInvocationID.x;
+    if (inv < 32u && interp < FILTER_BILINEAR)
+        mc_taps[inv] = data[H_TAPS + interp * 32u + inv];
+    barrier();
+}
+
+// Tap k of a phase (stored plus 32: the full-pel tap is 128).
+int tap(uint phase, int k)
+{
+    uint word = mc_taps[phase * 2u + uint(k >> 2)];
+    return int((word >> (8u * uint(k & 3))) & 255u) - 32;
+}
+
+// Where a reference plane is: its binding, byte offset, stride and visible size.
+struct RefView {
+    uint binding;
+    uint offset;
+    int stride;
+    ivec2 size;
+    // Q14 scale and step per direction; scale 0: the frame's own size.
+    ivec2 scale;
+    ivec2 step;
+};
+
+RefView ref_view(uint r, uint p)
+{
+    uint base = H_REF + 16u * r;
+    RefView v;
+    v.binding = r;
+    v.offset = data[base + 2u * p];
+    v.stride = int(data[base + 2u * p + 1u]);
+    int w = int(data[base + REF_WIDTH]), h = int(data[base + REF_HEIGHT]);
+    int sh = int(ss_h(p)), sv = int(ss_v(p));
+    v.size = ivec2((w + sh) >> sh, (h + sv) >> sv);
+    v.scale = ivec2(int(data[base + REF_SCALE]), int(data[base + REF_SCALE + 1u]));
+    v.step = ivec2(int(data[base + REF_STEP]), int(data[base + REF_STEP + 1u]));
+    return v;
+}
+
+// The reference's pixel nearest to (x, y) inside its visible size.
+int ref_pixel(RefView v, int x, int y)
+{
+    x = clamp(x, 0, v.size.x - 1);
+    y = clamp(y, 0, v.size.y - 1);
+    uint at = v.offset + uint(y * v.stride + x);
+    if (v.binding == 0u)
+        return int(uint(ref0[at]));
+    if (v.binding == 1u)
+        return int(uint(ref1[at]));
+    return int(uint(ref2[at]));
+}
+
+int clip_pixel(int x) { return clamp(x, 0, 255); }
+
+int bilin(int a, int b, int m) { return a + ((m * (b - a) + 8) >> 4); }
+
+// Horizontal 8-tap filter of row y at column x (reads x - 3 .. x + 4), clipped.
+int tap8_row(RefView v, int x, int y, uint phase)
+{
+    int sum = 64;
+    for (int k = 0; k < 8; k++)
+        sum += tap(phase, k) * ref_pixel(v, x + k - 3, y);
+    return clip_pixel(sum >> 7);
+}
+
+// The reference window of an unscaled unit: columns -3 .. w + 4 and rows -3 .. h + 4 around
+// its source position, read clamped once into shared memory, 4 pixels a word, 18 words a row
+// (units are at most 64 x 64); the filters read it there.
+const int WINDOW_WORDS = 18;
+shared uint mc_window[71 * WINDOW_WORDS];
+
+// Word `w` of row `row` of a window at `origin` of reference `v`, read clamped a pixel at a
+// time (near its edges).
+uint window_word_clamped(RefView v, ivec2 origin, int row, int w)
+{
+    uint word = 0u;
+    for (int k = 0; k < 4; k++)
+        word |= uint(ref_pixel(v, origin.x + w * 4 + k, origin.y + row)) << (8 * k);
+    return word;
+}
+
+// The word of reference `r`'s buffer holding byte `at`, and the one after: the 4 bytes from
+// `at` (a window inside the reference; the frame pool's planes leave padding after the last
+// row, so the word after is in the buffer).
+#define WORDS_AT(words, at)                                                                    \
+    ((at & 3u) == 0u ? words[at >> 2]                                                         \
+                     : (words[at >> 2] >> (8u * (at & 3u))) |                                 \
+                           (words[(at >> 2) + 1u] << (32u - 8u * (at & 3u))))
+
+void load_window(RefView v, ivec2 src, ivec2 size)
+{
+    ivec2 origin = src - 3;
+    int words = (size.x + 7 + 3) >> 2, rows = size.y + 7;
+    // Wholly inside the reference (most are): words read as they are, from one binding
+    // chosen once (a choice per pixel costs every binding's load on some compilers).
+    bool inside = origin.x >= 0 && origin.y >= 0 && origin.x + 4 * words <= v.size.x &&
+                  origin.y + rows <= v.size.y;
+    uint base = v.offset + uint(origin.y * v.stride + origin.x);
+    int i = int(gl_LocalInvocationID.x);
+    if (inside && v.binding == 0u) {
+        for (; i < words * rows; i += WORKGROUP) {
+            uint at = base + uint((i / words) * v.stride + (i % words) * 4);
+            mc_window[(i / words) * WINDOW_WORDS + i % words] = WORDS_AT(ref0_words, at);
+        }
+    } else if (inside && v.binding == 1u) {
+        for (; i < words * rows; i += WORKGROUP) {
+            uint at = base + uint((i / words) * v.stride + (i % words) * 4);
+            mc_window[(i / words) * WINDOW_WORDS + i % words] = WORDS_AT(ref1_words, at);
+        }
+    } else if (inside) {
+        for (; i < words * rows; i += WORKGROUP) {
+            uint at = base + uint((i / words) * v.stride + (i % words) * 4);
+            mc_window[(i / words) * WINDOW_WORDS + i % words] = WORDS_AT(ref2_words, at);
+        }
+    } else {
+        for (; i < words * rows; i += WORKGROUP)
+            mc_window[(i / words) * WINDOW_WORDS + i % words] =
+                window_word_clamped(v, origin, i / words, i % words);
+    }
+    barrier();
+}
+
+// Pixel (x, y) of the unit's source (x, y from -3 on).
+int window_pixel(int x, int y)
+{
+    uint word = mc_window[(y + 3) * WINDOW_WORDS + ((x + 3) >> 2)];
+    return int((word >> (8u * uint((x + 3) & 3))) & 255u);
+}
+
+// The 8 taps of a phase, once per unit.
+void taps_of(uint phase, out int t[8])
+{
+    for (int k = 0; k < 8; k++)
+        t[k] = tap(phase, k);
+}
+
+// Horizontal 8-tap filter of window row y at column x (reads x - 3 .. x + 4), clipped.
+int window_tap8_row(int x, int y, int t[8])
+{
+    int sum = 64;
+    for (int k = 0; k < 8; k++)
+        sum += t[k] * window_pixel(x + k - 3, y);
+    return clip_pixel(sum >> 7);
+}
+
+// Rows r0 .. r0 + n - 1 (n <= 8) of column x of an unscaled unit from its window, at phases
+// (mx, my) in 1/16 pel with their taps: FFmpeg's put function of the unit's filter.
+void predict_column(int x, int r0, ivec2 phase, int htaps[8], int vtaps[8], uint interp, int n,
+                    out int o[8])
+{
+    int mx = phase.x, my = phase.y;
+    int mid[15];
+    int first = my != 0 && interp != FILTER_BILINEAR ? -3 : 0;
+    int count = my == 0 ? n : (interp == FILTER_BILINEAR ? n + 1 : n + 7);
+    for (int i = 0; i < 15; i++) {
+        if (i < count) {
+            int y = r0 + first + i;
+            if (mx == 0)
+                mid[i] = window_pixel(x, y);
+            else if (interp == FILTER_BILINEAR)
+                mid[i] = bilin(window_pixel(x, y), window_pixel(x + 1, y), mx);
+            else
+                mid[i] = window_tap8_row(x, y, htaps);
+        }
+    }
+    for (int i = 0; i < 8; i++) {
+        if (i < n) {
+            if (my == 0) {
+                o[i] = mid[i];
+            } else if (interp == FILTER_BILINEAR) {
+                o[i] = bilin(mid[i], mid[i + 1], my);
+            } else {
+                int sum = 64;
+                for (int k = 0; k < 8; k++)
+                    sum += vtaps[k] * mid[i + k];
+                o[i] = clip_pixel(sum >> 7);
+            }
+        }
+    }
+}
+
+// FFmpeg's scale_mv: (n * scale) >> 14 of the 64-bit product.
+int scale_mv(int n, int scale)
+{
+    int msb, lsb;
+    imulExtended(n, scale, msb, lsb);
+    return (msb << 18) | int(uint(lsb) >> 14);
+}
+
+// av_clip, whose bounds may cross (then the upper one wins, as in C).
+int clip_c(int a, int lo, int hi) { return a < lo ? lo : (a > hi ? hi : a); }
+
+// A scaled unit's source position in 1/16 pel (mc_luma_scaled, mc_chroma_scaled): the vector
+// clamped against the frame, then vector and position scaled apart. `at` is the unit's
+// top-left pixel in the plane, `sub` and `span` the px, py and pw, ph of FFmpeg's call.
+ivec2 scaled_position(RefView v, uint p, ivec2 at, ivec2 mv, ivec2 sub, ivec2 span)
+{
+    ivec2 m;
+    ivec2 frame = ivec2(int(header(H_COLS)), int(header(H_ROWS)));
+    bvec2 halved = bvec2(ss_h(p) != 0u, ss_v(p) != 0u);
+    for (int d = 0; d < 2; d++) {
+        int pos = at[d];
+        if (halved[d]) {
+            // libvpx's bug (webm issue 820), kept: chroma clamped and scaled in 1/16 pel.
+            int c = clip_c(mv[d], -(pos + span[d] - sub[d] + 4) * 16,
+                           (frame[d] * 4 - pos + sub[d] + 3) * 16);
+            m[d] = scale_mv(c, v.scale[d]) + (scale_mv(pos * 16, v.scale[d]) & ~15) +
+                   (scale_mv(pos * 32, v.scale[d]) & 15);
+        } else {
+            int c = clip_c(mv[d], -(pos + span[d] - sub[d] + 4) * 8,
+                           (frame[d] * 8 - pos + sub[d] + 3) * 8);
+            m[d] = scale_mv(c * 2, v.scale[d]) + scale_mv(pos * 16, v.scale[d]);
+        }
+    }
+    return m;
+}
+
+// Horizontally filtered source row `y` at scaled column x of a scaled unit starting at
+// source column x0 with phase mx (do_scaled_8tap_c's first pass, or the bilinear one).
+int scaled_row(RefView v, int x0, int mx, int x, int y, uint interp)
+{
+    int pos = mx + x * v.step.x;
+    int col = x0 + (pos >> 4), phase = pos & 15;
+    if (interp == FILTER_BILINEAR)
+        return bilin(ref_pixel(v, col, y), ref_pixel(v, col + 1, y), phase);
+    return tap8_row(v, col, y, uint(phase));
+}
+
+// Pixel (x, y) of a scaled unit whose source position is `m` (1/16 pel).
+int predict_scaled(RefView v, ivec2 m, uint interp, int x, int y)
+{
+    int x0 = m.x >> 4, y0 = m.y >> 4;
+    int pos = (m.y & 15) + y * v.step.y;
+    int row = y0 + (pos >> 4), phase = pos & 15;
+    if (interp == FILTER_BILINEAR) {
+        int a = scaled_row(v, x0, m.x & 15, x, row, interp);
+        int b = scaled_row(v, x0, m.x & 15, x, row + 1, interp);
+        return bilin(a, b, phase);
+    }
+    int sum = 64;
+    for (int k = 0; k < 8; k++)
+        sum += tap(uint(phase), k) * scaled_row(v, x0, m.x & 15, x, row + k - 3, interp);
+    return clip_pixel(sum >> 7);
+}
+
+// FFmpeg's ROUNDED_DIV of a vector sum by 2 or 4 (halves away from zero).
+int rounded_div(int a, int b) { return a >= 0 ? (a + (b >> 1)) / b : -((-a + (b >> 1)) / b); }
+
+ivec2 mv_average(ivec2 a, ivec2 b)
+{
+    return ivec2(rounded_div(a.x + b.x, 2), rounded_div(a.y + b.y, 2));
+}
+
+// One prediction unit: `at`, `size` in plane pixels, its vectors for both references, and
+// FFmpeg's px, py, pw, ph for the scaled path.
+struct Unit {
+    ivec2 at;
+    ivec2 size;
+    ivec2 mv[2];
+    ivec2 sub;
+    ivec2 span;
+};
+
+// Predicts a unit of plane `p` from the block's reference(s) into the frame: the first put,
+// the second averaged in, as FFmpeg's put and avg functions do; column tiles of up to 8 rows
+// spread over the workgroup, an invocation the same tiles for both (it reads back only what
+// it wrote). Uniform across the workgroup.
+void predict_unit(Block b, uint p, Unit u)
+{
+    bool comp = (b.flags & BLOCK_COMP) != 0u;
+    int rows8 = (u.size.y + 7) >> 3;
+    int tiles = u.size.x * rows8;
+    for (uint r = 0u; r < (comp ? 2u : 1u); r++) {
+        RefView v = ref_view(r == 0u ? b.ref_a : b.ref_b, p);
+        bool scaled = v.scale.x != 0;
+        // unscaled: the vector in 1/16 pel of the plane (1/8 luma pel, halved where subsampled)
+        ivec2 m16 = ivec2(u.mv[r].x << (1u - ss_h(p)), u.mv[r].y << (1u - ss_v(p)));
+        ivec2 phase = m16 & 15;
+        ivec2 m = scaled ? scaled_position(v, p, u.at, u.mv[r], u.sub, u.span) : ivec2(0);
+        int htaps[8], vtaps[8];
+        if (!scaled) {
+            load_window(v, u.at + (m16 >> 4), u.size);
+            taps_of(uint(phase.x), htaps);
+            taps_of(uint(phase.y), vtaps);
+        }
+        for (int t = int(gl_LocalInvocationID.x); t < tiles; t += WORKGROUP) {
+            int x = t % u.size.x, r0 = (t / u.size.x) * 8;
+            int n = min(8, u.size.y - r0);
+            int o[8];
+            if (!scaled) {
+                predict_column(x, r0, phase, htaps, vtaps, b.interp, n, o);
+            } else {
+                for (int i = 0; i < 8; i++)
+                    if (i < n)
+                        o[i] = predict_scaled(v, m, b.interp, x, r0 + i);
+            }
+            for (int i = 0; i < n; i++) {
+                int px = u.at.x + x, py = u.at.y + r0 + i;
+                ivec2 size = plane_size(p);
+                if (px < size.x && py < size.y) {
+                    uint at = cur_at(p, px, py);
+                    int value = r == 0u ? o[i] : (int(uint(cur[at])) + o[i] + 1) >> 1;
+                    cur[at] = uint8_t(value);
+                }
+            }
+        }
+        // The window read before it is replaced.
+        barrier();
+    }
+}
+
+Unit make_unit(ivec2 at, ivec2 size, ivec2 mv0, ivec2 mv1, ivec2 sub, ivec2 span)
+{
+    Unit u;
+    u.at = at;
+    u.size = size;
+    u.mv[0] = mv0;
+    u.mv[1] = mv1;
+    u.sub = sub;
+    u.span = span;
+    return u;
+}
+
+// The chroma vector of reference r for unit `which` of a block under 8x8, from its 4x4
+// vectors (FFmpeg's averages; see inter_pred's 4x4 branch).
+ivec2 sub8x8_chroma_mv(Block b, uint r, uint sh, uint sv, uint which)
+{
+    if (sh != 0u && sv != 0u) {
+        ivec2 s = block_mv(b, 0u, r) + block_mv(b, 1u, r) + block_mv(b, 2u, r) +
+                  block_mv(b, 3u, r);
+        return ivec2(rounded_div(s.x, 4), rounded_div(s.y, 4));
+    }
+    if (sv != 0u) // 4:4:0: left avg(0, 2), right avg(1, 3)
+        return mv_average(block_mv(b, which, r), block_mv(b, which + 2u, r));
+    if (sh != 0u) // 4:2:2: top avg(0, 1), bottom avg(1, 2) (libvpx's bug, webm issue 993)
+        return mv_average(block_mv(b, which, r), block_mv(b, which + 1u, r));
+    return block_mv(b, which, r);
+}
+
+// The whole prediction of an inter block, every plane (FFmpeg's inter_pred). A block under
+// 8x8 is predicted per 4x4 as the scaled template does (the unscaled one's 8x4 and 4x8 calls
+// give the same pixels, their vectors being equal).
+void predict_block(Block b)
+{
+    load_taps(b.interp);
+    ivec2 cell = ivec2(b.col, b.row);
+    for (uint p = 0u; p < 3u; p++) {
+        uint sh = ss_h(p), sv = ss_v(p);
+        if (b.bs > BS_8X8) {
+            uint count = p == 0u ? 4u : (sh + sv == 2u ? 1u : (sh + sv == 1u ? 2u : 4u));
+            for (uint k = 0u; k < count; k++) {
+                // luma and 4:4:4: 4x4 k; 4:4:0: left, right; 4:2:2: top, bottom
+                uvec2 q = p == 0u || sh + sv == 0u ? uvec2(k & 1u, k >> 1)
+                                                   : (sv != 0u ? uvec2(k, 0u) : uvec2(0u, k));
+                ivec2 at = ivec2(cell * 8) >> ivec2(sh, sv);
+                at += ivec2(q * 4u);
+                ivec2 span = ivec2(8 >> sh, 8 >> sv);
+                ivec2 mv[2];
+                for (uint r = 0u; r < 2u; r++)
+                    mv[r] = p == 0u ? block_mv(b, k, r) : sub8x8_chroma_mv(b, r, sh, sv, k);
+                predict_unit(b, p, make_unit(at, ivec2(4), mv[0], mv[1], ivec2(q * 4u), span));
+            }
+        } else {
+            // FFmpeg's ff_vp9_bwh_tab[ss][bs] * 4: 8x8 units where subsampled
+            uvec2 wh = uvec2(sh != 0u ? bw8(b.bs).x : bw4(b.bs).x,
+                             sv != 0u ? bw8(b.bs).y : bw4(b.bs).y) * 4u;
+            ivec2 at = ivec2(cell * 8) >> ivec2(sh, sv);
+            ivec2 size = ivec2(wh);
+            predict_unit(b, p, make_unit(at, size, block_mv(b, 0u, 0u), block_mv(b, 0u, 1u),
+                                         ivec2(0), size));
+        }
+    }
+}
