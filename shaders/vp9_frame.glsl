@@ -86,17 +86,31 @@ struct Block {
     uint mv_at;          // word of mv[0][0]
 };
 
-Block load_block(uint i)
+// A record's position, sizes and flags, from its first two words (the rest left zero).
+Block block_position(uint w0, uint w1)
 {
-    uint at = header(H_RECORDS) + 13u * i;
     Block b;
-    uint w0 = data[at], w1 = data[at + 1u], w3 = data[at + 3u];
     b.col = int(w0 & 0xffffu);
     b.row = int(w0 >> 16);
     b.bs = w1 & 0xffu;
     b.tx = (w1 >> 8) & 0xffu;
     b.uvtx = (w1 >> 16) & 0xffu;
     b.flags = w1 >> 24;
+    b.modes = 0u;
+    b.uvmode = 0u;
+    b.interp = 0u;
+    b.ref_a = 0u;
+    b.ref_b = 0u;
+    b.unit = 0u;
+    b.mv_at = 0u;
+    return b;
+}
+
+Block load_block(uint i)
+{
+    uint at = header(H_RECORDS) + 13u * i;
+    uint w3 = data[at + 3u];
+    Block b = block_position(data[at], data[at + 1u]);
     b.modes = data[at + 2u];
     b.uvmode = w3 & 0xffu;
     b.interp = (w3 >> 8) & 0xffu;

@@ -46,6 +46,9 @@ shared uint tx_entries[256];
 shared uint tx_sorted[256];
 shared uint level_start[258];
 shared uint level_count;
+// The first two words of each of the superblock's records (position, sizes, flags), read side
+// by side at once: the walk that orders the transform blocks reads them one after another.
+shared uint sb_records[2 * 64];
 // The edges of a big transform block, built by the workgroup.
 shared int ipred_top[33];
 shared int ipred_left[32];
@@ -240,13 +243,20 @@ void main()
     ivec2 inside = min(size, plane_size(p) - origin);
     int stride = plane_stride(p);
 
-    // The superblock's pixels, the line above and the column left.
-    for (int i = int(inv); i < size.y * 16; i += 64) {
-        int y = i >> 4, w = i & 15;
-        tile[i] = y < inside.y && w * 4 < inside.x
-                      ? cur_words[(cur_at(p, origin.x + w * 4, origin.y + y)) >> 2]
-                      : 0u;
+    // The superblock's pixels, the line above and the column left; every load issued before
+    // the first is waited for.
+    uint loaded[16];
+    for (int k = 0; k < 16; k++) {
+        int i = int(inv) + 64 * k, y = i >> 4, w = i & 15;
+        loaded[k] = y < inside.y && w * 4 < inside.x
+                        ? cur_words[(cur_at(p, origin.x + w * 4, origin.y + y)) >> 2]
+                        : 0u;
     }
+    for (int k = 0; k < 16; k++)
+        if (int(inv) + 64 * k < size.y * 16)
+            tile[int(inv) + 64 * k] = loaded[k];
+    for (uint i = inv; i < 2u * min(count, 64u); i += 64u)
+        sb_records[i] = data[header(H_RECORDS) + 13u * (first + (i >> 1)) + (i & 1u)];
     for (int x = int(inv) - 1; x < size.x; x += 64) {
         int v = 0;
         if (origin.y > 0 && origin.x + x >= 0 && x < inside.x) {
@@ -266,8 +276,8 @@ void main()
     int cells = size.x >> 2, cell_rows = size.y >> 2;
     if (inv == 0u) {
         uint entries = 0u, levels = 0u;
-        for (uint i = 0u; i < count; i++) {
-            Block b = load_block(first + i);
+        for (uint i = 0u; i < min(count, 64u); i++) {
+            Block b = block_position(sb_records[2u * i], sb_records[2u * i + 1u]);
             if ((b.flags & BLOCK_INTRA) == 0u)
                 continue;
             TxGrid g = tx_grid(b, p);
