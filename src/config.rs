@@ -11,6 +11,7 @@
 //! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 0: it sleeps at once); not after a wait of more than twice that and over 1 ms |
 //! | `DAEDALUS_PATH` | `frame`, `calls`, `ffmpeg` | how the VP9 decoder uses daedalus: `frame` the frame path (the decoder parses each frame whole and daedalus reconstructs it; with `DAEDALUS=cpu` or without a device FFmpeg's second pass reconstructs it from the parsed data), `calls` its DSP calls recorded one by one (`DAEDALUS_KERNELS`), `ffmpeg` FFmpeg's own functions; default: the per-call path as calibrated |
 //! | `DAEDALUS_FRAME_PARTS` | a number 1 to 64 | the frame path: how many parts (each a submission of superblock rows, submitted while the decoder parses the next) a frame's reconstruction goes out in; default: 1 on a CPU device (lavapipe: its work competes with the decoder for the same cores), else 4 |
+//! | `DAEDALUS_FRAME_PATH_MEMORY` | `device`, `host` | the frame path: `device` the GPU works on device-local copies (each part's parsed data copied there at its start; the frames reconstructed there, each copied back to the decoder's buffer at its end, references uploaded once where FFmpeg reconstructed them); `host` in place, in the host memory the decoder writes and reads; default: `device` where that host memory is not device-local (a discrete GPU), else `host` |
 //! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoders' calls runs (`itx`, `mc`, `lf` of VP9, `cdef` of AV1; `all`): `gpu` deferred to the device, `cpu` FFmpeg's (dav1d's) own function (VP9: at once, after what it touches completes; motion compensation, and transforms placed with it, straight from FFmpeg's table); default: calibrated per device |
 //! | `DAEDALUS_FRAME_MEMORY` | `pool`, `import` | where the decoder's frames live: `pool` device memory daedalus allocates (the portable path), `import` the decoder's own memory imported with VK_EXT_external_memory_host; default: import where the device can, else pool |
 //! | `DAEDALUS_FRAME_SPLIT` | `auto` (default), `off`, `rows`, per cent | on a thread that decodes a VP9 frame whole (`-threads 1`), submit the frame's work so far without waiting, so that the GPU runs it while the CPU decodes the rest: `rows` at every superblock row where only loop filters are deferred (motion compensation and transforms placed on the CPU) and the part before has finished, a per cent once that share of the rows is decoded; `auto`, `rows` where it applies with the split order of the loop filter's passes, else nothing, without a warning; `off`: one submission at the frame's end. Where an explicit setting cannot apply (frame threads; `rows` with motion compensation or transforms on the GPU) one warning says so |
@@ -208,6 +209,9 @@ pub struct Config {
     pub frame_split: FrameSplit,
     /// `DAEDALUS_JOB_MEMORY`: where the GPU reads a submission's jobs and coefficients.
     pub job_memory: JobMemory,
+    /// `DAEDALUS_FRAME_PATH_MEMORY`: where the frame path's kernels find the parsed data and
+    /// the frames (device-local copies, or the host memory the decoder uses).
+    pub frame_path_memory: JobMemory,
 }
 
 /// Where the GPU reads a submission's jobs and coefficients (`gpu::stream`).
@@ -399,8 +403,20 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
             JobMemory::Auto
         }
     };
+    let frame_path_memory = match var("DAEDALUS_FRAME_PATH_MEMORY").as_deref().map(str::trim) {
+        None => JobMemory::Auto,
+        Some("host") => JobMemory::Host,
+        Some("device") => JobMemory::Device,
+        Some(other) => {
+            eprintln!(
+                "daedalus: warning: DAEDALUS_FRAME_PATH_MEMORY={other:?} is not host/device; choosing by device"
+            );
+            JobMemory::Auto
+        }
+    };
     Config {
         job_memory,
+        frame_path_memory,
         reads_ahead,
         frame_split,
         kernels,

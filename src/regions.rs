@@ -8,10 +8,11 @@
 //! still holds pending work on a range keeps its Vulkan objects alive even if another thread
 //! unregisters it meanwhile.
 
-use crate::gpu::{self, memory::HostBuffer, memory::Imported, memory::InPlace, memory::OwnImport};
+use crate::gpu::memory::{DeviceBuffer, HostBuffer, Imported, InPlace, OwnImport};
+use crate::gpu::{self};
 use once_cell::sync::Lazy;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 pub struct Region {
     pub id: u64,
@@ -20,6 +21,17 @@ pub struct Region {
     /// The buffer the GPU accesses the range through: an import of its pages, or the pool
     /// frame it is; `None` where import is impossible (its blocks are then copied).
     pub in_place: Option<InPlace>,
+    /// The frame path's copy of `in_place` in device-local memory, where it keeps frames
+    /// there (`vp9::frame`, `DAEDALUS_FRAME_PATH_MEMORY`).
+    pub device_copy: Mutex<Option<DeviceCopy>>,
+}
+
+/// A region's copy in device-local memory, byte for byte from byte 0 of its buffer.
+pub struct DeviceCopy {
+    pub buffer: Arc<DeviceBuffer>,
+    /// Whether it holds the frame the region holds now (the GPU reconstructed it there, or it
+    /// was copied there since), as far as the device's queue goes.
+    pub current: bool,
 }
 
 struct Registry {
@@ -149,6 +161,7 @@ fn insert(reg: &mut Registry, start: usize, end: usize, in_place: Option<InPlace
         start,
         end,
         in_place,
+        device_copy: Mutex::new(None),
     });
     let at = reg.regions.partition_point(|r| r.start < start);
     reg.regions.insert(at, region);

@@ -221,6 +221,43 @@ pub fn thread_cpu_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
+/// The CPU time of the process's live threads by name (`name:ms`, the most first): at exit,
+/// the decoding thread and the driver's own threads (which finished threads' time is not
+/// among), to tell the driver's share of a decode's CPU.
+pub fn live_threads_cpu() -> String {
+    let tick_ms = 1000.0 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let mut by_name: Vec<(String, f64)> = Vec::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return "-".into();
+    };
+    for task in tasks.flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        // "tid (name) state ...": utime and stime are the 12th and 13th fields after the name
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let name = stat[open + 1..close].replace([' ', ',', ':'], "_");
+        let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        let ticks: f64 = [11, 12]
+            .iter()
+            .filter_map(|&i| fields.get(i).and_then(|f| f.parse::<f64>().ok()))
+            .sum();
+        match by_name.iter_mut().find(|(n, _)| *n == name) {
+            Some(entry) => entry.1 += ticks * tick_ms,
+            None => by_name.push((name, ticks * tick_ms)),
+        }
+    }
+    by_name.sort_by(|a, b| b.1.total_cmp(&a.1));
+    by_name
+        .iter()
+        .take(6)
+        .map(|(n, ms)| format!("{n}:{ms:.0}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Adds the calling thread's CPU time since `start` (from [`thread_cpu_ns`]) to `counter`.
 pub fn add_cpu_time(counter: &AtomicU64, start: u64) {
     add(counter, thread_cpu_ns().saturating_sub(start));

@@ -837,8 +837,8 @@ fn references_agree() {
 /// Damaged VP9 streams behave as without daedalus, on the per-call path (every family on the
 /// GPU) and on the frame path's CPU side (FFmpeg's second pass reconstructing what was parsed);
 /// those of the CIF-sized streams also with the frame path reconstructed on the GPU (on
-/// lavapipe the larger ones would take most of CI's time). Each damaged file is decoded once
-/// without daedalus for all of them.
+/// lavapipe the larger ones would take most of CI's time), in place or on device-local copies.
+/// Each damaged file is decoded once without daedalus for all of them.
 #[test]
 fn damaged_streams_behave_as_without_daedalus() {
     let s = setup();
@@ -867,21 +867,27 @@ fn damaged_streams_behave_as_without_daedalus() {
         .filter(|st| picked.contains(&st.name.as_str()))
     {
         let on_gpu = small.contains(&stream.name.as_str());
-        for file in damaged_copies(stream, &dir) {
+        for (i, file) in damaged_copies(stream, &dir).into_iter().enumerate() {
+            // (The GPU's frames in place, or on device-local copies: every other file.)
+            let memory = if i % 2 == 0 { "host" } else { "device" };
             for threading in THREADING {
-                jobs.push((file.clone(), threading, on_gpu));
+                jobs.push((file.clone(), threading, on_gpu, memory));
             }
         }
     }
     assert!(jobs.len() >= 100, "too few damaged streams: {}", jobs.len());
     let count = jobs.len();
-    let failures = in_parallel(jobs, |(file, threading, frames_on_gpu)| {
+    let failures = in_parallel(jobs, |(file, threading, frames_on_gpu, memory)| {
         // With frame threads, FFmpeg itself is not deterministic on damaged input: a frame
         // that fails part-way leaves rows of a reused buffer as they were, and which buffer
         // that is depends on thread timing (one damaged file gave 3 different outputs in
         // 40 runs of the same program without daedalus). There only exit status and completion compare.
         let frame: &[(&str, &str)] = &[("DAEDALUS_PATH", "frame")];
-        let all = [("gpu", &[][..]), ("cpu", frame), ("gpu", frame)];
+        let frame_gpu = [
+            ("DAEDALUS_PATH", "frame"),
+            ("DAEDALUS_FRAME_PATH_MEMORY", memory),
+        ];
+        let all = [("gpu", &[][..]), ("cpu", frame), ("gpu", &frame_gpu[..])];
         compare_damaged(
             &file,
             threading,

@@ -69,6 +69,14 @@ fn check(
     if path == "frame" && (count("parts")? < by_gpu || count("gpu_busy_ms").is_err()) {
         return Err(format!("{what}: no part went to the GPU: {}", out.stderr));
     }
+    // Frames in device-local copies are copied back; in place, nothing is.
+    let memory = env.iter().find(|(k, _)| *k == "DAEDALUS_FRAME_PATH_MEMORY");
+    if let Some((_, memory)) = memory {
+        let copied = count("copied_back_bytes_per_frame")?;
+        if (copied > 0) != (*memory == "device") {
+            return Err(format!("{what}: {copied} bytes a frame copied back"));
+        }
+    }
     let unexpected: Vec<&str> = out
         .stderr
         .lines()
@@ -117,22 +125,35 @@ const LINKED: [&str; 6] = [
 ];
 
 /// The GPU reconstructs every frame of every 8-bit stream equal to Debian's ffmpeg, with every
-/// threading (LD_PRELOADed; linked, a stream of each kind).
+/// threading (LD_PRELOADed; linked, a stream of each kind): in place in host memory (the Pi's
+/// way) and on device-local copies (a discrete GPU's), each stream one way or the other by
+/// threading, so that each threading meets both.
 #[test]
 fn gpu_equals_debian_ffmpeg() {
     let s = setup();
     let mut jobs = Vec::new();
-    for stream in s.streams.iter().filter(|st| !st.high_bit_depth) {
-        for threading in THREADING {
-            jobs.push((stream.clone(), Way::Preload, threading));
+    const MEMORY: [&[(&str, &str)]; 2] = [
+        &[
+            ("DAEDALUS_PATH", "frame"),
+            ("DAEDALUS_FRAME_PATH_MEMORY", "host"),
+        ],
+        &[
+            ("DAEDALUS_PATH", "frame"),
+            ("DAEDALUS_FRAME_PATH_MEMORY", "device"),
+        ],
+    ];
+    let streams = s.streams.iter().filter(|st| !st.high_bit_depth);
+    for (i, stream) in streams.enumerate() {
+        for (t, threading) in THREADING.into_iter().enumerate() {
+            jobs.push((stream.clone(), Way::Preload, threading, MEMORY[(i + t) % 2]));
         }
         if LINKED.contains(&stream.name.as_str()) {
-            jobs.push((stream.clone(), Way::Linked, THREADING[0]));
+            jobs.push((stream.clone(), Way::Linked, THREADING[0], MEMORY[i % 2]));
         }
     }
     let count = jobs.len();
-    let failures = in_parallel(jobs, |(stream, way, threading)| {
-        check(&stream, way, frame_path("gpu"), threading, "frame")
+    let failures = in_parallel(jobs, |(stream, way, threading, env)| {
+        check(&stream, way, ("gpu", env), threading, "frame")
     });
     assert_all_decoded(&failures, count, "decodes reconstructed on the GPU");
 }

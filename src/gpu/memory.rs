@@ -166,7 +166,10 @@ impl HostBuffer {
         preferences: &[Flags],
     ) -> GpuResult<HostBuffer> {
         let d = &gpu.device;
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC;
+        // (Copied from and to: the frame path's device-local copies.)
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::TRANSFER_SRC
+            | vk::BufferUsageFlags::TRANSFER_DST;
         let (buffer, memory, flags) = bound_buffer(gpu, size, usage, preferences, "host-visible")?;
         match unsafe { d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()) } {
             Ok(ptr) => Ok(HostBuffer {
@@ -245,7 +248,8 @@ impl Drop for HostBuffer {
 }
 
 /// A buffer in the device's own memory, which only the GPU reads and writes: a submission's
-/// job data copied there once ([`super::stream::Stream`]).
+/// job data copied there once ([`super::stream::Stream`]), the frame path's copies of its data
+/// and frames.
 pub struct DeviceBuffer {
     gpu: &'static Gpu,
     pub buffer: vk::Buffer,
@@ -256,7 +260,9 @@ pub struct DeviceBuffer {
 
 impl DeviceBuffer {
     pub fn new(gpu: &'static Gpu, size: u64) -> GpuResult<DeviceBuffer> {
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::TRANSFER_DST
+            | vk::BufferUsageFlags::TRANSFER_SRC;
         let (buffer, memory, _) =
             bound_buffer(gpu, size, usage, &[Flags::DEVICE_LOCAL], "device-local")?;
         Ok(DeviceBuffer {
@@ -327,7 +333,11 @@ impl Imported {
                 .create_buffer(
                     &vk::BufferCreateInfo::default()
                         .size(size)
-                        .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                        .usage(
+                            vk::BufferUsageFlags::STORAGE_BUFFER
+                                | vk::BufferUsageFlags::TRANSFER_SRC
+                                | vk::BufferUsageFlags::TRANSFER_DST,
+                        )
                         .sharing_mode(vk::SharingMode::EXCLUSIVE)
                         .push_next(&mut external),
                     None,
@@ -464,6 +474,15 @@ impl InPlace {
             InPlace::Imported(i) => i.base,
             InPlace::Pool(b) => b.ptr as usize,
             InPlace::Own(o) => o.import.base,
+        }
+    }
+
+    /// Its size in bytes, from byte 0.
+    pub fn size(&self) -> u64 {
+        match self {
+            InPlace::Imported(i) => i.size,
+            InPlace::Pool(b) => b.size,
+            InPlace::Own(o) => o.import.size,
         }
     }
 

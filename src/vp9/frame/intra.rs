@@ -2,8 +2,8 @@
 //! predicts each intra transform block from its left column, the row above and the top-left
 //! pixel (the top-right of a 4x4 stays inside its block's width), after the one before it in
 //! decode order. A workgroup per plane of a superblock walks the superblock's blocks in that
-//! order, a transform block at a time; superblocks go out as a wavefront, a dispatch level per
-//! diagonal (column + row), since a superblock reads only those left of it, above it and above
+//! order, a transform block at a time; superblocks go out on the part's wavefront
+//! ([`super::wavefront`]), since a superblock reads only those left of it, above it and above
 //! left of it. Only superblocks with an intra block are in the jobs. The CPU reference of the
 //! predictors is [`crate::kernels::ipred`].
 //!
@@ -16,42 +16,32 @@ use super::records::{BlockRecord, SbBlocks, BLOCK_INTRA};
 /// The row above was loop filtered: read the saved line.
 pub const ABOVE_SAVED: u32 = 1 << 30;
 
-/// The jobs of the superblocks of `rows` that hold an intra block, by wavefront level (in
-/// order of level; each level's jobs a superblock's three planes after another's).
-/// `rows` is a part's: the row above its first, if any, is read from the saved line.
-pub fn levels(
+/// The intra jobs of superblock (`row`, `col`) of a part whose first row is `first_row`: its
+/// three planes, where it holds an intra block (none where it does not). The row above the
+/// part's first is read from the saved line.
+pub fn jobs(
     sb: &SbBlocks,
     records: &[BlockRecord],
-    rows: std::ops::Range<usize>,
-) -> Vec<Vec<u32>> {
-    let first_row = rows.start;
-    let mut levels: Vec<Vec<u32>> = Vec::new();
-    for row in rows {
-        for col in 0..sb.sb_cols {
-            let index = row * sb.sb_cols + col;
-            let (first, count) = sb.get(index);
-            let blocks = records
-                .get(first as usize..(first + count) as usize)
-                .unwrap_or(&[]);
-            if !blocks.iter().any(|b| b.flags & BLOCK_INTRA != 0) {
-                continue;
-            }
-            let level = row - first_row + col;
-            if levels.len() <= level {
-                levels.resize(level + 1, Vec::new());
-            }
-            let saved = if row == first_row && row > 0 {
-                ABOVE_SAVED
-            } else {
-                0
-            };
-            for plane in 0..3u32 {
-                levels[level].push(index as u32 | plane << 24 | saved);
-            }
-        }
+    first_row: usize,
+    row: usize,
+    col: usize,
+) -> Vec<u32> {
+    let index = row * sb.sb_cols + col;
+    let (first, count) = sb.get(index);
+    let blocks = records
+        .get(first as usize..(first + count) as usize)
+        .unwrap_or(&[]);
+    if !blocks.iter().any(|b| b.flags & BLOCK_INTRA != 0) {
+        return Vec::new();
     }
-    levels.retain(|l| !l.is_empty());
-    levels
+    let saved = if row == first_row && row > 0 {
+        ABOVE_SAVED
+    } else {
+        0
+    };
+    super::wavefront::superblock_planes(index)
+        .map(|job| job | saved)
+        .to_vec()
 }
 
 #[cfg(test)]
@@ -71,28 +61,27 @@ mod tests {
     }
 
     #[test]
-    fn superblocks_with_intra_blocks_by_diagonal() {
+    fn superblocks_with_intra_blocks() {
         // 3 x 2 superblocks, a block each; intra at (col 0, row 0), (2, 0), (1, 1)
         let records = [BLOCK_INTRA, 0, BLOCK_INTRA, 0, BLOCK_INTRA, 0].map(block);
         let counts: Vec<(u32, u32)> = (0..6).map(|i| (i, 1)).collect();
         let w = words(&counts);
         let sb = SbBlocks::new(3, &w);
-        let l = levels(&sb, &records, 0..2);
-        let sbs = |level: &Vec<u32>| -> Vec<u32> {
-            level.iter().step_by(3).map(|j| j & 0xffffff).collect()
-        };
-        // (0,0) at level 0, (2,0) and (1,1) at level 2; level 1 had none
-        assert_eq!(l.len(), 2);
-        assert_eq!(sbs(&l[0]), [0]);
-        assert_eq!(sbs(&l[1]), [2, 4]);
-        assert!(l.iter().flatten().all(|j| j & ABOVE_SAVED == 0));
-        // a part from row 1 reads the row above from the saved line
-        let l = levels(&sb, &records, 1..2);
-        assert_eq!(sbs(&l[0]), [4]);
-        assert!(l[0].iter().all(|j| j & ABOVE_SAVED != 0));
+        let with_intra: Vec<(usize, usize)> = (0..2)
+            .flat_map(|row| (0..3).map(move |col| (row, col)))
+            .filter(|&(row, col)| !jobs(&sb, &records, 0, row, col).is_empty())
+            .collect();
+        assert_eq!(with_intra, [(0, 0), (0, 2), (1, 1)]);
+        let j = jobs(&sb, &records, 0, 1, 1);
         assert_eq!(
-            l[0].iter().map(|j| j >> 24 & 3).collect::<Vec<_>>(),
-            [0, 1, 2]
+            j.iter().map(|j| j & 0xffffff).collect::<Vec<_>>(),
+            [4, 4, 4]
         );
+        assert_eq!(j.iter().map(|j| j >> 24 & 3).collect::<Vec<_>>(), [0, 1, 2]);
+        assert!(j.iter().all(|j| j & ABOVE_SAVED == 0));
+        // a part from row 1 reads the row above from the saved line
+        assert!(jobs(&sb, &records, 1, 1, 1)
+            .iter()
+            .all(|j| j & ABOVE_SAVED != 0));
     }
 }

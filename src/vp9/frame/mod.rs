@@ -11,6 +11,7 @@
 //! buffer its frames are parsed into, reused from frame to frame (a context decodes one frame
 //! at a time and waits for it at its end).
 
+mod copies;
 pub mod header;
 mod inter;
 mod intra;
@@ -19,6 +20,7 @@ pub mod records;
 mod submit;
 #[doc(hidden)]
 pub mod testing;
+mod wavefront;
 
 use crate::gpu::memory::BufferRef;
 use crate::kernels::{VP9_INTER_KERNEL, VP9_INTRA_KERNEL, VP9_LF_KERNEL, VP9_LINES_KERNEL};
@@ -28,6 +30,7 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex};
 use submit::{Dispatch, Levels, Submitter, ORDER};
+use wavefront::Superblock;
 
 /// What the frame path did, for the stats line.
 struct Counters {
@@ -123,8 +126,22 @@ struct GpuFrame {
     submitted_any: bool,
     /// The buffers its kernels bind, kept for the frame's life.
     _regions: Vec<Arc<crate::regions::Region>>,
+    /// Where the kernels work on device-local copies ([`copies`]): the frame's and the
+    /// references' regions, planes and rows to copy.
+    copies: Option<FrameCopies>,
     /// Why the GPU stopped reconstructing it.
     failed: Option<String>,
+}
+
+/// A frame buffer's region, planes and the rows of each to copy.
+type PlanesToCopy = (Arc<crate::regions::Region>, header::Planes, [u32; 3]);
+
+/// What a frame copies where the kernels work on device-local copies.
+struct FrameCopies {
+    /// Copied back at its end.
+    frame: PlanesToCopy,
+    /// Uploaded by its first part where their copies do not hold them.
+    references: Vec<PlanesToCopy>,
 }
 
 /// A decoder context of FFmpeg's that takes the frame path (`attach`).
@@ -280,7 +297,28 @@ impl Decoder {
         let f = &info.frame;
         let (frame_region, frame_planes) =
             planes_of(f.data, f.linesize).ok_or("a frame outside the memory the GPU reaches")?;
+        if self.gpu.as_ref().is_none_or(|s| s.layout != layout) {
+            self.gpu = None; // finished: every frame waits for its parts at its end
+            let memory = crate::config::get().frame_path_memory;
+            self.gpu = Some(Submitter::new(gpu, layout, memory)?);
+        }
+        let device_copies = self.gpu.as_ref().expect("made above").device_copies();
+        // The buffer the kernels work on: the frame's own, or its device-local copy.
+        let bind = |region: &crate::regions::Region| -> Result<BufferRef, String> {
+            if device_copies {
+                copies::of(gpu, region)
+            } else {
+                Ok(region.in_place.as_ref().expect("in place").as_ref())
+            }
+        };
+        let ss_v = info.frame.ss_v.max(0) as u32;
+        let decoded_rows = copies::plane_rows(8 * info.rows.max(0) as u32, ss_v);
+        let frame_buffer = bind(&frame_region)?;
         let mut regions = vec![frame_region.clone()];
+        let mut frame_copies = FrameCopies {
+            frame: (frame_region, frame_planes, decoded_rows),
+            references: Vec::new(),
+        };
         let mut ref_planes = [None; 3];
         let mut ref_buffers = [None; 3];
         let mut references = [0usize; 3];
@@ -291,21 +329,17 @@ impl Decoder {
             }
             let (region, planes) = planes_of(reference.data, reference.linesize)
                 .ok_or("a reference outside the memory the GPU reaches")?;
-            ref_buffers[r] = region.in_place.as_ref().map(|p| p.as_ref());
+            ref_buffers[r] = Some(bind(&region)?);
             ref_planes[r] = Some(planes);
             references[r] = reference.data[0] as usize;
+            // (The rows the kernels read: references are read clamped to their visible size.)
+            let rows = copies::plane_rows(reference.height.max(0) as u32, ss_v);
+            frame_copies.references.push((region.clone(), planes, rows));
             regions.push(region);
         }
-        if self.gpu.as_ref().is_none_or(|s| s.layout != layout) {
-            self.gpu = None; // finished: every frame waits for its parts at its end
-            self.gpu = Some(Submitter::new(gpu, layout)?);
-        }
         let submitter = self.gpu.as_mut().expect("made above");
-        let data = submitter.data.as_ref();
-        let frame_buffer: BufferRef = frame_region.in_place.as_ref().expect("in place").as_ref();
         let words = header::words(info, &layout, frame_planes, ref_planes);
-        let bound = [0, 1, 2].map(|r| ref_buffers[r].unwrap_or(data));
-        submitter.begin_frame(&words, [data, frame_buffer, bound[0], bound[1], bound[2]]);
+        submitter.begin_frame(&words, frame_buffer, ref_buffers);
         let sb_rows = layout.geometry.sb_rows;
         // A CPU device's work competes with the decoder's for the same cores: nothing to
         // overlap.
@@ -325,6 +359,7 @@ impl Decoder {
             references,
             submitted_any: false,
             _regions: regions,
+            copies: device_copies.then_some(frame_copies),
             failed: None,
         })
     }
@@ -342,12 +377,22 @@ impl Decoder {
         let frame = self.frame.as_mut().expect("a frame");
         let g = frame.geometry;
         let on_gpu = frame.on_gpu.as_mut().expect("on the GPU");
+        let submitter = self.gpu.as_mut().expect("on the GPU");
+        let mut uploaded = Vec::new();
         if !on_gpu.submitted_any {
             // References FFmpeg is still reconstructing on other threads come first.
             CPU_FRAMES.wait_for(&on_gpu.references);
             on_gpu.submitted_any = true;
+            // Those FFmpeg reconstructed go to their device-local copies first.
+            for (region, planes, rows) in on_gpu.copies.iter().flat_map(|c| &c.references) {
+                if !copies::current(region) {
+                    if let Some(copy) = copies::upload(region, *planes, *rows) {
+                        submitter.copy_before(copy);
+                        uploaded.push(region.clone());
+                    }
+                }
+            }
         }
-        let submitter = self.gpu.as_mut().expect("on the GPU");
         let layout = submitter.layout;
         let sbs = g.superblocks();
         // SAFETY: the arrays are inside the buffer; the decoder wrote the rows' parts of them
@@ -365,7 +410,13 @@ impl Decoder {
         let sb = SbBlocks::new(g.sb_cols, sb_words);
         let mut levels: Levels = Vec::new();
         let mut blocks = 0u64;
-        let inter: Vec<Dispatch> = inter::record_ranges(&sb, rows.clone())
+        let ranges = inter::record_ranges(&sb, rows.clone());
+        if submitter.device_copies() {
+            for bytes in layout.part_bytes(records, &ranges, rows.clone()) {
+                submitter.stage(bytes);
+            }
+        }
+        let inter: Vec<Dispatch> = ranges
             .into_iter()
             .map(|(first, count)| {
                 blocks += count as u64;
@@ -377,35 +428,39 @@ impl Decoder {
             })
             .collect();
         levels.push(inter);
-        for jobs in intra::levels(&sb, records, rows.clone()) {
-            let first = submitter.push_jobs(&jobs)?;
-            levels.push(vec![Dispatch {
-                kernel: VP9_INTRA_KERNEL,
-                first,
-                count: jobs.len() as u32,
-            }]);
-        }
-        if save_line {
-            levels.push(vec![Dispatch {
-                kernel: VP9_LINES_KERNEL,
-                first: (rows.end - 1) as u32,
-                count: 3,
-            }]);
-        }
-        if on_gpu.loop_filter {
-            for jobs in loopfilter::levels(g.sb_cols, filtered) {
-                let first = submitter.push_jobs(&jobs)?;
-                levels.push(vec![Dispatch {
-                    kernel: VP9_LF_KERNEL,
-                    first,
-                    count: jobs.len() as u32,
-                }]);
+        let wave = wavefront::levels(g.sb_cols, rows.clone(), |row, col| Superblock {
+            intra: intra::jobs(&sb, records, rows.start, row, col),
+            save_line: save_line && row + 1 == rows.end,
+            lf: if on_gpu.loop_filter && filtered.contains(&row) {
+                loopfilter::jobs(row * g.sb_cols + col).to_vec()
+            } else {
+                Vec::new()
+            },
+        });
+        for level in wave {
+            let mut dispatches = Vec::new();
+            for (kernel, jobs) in [
+                (VP9_INTRA_KERNEL, &level.intra),
+                (VP9_LINES_KERNEL, &level.lines),
+                (VP9_LF_KERNEL, &level.lf),
+            ] {
+                if !jobs.is_empty() {
+                    let first = submitter.push_jobs(jobs)?;
+                    dispatches.push(Dispatch {
+                        kernel,
+                        first,
+                        count: jobs.len() as u32,
+                    });
+                }
             }
+            levels.push(dispatches);
         }
         levels.retain(|l| !l.is_empty());
-        if !levels.is_empty() {
-            submitter.submit(&levels)?;
-            stats::add(&COUNTERS.parts, 1);
+        // (A part with no kernels may still have copies to make: the frame's last.)
+        submitter.submit(&levels)?;
+        stats::add(&COUNTERS.parts, 1);
+        for region in uploaded {
+            copies::set_current(&region, true);
         }
         stats::add(&COUNTERS.gpu_blocks, blocks);
         stats::add_cpu_time(&COUNTERS.part_cpu_ns, cpu);
@@ -482,6 +537,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
         };
         let layout = Layout::new(geometry);
         let data0 = info.frame.data[0] as usize;
+        copies::forget(data0);
         let on_gpu = if gpu_wanted() {
             match d.gpu_frame(info, layout) {
                 Ok(f) => Some(f),
@@ -593,10 +649,32 @@ pub(crate) unsafe extern "C" fn reconstruct(ctx: *mut c_void, rows: c_int, error
             g.sb_rows
         };
         let from = f.rows_submitted;
+        if error != 0 && f.copies.is_some() {
+            // The frame's copy was reconstructed only where parsed: FFmpeg's second pass
+            // reconstructs that part in the decoder's buffer, leaving the rest as it is.
+            if let Some(f) = d.frame.as_mut().and_then(|f| f.on_gpu.as_mut()) {
+                f.failed = Some("a damaged frame, parsed in part".into());
+            }
+        }
+        let f = d
+            .frame
+            .as_ref()
+            .and_then(|f| f.on_gpu.as_ref())
+            .expect("on the GPU");
         if f.failed.is_none() {
             ORDER.wait_turn(f.seq);
-            if let Err(why) = d.submit_part(from..parsed, from..rows, false) {
-                d.gpu_failed(why);
+            let back = f.copies.as_ref().and_then(|c| {
+                let (region, planes, rows) = &c.frame;
+                copies::copy_back(region, *planes, *rows).map(|copy| (region.clone(), copy))
+            });
+            let region = back.map(|(region, copy)| {
+                d.gpu.as_mut().expect("on the GPU").copy_after(copy);
+                region
+            });
+            match d.submit_part(from..parsed, from..rows, false) {
+                // Later frames' parts, after this one on the queue, find it in the copy.
+                Ok(()) => region.iter().for_each(|r| copies::set_current(r, true)),
+                Err(why) => d.gpu_failed(why),
             }
         }
         d.release();
@@ -635,6 +713,7 @@ pub(crate) unsafe extern "C" fn reconstruct(ctx: *mut c_void, rows: c_int, error
         stats::add(&COUNTERS.frames_ffmpeg, 1);
         if let Some(frame) = d.frame.as_ref() {
             CPU_FRAMES.add(frame.data0);
+            copies::forget(frame.data0);
         }
         1
     })
@@ -681,7 +760,8 @@ pub fn describe() -> String {
     format!(
         "frames_parsed={} frames_gpu={} frames_ffmpeg={} fallbacks={} blocks={} parts={} \
          parts_per_frame={:.2} parse_cpu_ms={:.3} part_cpu_ms={:.3} part_ns_per_block={:.1} \
-         data_bytes_per_frame={:.0}",
+         data_bytes_per_frame={:.0} copied_to_device_bytes_per_frame={:.0} \
+         copied_back_bytes_per_frame={:.0} gpu_ms_by_stage={} live_threads_cpu_ms={}",
         r(&c.frames),
         r(&c.frames_gpu),
         r(&c.frames_ffmpeg),
@@ -693,5 +773,14 @@ pub fn describe() -> String {
         r(&c.part_cpu_ns) as f64 / 1e6,
         r(&c.part_cpu_ns) as f64 / gpu_blocks,
         r(&c.data_bytes) as f64 / r(&c.frames_gpu).max(1) as f64,
+        r(&submit::COPIED_TO_DEVICE) as f64 / r(&c.frames_gpu).max(1) as f64,
+        r(&submit::COPIED_BACK) as f64 / r(&c.frames_gpu).max(1) as f64,
+        submit::STAGES
+            .iter()
+            .zip(&submit::STAGE_NS)
+            .map(|(name, ns)| format!("{name}:{:.3}", stats::read(ns) as f64 / 1e6))
+            .collect::<Vec<_>>()
+            .join(","),
+        stats::live_threads_cpu(),
     )
 }

@@ -243,6 +243,51 @@ impl Layout {
     }
 }
 
+impl Layout {
+    /// The byte ranges of the data the decoder wrote for superblock rows `rows`, whose records
+    /// are the ranges `(first, count)` of `records`: the records, their coefficients and
+    /// end-of-block positions (a region's blocks take the 8x8 units after one another), the
+    /// rows' loop-filter data and record ranges.
+    pub fn part_bytes(
+        &self,
+        records: &[BlockRecord],
+        ranges: &[(u32, u32)],
+        rows: std::ops::Range<usize>,
+    ) -> Vec<std::ops::Range<usize>> {
+        let g = &self.geometry;
+        let record = std::mem::size_of::<BlockRecord>();
+        let mut bytes = Vec::new();
+        for &(first, count) in ranges {
+            let (first, end) = (first as usize, (first + count) as usize);
+            let (Some(a), Some(z)) = (
+                records.get(first),
+                end.checked_sub(1).and_then(|l| records.get(l)),
+            ) else {
+                continue;
+            };
+            bytes.push(self.records + first * record..self.records + end * record);
+            let units = a.unit as usize..(z.unit + units(z.bs)) as usize;
+            for p in 0..3 {
+                let shift = if p == 0 { 0 } else { g.ss_h + g.ss_v };
+                // per 8x8 unit: 64 coefficients (of 2 bytes, twice that above 8 bits) and 4
+                // end-of-block positions, fewer where subsampled
+                let coef = (64 * g.bytes_per_pixel * 2) >> shift;
+                let eobs = |unit: usize| self.eobs[p] + ((unit * 4) >> shift);
+                bytes.push(self.coefs[p] + units.start * coef..self.coefs[p] + units.end * coef);
+                bytes.push(eobs(units.start)..eobs(units.end));
+            }
+        }
+        let sbs = rows.start * g.sb_cols..rows.end * g.sb_cols;
+        bytes.push(
+            self.loopfilter + sbs.start * LOOPFILTER_BYTES
+                ..self.loopfilter + sbs.end * LOOPFILTER_BYTES,
+        );
+        bytes.push(self.sb_blocks + sbs.start * 8..self.sb_blocks + sbs.end * 8);
+        bytes.retain(|r| !r.is_empty());
+        bytes
+    }
+}
+
 /// Where each superblock's records are (the decoder's `sb_blocks`): the first record's index
 /// and the count, 0 for a superblock not parsed.
 pub struct SbBlocks<'a> {

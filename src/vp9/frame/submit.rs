@@ -1,29 +1,65 @@
 //! A frame's reconstruction on the GPU, in parts: each part reconstructs a range of superblock
 //! rows already parsed, in one submission, while the decoder parses the rows after it. A part
-//! is the stages in the decoder's order, a dispatch level each (barriers between):
-//! - inter prediction and residual of every inter block ([`super::inter`]);
-//! - intra blocks by wavefront level ([`super::intra`]);
-//! - the last line of the part's last row saved for the next part's intra prediction
-//!   (`shaders/vp9_lines.comp`), before the loop filter changes it;
-//! - the loop filter by wavefront level ([`super::loopfilter`]).
+//! is dispatch levels (barriers between):
+//! - inter prediction and residual of every inter block ([`super::inter`]), one level;
+//! - then one wavefront over the superblocks ([`super::wavefront`]): their intra blocks
+//!   ([`super::intra`]), the last line of the part's last row saved for the next part's intra
+//!   prediction (`shaders/vp9_lines.comp`) and the loop filter ([`super::loopfilter`]).
 //!
 //! A decoder's frame data (its parsed blocks, the header, the job lists) is one buffer of
-//! host-visible memory the decoder parses into and the GPU reads in place; the frame's pixels
-//! and its references' are the frame pool's buffers (`crate::regions`). Parts of one frame are
+//! host-visible memory the decoder parses into; the frame's pixels and its references' are the
+//! frame pool's buffers (`crate::regions`). Where that memory is across a bus from the GPU (a
+//! discrete GPU), the kernels work on device-local copies instead: each part first copies the
+//! data the decoder wrote for it (and references FFmpeg reconstructed) there, and the frame's
+//! last part copies its pixels back; elsewhere they work in place. Parts of one frame are
 //! submitted in order, and a frame's parts only after every part of the frame before it
 //! ([`Order`]), so that no submission waits on a later one.
 
 use super::header;
 use super::records::Layout;
-use crate::gpu::memory::{BufferRef, HostBuffer};
+use crate::config::JobMemory;
+use crate::gpu::memory::{BufferRef, DeviceBuffer, HostBuffer};
 use crate::gpu::{vkerr, Gpu, GpuResult};
+use crate::kernels::{VP9_INTER_KERNEL, VP9_INTRA_KERNEL, VP9_LF_KERNEL, VP9_LINES_KERNEL};
 use crate::stats;
 use ash::vk;
+use std::ops::Range;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// A copy between buffers: source, destination and the byte ranges.
+pub struct Copy {
+    pub from: vk::Buffer,
+    pub to: vk::Buffer,
+    pub regions: Vec<vk::BufferCopy>,
+}
+
+/// GPU-side bytes copied: to device-local memory (the data, references), and frames back.
+pub static COPIED_TO_DEVICE: AtomicU64 = AtomicU64::new(0);
+pub static COPIED_BACK: AtomicU64 = AtomicU64::new(0);
+
 /// Parts in flight at once per decoder.
 const SLOTS: usize = 8;
+
+/// The stages of a part whose GPU time the stats line gives apart (where the queue has
+/// timestamps): the first level of each stage and the end of the part are stamped.
+pub const STAGES: [&str; 2] = ["inter", "wavefront"];
+
+/// The stage of a level by its first dispatch's kernel.
+fn stage_of(kernel: usize) -> Option<usize> {
+    match kernel {
+        VP9_INTER_KERNEL => Some(0),
+        VP9_INTRA_KERNEL | VP9_LINES_KERNEL | VP9_LF_KERNEL => Some(1),
+        _ => None,
+    }
+}
+
+/// GPU time per stage of [`STAGES`], in nanoseconds.
+pub static STAGE_NS: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
+
+/// Timestamps per slot: a part's start, one per stage, its end.
+const STAMPS: u32 = STAGES.len() as u32 + 2;
 
 /// A part that takes longer than this is treated as a hung device. (Generous: a driver that
 /// compiles the kernels at their first dispatch, as lavapipe does, takes seconds there.)
@@ -40,11 +76,13 @@ pub struct Dispatch {
 /// A part: levels of dispatches, each level after the one before.
 pub type Levels = Vec<Vec<Dispatch>>;
 
-/// A command buffer and its fence; `serial` while its submission may run.
+/// A command buffer and its fence; `serial` while its submission may run; the stage of each
+/// timestamp after the first (`None`: the part's end).
 struct Slot {
     cmd: vk::CommandBuffer,
     fence: vk::Fence,
     serial: Option<u64>,
+    stamps: Vec<Option<usize>>,
 }
 
 /// A decoder's GPU objects, reused from frame to frame.
@@ -53,6 +91,14 @@ pub struct Submitter {
     /// The frame's data, in [`Layout`].
     pub data: HostBuffer,
     pub layout: Layout,
+    /// Its device-local copy, which the kernels read where there is one; and the byte ranges
+    /// of `data` the next part copies there first.
+    mirror: Option<DeviceBuffer>,
+    staged: Vec<Range<usize>>,
+    /// Copies the next part makes before its kernels (`(source, destination, regions)`:
+    /// references uploaded) and after them (the frame's pixels copied back).
+    copies_before: Vec<Copy>,
+    copies_after: Vec<Copy>,
     pool: vk::CommandPool,
     descriptor_pool: vk::DescriptorPool,
     set: vk::DescriptorSet,
@@ -71,8 +117,20 @@ pub struct Submitter {
 unsafe impl Send for Submitter {}
 
 impl Submitter {
-    pub fn new(gpu: &'static Gpu, layout: Layout) -> GpuResult<Submitter> {
+    /// `memory`: whether the kernels work on device-local copies (see the module's comment);
+    /// by default where the host memory the decoder writes is not device-local.
+    pub fn new(gpu: &'static Gpu, layout: Layout, memory: JobMemory) -> GpuResult<Submitter> {
         let data = HostBuffer::coherent_zeroed(gpu, layout.bytes as u64)?;
+        let device_copies = match memory {
+            JobMemory::Host => false,
+            JobMemory::Device => true,
+            JobMemory::Auto => !data.device_local,
+        };
+        let mirror = if device_copies {
+            Some(DeviceBuffer::new(gpu, layout.bytes as u64)?)
+        } else {
+            None
+        };
         let d = &gpu.device;
         unsafe {
             let pool = d
@@ -87,6 +145,10 @@ impl Submitter {
                 gpu,
                 data,
                 layout,
+                mirror,
+                staged: Vec::new(),
+                copies_before: Vec::new(),
+                copies_after: Vec::new(),
                 pool,
                 descriptor_pool: vk::DescriptorPool::null(),
                 set: vk::DescriptorSet::null(),
@@ -113,6 +175,7 @@ impl Submitter {
                     cmd,
                     fence,
                     serial: None,
+                    stamps: Vec::new(),
                 });
             }
             let sizes = [vk::DescriptorPoolSize::default()
@@ -139,7 +202,7 @@ impl Submitter {
                     .create_query_pool(
                         &vk::QueryPoolCreateInfo::default()
                             .query_type(vk::QueryType::TIMESTAMP)
-                            .query_count(2 * SLOTS as u32),
+                            .query_count(STAMPS * SLOTS as u32),
                         None,
                     )
                     .ok();
@@ -148,15 +211,41 @@ impl Submitter {
         }
     }
 
-    /// Starts a frame: its header, and the buffers its kernels bind (the frame's data, the
-    /// frame's pixels, the three references'). No part of the last frame may be in flight.
-    pub fn begin_frame(&mut self, header: &[u32; header::WORDS], buffers: [BufferRef; 5]) {
+    /// Whether the kernels work on device-local copies.
+    pub fn device_copies(&self) -> bool {
+        self.mirror.is_some()
+    }
+
+    /// Starts a frame: its header, and the buffers its kernels bind besides the frame's data:
+    /// the frame's pixels and the references' (where there are). No part of the last frame may
+    /// be in flight.
+    pub fn begin_frame(
+        &mut self,
+        header: &[u32; header::WORDS],
+        frame: BufferRef,
+        references: [Option<BufferRef>; 3],
+    ) {
         debug_assert!(self.slots.iter().all(|s| s.serial.is_none()));
         // SAFETY: the header area is the buffer's first bytes, written by nothing else now.
         unsafe {
             std::ptr::copy_nonoverlapping(header.as_ptr(), self.data.ptr as *mut u32, header.len())
         };
         self.jobs_used = 0;
+        self.staged.clear();
+        self.copies_before.clear();
+        self.copies_after.clear();
+        self.stage(0..header::WORDS * 4);
+        let data = self
+            .mirror
+            .as_ref()
+            .map_or(self.data.as_ref(), |m| m.as_ref());
+        let buffers = [
+            data,
+            frame,
+            references[0].unwrap_or(data),
+            references[1].unwrap_or(data),
+            references[2].unwrap_or(data),
+        ];
         let ids = buffers.map(|b| b.id);
         if ids != self.bound {
             let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
@@ -197,7 +286,27 @@ impl Submitter {
             std::ptr::copy_nonoverlapping(jobs.as_ptr(), at, jobs.len());
         }
         self.jobs_used += jobs.len();
+        let at = self.layout.jobs + 4 * first;
+        self.stage(at..at + 4 * jobs.len());
         Ok(first as u32)
+    }
+
+    /// Bytes of the frame's data the decoder wrote for the next part: copied to the
+    /// device-local copy at its start, where there is one.
+    pub fn stage(&mut self, bytes: Range<usize>) {
+        if self.mirror.is_some() && !bytes.is_empty() {
+            self.staged.push(bytes);
+        }
+    }
+
+    /// A copy the next part makes before its kernels.
+    pub fn copy_before(&mut self, copy: Copy) {
+        self.copies_before.push(copy);
+    }
+
+    /// A copy the next part makes after its kernels.
+    pub fn copy_after(&mut self, copy: Copy) {
+        self.copies_after.push(copy);
     }
 
     /// Records `levels` into a free command buffer and submits it without waiting.
@@ -219,6 +328,9 @@ impl Submitter {
         let d = &gpu.device;
         let cmd = self.slots[slot].cmd;
         let mut count = 0u64;
+        let first_query = STAMPS * slot as u32;
+        let mut stamps = Vec::new();
+        let mut stage = None;
         unsafe {
             d.reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty())
                 .map_err(vkerr("vkResetCommandBuffer"))?;
@@ -229,15 +341,33 @@ impl Submitter {
             )
             .map_err(vkerr("vkBeginCommandBuffer"))?;
             // After every earlier submission (the references, the frame's earlier parts).
-            compute_barrier(d, cmd);
+            full_barrier(d, cmd);
+            let mut before = std::mem::take(&mut self.copies_before);
+            if let Some(m) = &self.mirror {
+                let regions: Vec<vk::BufferCopy> = self
+                    .staged
+                    .drain(..)
+                    .map(|r| {
+                        vk::BufferCopy::default()
+                            .src_offset(r.start as u64)
+                            .dst_offset(r.start as u64)
+                            .size(r.len() as u64)
+                    })
+                    .collect();
+                before.push(Copy {
+                    from: self.data.buffer,
+                    to: m.buffer,
+                    regions,
+                });
+            }
+            let copies_before = record_copies(d, cmd, &before);
+            stats::add(&COPIED_TO_DEVICE, copies_before);
+            if copies_before > 0 {
+                full_barrier(d, cmd);
+            }
             if let Some(q) = self.queries {
-                d.cmd_reset_query_pool(cmd, q, 2 * slot as u32, 2);
-                d.cmd_write_timestamp(
-                    cmd,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
-                    q,
-                    2 * slot as u32,
-                );
+                d.cmd_reset_query_pool(cmd, q, first_query, STAMPS);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::COMPUTE_SHADER, q, first_query);
             }
             d.cmd_bind_descriptor_sets(
                 cmd,
@@ -250,8 +380,20 @@ impl Submitter {
             let max_groups = gpu.info.max_group_count_x;
             let mut bound = usize::MAX;
             for (i, level) in levels.iter().enumerate() {
+                let level_stage = level.first().and_then(|disp| stage_of(disp.kernel));
+                if let (Some(q), Some(_)) = (self.queries, level_stage) {
+                    // (A stage that came back would have no stamp left: its time goes to the one
+                    // before.)
+                    if level_stage != stage && i > 0 && stamps.len() + 2 < STAMPS as usize {
+                        // The stage before ends when its work has.
+                        stamps.push(stage);
+                        let at = first_query + stamps.len() as u32;
+                        d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::COMPUTE_SHADER, q, at);
+                    }
+                }
+                stage = level_stage.or(stage);
                 if i > 0 {
-                    compute_barrier(d, cmd);
+                    full_barrier(d, cmd);
                 }
                 for disp in level {
                     let kernel = gpu.pipelines.get(disp.kernel)?;
@@ -279,20 +421,34 @@ impl Submitter {
                 }
             }
             if let Some(q) = self.queries {
-                d.cmd_write_timestamp(
-                    cmd,
-                    vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                    q,
-                    2 * slot as u32 + 1,
-                );
+                stamps.push(stage);
+                let at = first_query + stamps.len() as u32;
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, q, at);
+            }
+            let mut after = std::mem::take(&mut self.copies_after);
+            if let Some(m) = &self.mirror {
+                // The kernels' status word, for the host.
+                let status = (header::STATUS * 4) as u64;
+                after.push(Copy {
+                    from: m.buffer,
+                    to: self.data.buffer,
+                    regions: vec![vk::BufferCopy::default()
+                        .src_offset(status)
+                        .dst_offset(status)
+                        .size(4)],
+                });
+            }
+            if !after.is_empty() {
+                full_barrier(d, cmd);
+                stats::add(&COPIED_BACK, record_copies(d, cmd, &after));
             }
             // The frame's pixels and status for the host once the fence signals.
             memory_barrier(
                 d,
                 cmd,
                 (
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
-                    vk::AccessFlags::SHADER_WRITE,
+                    vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+                    vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE,
                 ),
                 (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
             );
@@ -303,6 +459,7 @@ impl Submitter {
         }
         let serial = gpu.submit(cmd, self.slots[slot].fence)?;
         self.slots[slot].serial = Some(serial);
+        self.slots[slot].stamps = stamps;
         self.dispatches += count;
         stats::add(&stats::COUNTERS.submissions, 1);
         stats::add(&stats::COUNTERS.dispatches, count);
@@ -329,13 +486,27 @@ impl Submitter {
             Err(e) => return Err(format!("vkWaitForFences: {e}")),
         }
         if let (Some(q), Some(period)) = (self.queries, self.gpu.info.timestamp_period_ns) {
-            let mut ticks = [0u64; 2];
+            let stamps = std::mem::take(&mut self.slots[i].stamps);
+            let mut ticks = vec![0u64; stamps.len() + 1];
             let got = unsafe {
-                d.get_query_pool_results(q, 2 * i as u32, &mut ticks, vk::QueryResultFlags::TYPE_64)
+                d.get_query_pool_results(
+                    q,
+                    STAMPS * i as u32,
+                    &mut ticks,
+                    vk::QueryResultFlags::TYPE_64,
+                )
             };
-            if got.is_ok() && ticks[1] >= ticks[0] {
-                let ns = ((ticks[1] - ticks[0]) as f64 * period) as u64;
-                stats::add(&stats::COUNTERS.gpu_busy_ns, ns);
+            let ns = |a: u64, b: u64| (b.saturating_sub(a) as f64 * period) as u64;
+            if got.is_ok() && ticks[stamps.len()] >= ticks[0] {
+                stats::add(
+                    &stats::COUNTERS.gpu_busy_ns,
+                    ns(ticks[0], ticks[stamps.len()]),
+                );
+                for (k, stage) in stamps.iter().enumerate() {
+                    if let Some(s) = stage {
+                        stats::add(&STAGE_NS[*s], ns(ticks[k], ticks[k + 1]));
+                    }
+                }
             }
         }
         Ok(())
@@ -394,11 +565,25 @@ impl Drop for Submitter {
     }
 }
 
-/// Compute work after it waits for all compute work before it, earlier submissions included.
-unsafe fn compute_barrier(d: &ash::Device, cmd: vk::CommandBuffer) {
-    let shader = vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE;
-    let compute = vk::PipelineStageFlags::COMPUTE_SHADER;
-    memory_barrier(d, cmd, (compute, shader), (compute, shader));
+/// Compute work and copies after it wait for all of both before it, earlier submissions
+/// included.
+unsafe fn full_barrier(d: &ash::Device, cmd: vk::CommandBuffer) {
+    let access = vk::AccessFlags::SHADER_READ
+        | vk::AccessFlags::SHADER_WRITE
+        | vk::AccessFlags::TRANSFER_READ
+        | vk::AccessFlags::TRANSFER_WRITE;
+    let stages = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER;
+    memory_barrier(d, cmd, (stages, access), (stages, access));
+}
+
+/// Records `copies`; returns the bytes they copy.
+unsafe fn record_copies(d: &ash::Device, cmd: vk::CommandBuffer, copies: &[Copy]) -> u64 {
+    let mut bytes = 0;
+    for c in copies.iter().filter(|c| !c.regions.is_empty()) {
+        d.cmd_copy_buffer(cmd, c.from, c.to, &c.regions);
+        bytes += c.regions.iter().map(|r| r.size).sum::<u64>();
+    }
+    bytes
 }
 
 unsafe fn memory_barrier(
