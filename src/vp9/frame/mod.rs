@@ -342,12 +342,14 @@ impl Decoder {
         submitter.begin_frame(&words, frame_buffer, ref_buffers);
         let sb_rows = layout.geometry.sb_rows;
         // A CPU device's work competes with the decoder's for the same cores: nothing to
-        // overlap.
+        // overlap. Elsewhere each part's wavefront ramps up and down again, so more parts
+        // overlap more of the parse but cost the GPU more: two were the fastest of 1, 2 and 4
+        // at -threads 1 on the NVIDIA H200 host (docs/benchmarks.md).
         let parts = crate::config::get().frame_parts.unwrap_or(
             if gpu.info.kind == ash::vk::PhysicalDeviceType::CPU {
                 1
             } else {
-                4
+                2
             },
         );
         Ok(GpuFrame {
