@@ -9,8 +9,9 @@
 // superblock's pixels and the line above and the column left of it, orders its intra
 // transform blocks by what each reads (a level above every block it reads: in decode order
 // each reads only blocks before it), and reconstructs a level's blocks side by side, the
-// small ones (4x4, 8x8) an invocation each, the big ones with the whole workgroup; then it
-// writes the pixels of its intra blocks back.
+// small ones (4x4, 8x8) in rounds of 64 / N at once, N invocations each (a row of the block
+// an invocation), the big ones with the whole workgroup; then it writes the pixels of its
+// intra blocks back.
 //
 // Job (a word of the frame's job list): the superblock (bits 0-23), the plane (24-25), and
 // bit 30: the row above the superblock row was loop filtered (reconstructed by an earlier
@@ -40,8 +41,10 @@ shared int sb_left[64];
 // Per 4x4 cell of the superblock's plane (16 x 16), the level of the intra transform block
 // that writes it (0: none).
 shared uint cell_level[256];
-// The intra transform blocks (level << 16 | record in the superblock << 8 | transform block
-// in the block) in decode order, then by level; each level's first index.
+// The intra transform blocks (kind << 26 | level << 16 | record in the superblock << 8 |
+// transform block in the block; kind 0: 4x4, 1: 8x8, 2: bigger) in decode order, then by
+// level and in each level by kind; each level's first index. Once sorted, tx_entries holds
+// each level's count of 4x4 and 8x8 blocks (n4 | n8 << 16, at level - 1).
 shared uint tx_entries[256];
 shared uint tx_sorted[256];
 shared uint level_start[258];
@@ -52,11 +55,14 @@ shared uint sb_records[2 * 64];
 // The edges of a big transform block, built by the workgroup.
 shared int ipred_top[33];
 shared int ipred_left[32];
-
-// An invocation's own edges for a small transform block.
-int lane_top[8];
-int lane_left[8];
-int lane_tl;
+// The edges of a round's small transform blocks, a slot each (up to 16): the top (8 with a
+// 4x4's top-right), the left, the top-left.
+const uint SLOTS = 16u;
+shared int slot_top[SLOTS * 8u];
+shared int slot_left[SLOTS * 8u];
+shared int slot_tl[SLOTS];
+// The slot whose edges predict_slot reads.
+uint pred_slot;
 
 #define IPRED_TOP(i) ipred_top[1 + (i)]
 #define IPRED_TL ipred_top[0]
@@ -67,10 +73,11 @@ int lane_tl;
 #undef IPRED_TL
 #undef IPRED_LEFT
 #undef IPRED_FN
-#define IPRED_TOP(i) lane_top[i]
-#define IPRED_TL lane_tl
-#define IPRED_LEFT(i) lane_left[i]
-#define IPRED_FN predict_lane
+#undef IPRED_LINE
+#define IPRED_TOP(i) slot_top[pred_slot * 8u + uint(i)]
+#define IPRED_TL slot_tl[pred_slot]
+#define IPRED_LEFT(i) slot_left[pred_slot * 8u + uint(i)]
+#define IPRED_FN predict_slot
 #include "vp9_ipred_fn.glsl"
 
 // FFmpeg's ff_vp9_intra_txfm_type of the ten intra modes, 2 bits each.
@@ -155,39 +162,58 @@ int edge_left(Tx x, int i)
     return x.have_left ? local_pixel(x.at.x - 1, x.at.y + min(i, x.left_have - 1)) : 129;
 }
 
-// A small transform block (4x4, 8x8) by this invocation alone: edges, prediction, residual,
-// written to the tile a word at a time.
-void small_tx_block(Tx x)
+// A round of small transform blocks of 4 << size_log2 (N) pixels: up to 64 / N of them, the
+// entries `first` + round slot of `tx_sorted`, `count` in all from `first`, N invocations
+// each. The slot's invocations build its edges, the round's residuals come at once, then each
+// invocation predicts and writes a row of its slot's block. Every invocation calls it
+// (uniform; barriers inside); the superblock's `first_record`, plane `p`.
+void small_tx_round(uint size_log2, uint first, uint count, uint first_record, uint p,
+                    ivec2 origin)
 {
-    int top_count = x.n == 4 && (x.needs & NEEDS_TOPRIGHT) != 0u ? 8 : x.n;
-    if ((x.needs & NEEDS_TOP) != 0u) {
-        for (int i = 0; i < 8; i++)
-            if (i < top_count)
-                lane_top[i] = edge_top(x, i);
-        if ((x.needs & NEEDS_TOPLEFT) != 0u)
-            lane_tl = edge_topleft(x);
+    uint inv = gl_LocalInvocationID.x;
+    uint n = 4u << size_log2;
+    uint slot = inv / n, lane = inv % n;
+    bool live = slot < count;
+    Tx x;
+    x.n = int(n);
+    x.log2n = int(size_log2) + 2;
+    x.coef = 0u;
+    x.eob = 0;
+    x.tx_type = 0u;
+    if (live) {
+        uint entry = tx_sorted[first + slot];
+        Block b = load_block(first_record + ((entry >> 8) & 0xffu));
+        x = tx_block(b, p, tx_grid(b, p), int(entry & 0xffu), origin);
+        int top_count = x.n == 4 && (x.needs & NEEDS_TOPRIGHT) != 0u ? 8 : x.n;
+        if ((x.needs & NEEDS_TOP) != 0u) {
+            for (uint i = lane; i < uint(top_count); i += n)
+                slot_top[slot * 8u + i] = edge_top(x, int(i));
+            if (lane == 0u && (x.needs & NEEDS_TOPLEFT) != 0u)
+                slot_tl[slot] = edge_topleft(x);
+        }
+        if ((x.needs & NEEDS_LEFT) != 0u)
+            slot_left[slot * 8u + lane] = edge_left(x, int(lane));
     }
-    if ((x.needs & NEEDS_LEFT) != 0u) {
-        for (int i = 0; i < 8; i++)
-            if (i < x.n)
-                lane_left[i] = edge_left(x, i);
-    }
-    int res[64];
-    if (x.eob != 0)
-        itx_lane(uint(x.log2n - 2), x.coef, x.eob, x.tx_type, header(H_LOSSLESS) != 0u, res);
-    for (int r = 0; r < x.n; r++) {
+    // (The edges are written before its barriers, read after them.)
+    itx_residual(size_log2, live && x.eob != 0, x.coef, x.eob, x.tx_type,
+                 header(H_LOSSLESS) != 0u);
+    if (live) {
+        pred_slot = slot;
+        int r = int(lane);
         for (int w = 0; w < x.n / 4; w++) {
             uint word = 0u;
             for (int k = 0; k < 4; k++) {
                 int c = w * 4 + k;
-                int v = predict_lane(x.conv, x.n, x.log2n, c, r);
+                int v = predict_slot(x.conv, x.n, x.log2n, c, r);
                 if (x.eob != 0)
-                    v = clamp(v + res[r * x.n + c], 0, 255);
+                    v = clamp(v + itx_residual_at(n, slot, uint(r), uint(c)), 0, 255);
                 word |= uint(v) << (8 * k);
             }
             tile[(x.at.y + r) * 16 + (x.at.x >> 2) + w] = word;
         }
     }
+    // The round's edges and residuals read before the next round replaces them.
+    barrier();
 }
 
 // A big transform block (16x16, 32x32) by the whole workgroup (uniform; barriers inside).
@@ -303,46 +329,56 @@ void main()
                     for (int dx = 0; dx < k; dx++)
                         if (c.y + dy < cell_rows && c.x + dx < cells)
                             cell_level[(c.y + dy) * 16 + c.x + dx] = level;
-                tx_entries[entries++] = level << 16 | i << 8 | uint(t);
+                uint kind = min(g.size_log2, 2u);
+                tx_entries[entries++] = kind << 26 | level << 16 | i << 8 | uint(t);
                 levels = max(levels, level);
             }
         }
         for (uint l = 0u; l <= levels + 1u; l++)
             level_start[l] = 0u;
         for (uint e = 0u; e < entries; e++)
-            level_start[(tx_entries[e] >> 16) + 1u]++;
+            level_start[((tx_entries[e] >> 16) & 0x3ffu) + 1u]++;
         for (uint l = 1u; l <= levels + 1u; l++)
             level_start[l] += level_start[l - 1u];
-        for (uint e = 0u; e < entries; e++) {
-            uint l = tx_entries[e] >> 16;
-            tx_sorted[level_start[l]++] = tx_entries[e];
+        // by level, and in each level 4x4 first, then 8x8, then bigger (each in decode order)
+        for (uint kind = 0u; kind < 3u; kind++) {
+            for (uint e = 0u; e < entries; e++) {
+                uint l = (tx_entries[e] >> 16) & 0x3ffu;
+                if (tx_entries[e] >> 26 == kind)
+                    tx_sorted[level_start[l]++] = tx_entries[e];
+            }
         }
         // level_start[l] now ends level l: shift back to starts
         for (uint l = levels + 1u; l > 0u; l--)
             level_start[l] = level_start[l - 1u];
         level_start[0] = 0u;
         level_count = levels;
+        for (uint l = 1u; l <= levels; l++) {
+            uint n4 = 0u, n8 = 0u;
+            for (uint e = level_start[l]; e < level_start[l + 1u]; e++) {
+                uint kind = tx_sorted[e] >> 26;
+                n4 += kind == 0u ? 1u : 0u;
+                n8 += kind == 1u ? 1u : 0u;
+            }
+            tx_entries[l - 1u] = n4 | n8 << 16;
+        }
     }
     barrier();
 
     uint levels = level_count;
     for (uint l = 1u; l <= levels; l++) {
         uint start = level_start[l], end = level_start[l + 1u];
-        // small transform blocks, an invocation each
-        for (uint e = start + inv; e < end; e += 64u) {
-            uint entry = tx_sorted[e];
-            Block b = load_block(first + ((entry >> 8) & 0xffu));
-            TxGrid g = tx_grid(b, p);
-            if (g.size_log2 <= 1u)
-                small_tx_block(tx_block(b, p, g, int(entry & 0xffu), origin));
-        }
+        uint n4 = tx_entries[l - 1u] & 0xffffu, n8 = tx_entries[l - 1u] >> 16;
+        // small transform blocks, in rounds
+        for (uint done = 0u; done < n4; done += 16u)
+            small_tx_round(0u, start + done, n4 - done, first, p, origin);
+        for (uint done = 0u; done < n8; done += 8u)
+            small_tx_round(1u, start + n4 + done, n8 - done, first, p, origin);
         // big ones, the workgroup together
-        for (uint e = start; e < end; e++) {
+        for (uint e = start + n4 + n8; e < end; e++) {
             uint entry = tx_sorted[e];
             Block b = load_block(first + ((entry >> 8) & 0xffu));
-            TxGrid g = tx_grid(b, p);
-            if (g.size_log2 > 1u)
-                big_tx_block(tx_block(b, p, g, int(entry & 0xffu), origin));
+            big_tx_block(tx_block(b, p, tx_grid(b, p), int(entry & 0xffu), origin));
         }
         barrier();
     }

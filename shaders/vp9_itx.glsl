@@ -1,11 +1,10 @@
 // The frame path's inverse transforms (vp9_inter.comp, vp9_intra.comp): the residual of up to
-// 64 / N transform blocks of N x N at once (or of a small block by one invocation), for the
-// includer to add to the frame, with FFmpeg 5.1's 8-bit
-// arithmetic: the 1-D transforms of itx_1d.glsl (src/kernels/itx.rs line for line) in the
-// 2-D order of itx_main.glsl, FFmpeg's DC shortcut for idct_idct with eob 1, and the lanes
-// FFmpeg's SIMD keeps in 16 bits watched: where one overflows (damaged streams), FFmpeg's C and
-// SIMD may differ, and the frame is reported (STATUS_OVERFLOW) for the host to redo it with
-// FFmpeg's own functions. Needs vp9_frame.glsl and a workgroup of 64.
+// 64 / N transform blocks of N x N at once, for the includer to add to the frame, with
+// FFmpeg 5.1's 8-bit arithmetic: the 1-D transforms of itx_1d.glsl (src/kernels/itx.rs line
+// for line) in the 2-D order of itx_main.glsl, FFmpeg's DC shortcut for idct_idct with eob 1,
+// and the lanes FFmpeg's SIMD keeps in 16 bits watched: where one overflows (damaged streams),
+// FFmpeg's C and SIMD may differ, and the frame is reported (STATUS_OVERFLOW) for the host to
+// redo it with FFmpeg's own functions. Needs vp9_frame.glsl and a workgroup of 64.
 
 #include "itx_1d.glsl"
 
@@ -104,60 +103,4 @@ void itx_residual(uint size_log2, bool live, uint coef, int eob, uint tx_type, b
 int itx_residual_at(uint n, uint slot, uint r, uint c)
 {
     return itx_mid[slot * n * (n + 1u) + r * (n + 1u) + c];
-}
-
-// The residual of an n x n block (4 or 8) computed by one invocation alone, row-major into
-// `res`, with the arithmetic of ITX_RESIDUAL (for the intra blocks' small transforms, which
-// go one an invocation, side by side).
-void itx_lane(uint size_log2, uint coef, int eob, uint tx_type, bool wht, out int res[64])
-{
-    uint first = wht ? TX_WHT : first_kind(tx_type);
-    uint second = wht ? TX_WHT : second_kind(tx_type);
-    lanes = 0;
-    int n = 4 << size_log2;
-    int shift = size_log2 == 0u ? 4 : 5;
-    if (first == TX_DCT && second == TX_DCT && eob == 1) {
-        int t = r14(r14(int(data_coefs[coef]) * 11585) * 11585);
-        int r = v(t + (1 << (shift - 1))) >> shift;
-        for (int k = 0; k < 64; k++)
-            res[k] = r;
-    } else if (size_log2 == 0u) {
-        int mid[16];
-        int c[4], o[4];
-        for (int col = 0; col < 4; col++) {
-            for (int k = 0; k < 4; k++)
-                c[k] = int(data_coefs[coef + uint(k * 4 + col)]);
-            itx_1d_4(first, c, true, o);
-            for (int k = 0; k < 4; k++)
-                mid[col * 4 + k] = trunc16(o[k]);
-        }
-        for (int col = 0; col < 4; col++) {
-            for (int k = 0; k < 4; k++)
-                c[k] = mid[k * 4 + col];
-            itx_1d_4(second, c, false, o);
-            for (int r = 0; r < 4; r++) {
-                int x = trunc16(o[r]);
-                res[r * 4 + col] = first == TX_WHT ? x : v(x + 8) >> 4;
-            }
-        }
-    } else {
-        int mid[64];
-        int c[8], o[8];
-        for (int col = 0; col < 8; col++) {
-            for (int k = 0; k < 8; k++)
-                c[k] = int(data_coefs[coef + uint(k * 8 + col)]);
-            itx_1d_8(first, c, true, o);
-            for (int k = 0; k < 8; k++)
-                mid[col * 8 + k] = trunc16(o[k]);
-        }
-        for (int col = 0; col < 8; col++) {
-            for (int k = 0; k < 8; k++)
-                c[k] = mid[k * 8 + col];
-            itx_1d_8(second, c, false, o);
-            for (int r = 0; r < 8; r++)
-                res[r * 8 + col] = v(trunc16(o[r]) + 16) >> 5;
-        }
-    }
-    if (lanes_overflowed(lanes))
-        report(STATUS_OVERFLOW);
 }
