@@ -22,7 +22,7 @@
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
-// One transform block a round at most.
+// Room for one 32x32 transform block's residual, more than a round of small ones needs.
 #define ITX_MID_WORDS 1056
 #include "vp9_frame.glsl"
 #include "vp9_itx.glsl"
@@ -73,7 +73,6 @@ uint pred_slot;
 #undef IPRED_TL
 #undef IPRED_LEFT
 #undef IPRED_FN
-#undef IPRED_LINE
 #define IPRED_TOP(i) slot_top[pred_slot * 8u + uint(i)]
 #define IPRED_TL slot_tl[pred_slot]
 #define IPRED_LEFT(i) slot_left[pred_slot * 8u + uint(i)]
