@@ -550,7 +550,7 @@ unsafe fn compute_barrier(d: &ash::Device, cmd: vk::CommandBuffer) {
 }
 
 /// A global memory barrier: what `after` does (stage, accesses) waits for what `before` did.
-unsafe fn memory_barrier(
+pub(crate) unsafe fn memory_barrier(
     d: &ash::Device,
     cmd: vk::CommandBuffer,
     before: (vk::PipelineStageFlags, vk::AccessFlags),

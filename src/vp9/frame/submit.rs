@@ -19,6 +19,7 @@ use super::header;
 use super::records::Layout;
 use crate::config::JobMemory;
 use crate::gpu::memory::{BufferRef, DeviceBuffer, HostBuffer};
+use crate::gpu::stream::memory_barrier;
 use crate::gpu::{vkerr, Gpu, GpuResult};
 use crate::kernels::{VP9_INTER_KERNEL, VP9_INTRA_KERNEL, VP9_LF_KERNEL, VP9_LINES_KERNEL};
 use crate::stats;
@@ -584,26 +585,6 @@ unsafe fn record_copies(d: &ash::Device, cmd: vk::CommandBuffer, copies: &[Copy]
         bytes += c.regions.iter().map(|r| r.size).sum::<u64>();
     }
     bytes
-}
-
-unsafe fn memory_barrier(
-    d: &ash::Device,
-    cmd: vk::CommandBuffer,
-    before: (vk::PipelineStageFlags, vk::AccessFlags),
-    after: (vk::PipelineStageFlags, vk::AccessFlags),
-) {
-    let barrier = [vk::MemoryBarrier::default()
-        .src_access_mask(before.1)
-        .dst_access_mask(after.1)];
-    d.cmd_pipeline_barrier(
-        cmd,
-        before.0,
-        after.0,
-        vk::DependencyFlags::empty(),
-        &barrier,
-        &[],
-        &[],
-    );
 }
 
 /// The order in which frames of every decoder submit their parts: the frames' order of
