@@ -446,6 +446,40 @@ fn write_cache(key: &str, group: &Group, d: &Decision) {
     }
 }
 
+/// A fact about this key's device cached beside the placements (a line `key name \t value`),
+/// so that a later run knows it without setting Vulkan up.
+pub fn cached_fact(name: &str) -> Option<String> {
+    let key = format!("{} {name}", cache_key());
+    let text = std::fs::read_to_string(cache_file()?).ok()?;
+    text.lines()
+        .find_map(|line| match line.split('\t').collect::<Vec<_>>()[..] {
+            [k, value] if k == key => Some(value.to_string()),
+            _ => None,
+        })
+}
+
+/// Caches `value` as this key's `name` (see [`cached_fact`]).
+pub fn cache_fact(name: &str, value: &str) {
+    let key = format!("{} {name}", cache_key());
+    let Some(path) = cache_file() else { return };
+    let result = (|| -> std::io::Result<()> {
+        std::fs::create_dir_all(path.parent().expect("has a parent"))?;
+        let old = std::fs::read_to_string(&path).unwrap_or_default();
+        let mut text: String = old
+            .lines()
+            .filter(|l| l.split('\t').next() != Some(key.as_str()))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        text.push_str(&format!("{key}\t{value}\n"));
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(&tmp, &path)
+    })();
+    if let Err(e) = result {
+        crate::debug!("{name} not cached in {}: {e}", path.display());
+    }
+}
+
 /// The scratch frames: `WIDTH` x `HEIGHT` pixels inside a `MARGIN` that motion compensation's
 /// source windows may reach into.
 const WIDTH: usize = 1024;

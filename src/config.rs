@@ -7,9 +7,11 @@
 //! | `DAEDALUS_LOG` | `error`, `warn`, `info`, `debug` | stderr verbosity (default `warn`) |
 //! | `DAEDALUS_VALIDATION` | `1` | enable the Khronos validation layer and count its messages |
 //! | `DAEDALUS_TEST_FAIL_SUBMISSION` | a number N | tests only: the process's N-th queue submission fails as a lost device would (the fallback tests through FFmpeg) |
+//! | `DAEDALUS_TEST_ALTERNATE` | a number N | tests only: where `DAEDALUS_PATH` is unset, every N frames switch between the frame path and FFmpeg's own decode for the whole decode, instead of a trial (on a CPU device too) |
 //! | `DAEDALUS_STATS` | `1` | print one line of counters on stderr at exit |
 //! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 0: it sleeps at once); not after a wait of more than twice that and over 1 ms |
-//! | `DAEDALUS_PATH` | `frame`, `calls`, `ffmpeg` | how the VP9 decoder uses daedalus: `frame` the frame path (the decoder parses each frame whole and daedalus reconstructs it; with `DAEDALUS=cpu` or without a device FFmpeg's second pass reconstructs it from the parsed data), `calls` its DSP calls recorded one by one (`DAEDALUS_KERNELS`), `ffmpeg` FFmpeg's own functions; default: the per-call path as calibrated |
+//! | `DAEDALUS_PATH` | `frame`, `calls`, `ffmpeg` | how the VP9 decoder uses daedalus: `frame` the frame path (the decoder parses each frame whole and daedalus reconstructs it; with `DAEDALUS=cpu` or without a device FFmpeg's second pass reconstructs it from the parsed data), `calls` its DSP calls recorded one by one (`DAEDALUS_KERNELS`), `ffmpeg` FFmpeg's own functions; default: a trial on each frame-size class's first frames decodes blocks of them both ways, the frame path and FFmpeg's own, and keeps the faster by frames per second (the frame path only where it took at most 0.95 of FFmpeg's time); the per-call path as calibrated where `DAEDALUS_KERNELS` is set, with `DAEDALUS=cpu`, for 10 and 12 bits, without a device that reconstructs frames and on a CPU device (lavapipe: its work takes the decoder's own cores; the trial stops after three blocks where the frame path took over twice FFmpeg's time) |
+//! | `DAEDALUS_TRIAL_FRAMES` | a number 1 to 1000 | frames per block of that trial (5 blocks: the frame path to warm up, then FFmpeg, the frame path twice, FFmpeg); set, a CPU device gets a trial too; default: 8, or the decoder's frame threads where more |
 //! | `DAEDALUS_FRAME_PARTS` | a number 1 to 64 | the frame path: how many parts (each a submission of superblock rows, submitted while the decoder parses the next) a frame's reconstruction goes out in; default: 1 on a CPU device (lavapipe: its work competes with the decoder for the same cores), else 2 |
 //! | `DAEDALUS_FRAME_PATH_MEMORY` | `device`, `host` | the frame path: `device` the GPU works on device-local copies (each part's parsed data copied there at its start; the frames reconstructed there, each copied back to the decoder's buffer at its end, references uploaded once where FFmpeg reconstructed them); `host` in place, in the host memory the decoder writes and reads; default: `device` where that host memory is not device-local (a discrete GPU), else `host` |
 //! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoders' calls runs (`itx`, `mc`, `lf` of VP9, `cdef` of AV1; `all`): `gpu` deferred to the device, `cpu` FFmpeg's (dav1d's) own function (VP9: at once, after what it touches completes; motion compensation, and transforms placed with it, straight from FFmpeg's table); default: calibrated per device |
@@ -161,7 +163,9 @@ impl Placement {
 /// How the VP9 decoder uses daedalus (`DAEDALUS_PATH`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum DecoderPath {
-    /// Unset: the per-call path, as the calibration places it.
+    /// Unset: the frame path or FFmpeg's own functions, as a trial on the decode's first
+    /// frames finds faster (`vp9::frame::choice`); the per-call path as calibrated where
+    /// `DAEDALUS_KERNELS` is set, on the CPU path, and where the GPU cannot reconstruct frames.
     Auto,
     /// The frame path: the decoder parses a frame whole and daedalus reconstructs it.
     Frame,
@@ -194,6 +198,12 @@ pub struct Config {
     pub kernels: Placement,
     /// `DAEDALUS_PATH`: how the VP9 decoder uses daedalus.
     pub path: DecoderPath,
+    /// `DAEDALUS_TRIAL_FRAMES`: frames per block of the trial that chooses the VP9 decoder's
+    /// path (`None`: by the decoder's threads).
+    pub trial_frames: Option<usize>,
+    /// `DAEDALUS_TEST_ALTERNATE`: tests only, decoders that choose switch paths every so many
+    /// frames instead.
+    pub test_alternate: Option<usize>,
     /// `DAEDALUS_FRAME_PARTS`: the frame path's parts per frame (`None`: by device).
     pub frame_parts: Option<usize>,
     pub frame_memory: FrameMemory,
@@ -320,6 +330,16 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
             DecoderPath::Auto
         }
     };
+    let trial_frames = var("DAEDALUS_TRIAL_FRAMES").and_then(|v| match v.trim().parse::<usize>() {
+        Ok(n @ 1..=1000) => Some(n),
+        _ => {
+            eprintln!(
+                "daedalus: warning: DAEDALUS_TRIAL_FRAMES={v:?} is not a number from 1 to 1000; choosing by threads"
+            );
+            None
+        }
+    });
+    let test_alternate = var("DAEDALUS_TEST_ALTERNATE").and_then(|v| v.trim().parse().ok());
     let frame_parts = var("DAEDALUS_FRAME_PARTS").and_then(|v| match v.trim().parse::<usize>() {
         Ok(n @ 1..=64) => Some(n),
         _ => {
@@ -421,6 +441,8 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
         frame_split,
         kernels,
         path,
+        trial_frames,
+        test_alternate,
         frame_parts,
         frame_memory,
         lf_calls,

@@ -564,6 +564,12 @@ unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void 
                 return std::ptr::null_mut();
             }
             crate::config::DecoderPath::Frame => return frame::attach(bpp),
+            // (A placement set with `DAEDALUS_KERNELS` is for the per-call path.)
+            crate::config::DecoderPath::Auto if !crate::config::get().kernels.forced => {
+                if let Some(ctx) = frame::attach_choosing(bpp) {
+                    return ctx;
+                }
+            }
             crate::config::DecoderPath::Calls | crate::config::DecoderPath::Auto => {}
         }
         if dsp.is_null() || bpp != 8 {
@@ -993,8 +999,8 @@ fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
 unsafe extern "C" fn frame_end(ctx: *mut c_void, frame: *const DaedalusVp9Frame) {
     crate::ffi::guard("frame_end", (), || {
         if !per_call(ctx) {
-            if let Some(f) = frame.as_ref() {
-                frame::frame_end(f.data[0] as usize);
+            if let (Some(f), false) = (frame.as_ref(), ctx.is_null()) {
+                frame::frame_end(ctx, f.data[0] as usize);
             }
             return;
         }
@@ -1202,7 +1208,9 @@ pub fn stats_line() -> String {
     let (device, path) = match (crate::config::get().mode, declined) {
         (crate::config::Mode::Off, _) => ("none".to_string(), "off"),
         _ if frame::taken() => match (frame::path(), crate::gpu::state()) {
-            ("frame", crate::gpu::State::Usable(g)) => (g.info.name.clone(), "frame"),
+            (path, crate::gpu::State::Usable(g)) if path != "frame-cpu" => {
+                (g.info.name.clone(), path)
+            }
             (path, _) => ("cpu".to_string(), path),
         },
         (_, _) if crate::config::get().path == crate::config::DecoderPath::Ffmpeg => {

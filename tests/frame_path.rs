@@ -158,6 +158,90 @@ fn gpu_equals_debian_ffmpeg() {
     assert_all_decoded(&failures, count, "decodes reconstructed on the GPU");
 }
 
+/// Where `DAEDALUS_PATH` is unset, a trial on each size class's first frames decodes blocks of
+/// them on the frame path and blocks the decoder's own way, and keeps the faster. Every frame
+/// stays Debian's across such switches, both ways, with every threading, in host memory and on
+/// device-local copies (a reference FFmpeg wrote uploaded, a buffer the GPU wrote reused by
+/// FFmpeg): switching every 1 or 3 frames for a whole decode (`DAEDALUS_TEST_ALTERNATE`), and
+/// in a trial of 2-frame blocks, which decides. (A CPU device gets a trial only when asked.)
+#[test]
+fn switching_paths_between_frames_equals_debian_ffmpeg() {
+    const STREAMS: [&str; 7] = [
+        "natural-bikes",
+        "resize",
+        "show-existing",
+        "altref-2pass",
+        "tiles-720p",
+        "profile1-444",
+        "lossless",
+    ];
+    let mut jobs = Vec::new();
+    for (i, name) in STREAMS.into_iter().enumerate() {
+        for (t, threading) in THREADING.into_iter().enumerate() {
+            let memory = ["host", "device"][(i + t) % 2];
+            let every = ["1", "3"][(i + t / 2) % 2];
+            jobs.push((name, threading, memory, ("DAEDALUS_TEST_ALTERNATE", every)));
+        }
+    }
+    for (t, threading) in THREADING.into_iter().enumerate() {
+        let memory = ["host", "device"][t % 2];
+        jobs.push((
+            "natural-bikes",
+            threading,
+            memory,
+            ("DAEDALUS_TRIAL_FRAMES", "2"),
+        ));
+    }
+    let count = jobs.len();
+    let failures = in_parallel(jobs, |(name, threading, memory, switches)| {
+        let stream = stream_named(name);
+        let env = [
+            ("DAEDALUS_KERNELS", ""),
+            ("DAEDALUS_FRAME_PATH_MEMORY", memory),
+            switches,
+        ];
+        let what = format!("{} / {} / {env:?}", stream.name, threading.0);
+        let out = decode_as_debian(stream, Way::Preload, "gpu", threading, &env, &what)?;
+        let count = |key| -> Result<u64, String> {
+            stat(&out.stderr, key)
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| format!("{what}: no {key}= in {}", out.stderr))
+        };
+        let (gpu, declined) = (count("frames_gpu")?, count("frames_declined")?);
+        let (ffmpeg, parsed) = (count("frames_ffmpeg")?, count("frames_parsed")?);
+        if gpu == 0 || declined == 0 || ffmpeg != 0 || parsed != gpu {
+            return Err(format!(
+                "{what}: {gpu} frames on the GPU, {declined} declined, {ffmpeg} of {parsed} \
+                 parsed reconstructed by FFmpeg: {}",
+                out.stderr
+            ));
+        }
+        // A trial decides and says so; alternating decoders run none.
+        let (trial, path) = (stat(&out.stderr, "trial"), stat(&out.stderr, "path"));
+        let decided = match trial.and_then(|t| t.strip_prefix("sd:")) {
+            Some(t) => t.starts_with("frame:") || t.starts_with("ffmpeg:"),
+            None => trial == Some("-"),
+        };
+        let path_ok = match trial {
+            Some("-") => path == Some("trial"),
+            _ => path == trial.and_then(|t| t.split(':').nth(1)),
+        };
+        if switches.0 == "DAEDALUS_TRIAL_FRAMES" && trial == Some("-") || !decided || !path_ok {
+            return Err(format!("{what}: trial={trial:?} path={path:?}"));
+        }
+        let said: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| !l.starts_with("daedalus: device="))
+            .collect();
+        if !said.is_empty() {
+            return Err(format!("{what}: unexpected messages: {said:?}"));
+        }
+        Ok(())
+    });
+    assert_all_decoded(&failures, count, "decodes switching paths");
+}
+
 /// Decodes `stream` on the frame path with `env` added and checks the frames against Debian's
 /// ffmpeg; returns the stderr lines other than the stats line, and the stats line.
 fn decode_with(

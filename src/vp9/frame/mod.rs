@@ -5,12 +5,15 @@
 //! decoder parses on ([`submit`]: [`inter`], [`intra`], [`loopfilter`]). Where the GPU does
 //! not (`DAEDALUS=cpu`, no device, 10 and 12 bits, a failure), FFmpeg's own second pass
 //! reconstructs the frame from the same data. Frame threads wait on each other's parsing, not
-//! on pixels.
+//! on pixels. Where `DAEDALUS_PATH` is unset, a trial picks per frame-size class between the
+//! frame path and FFmpeg's own decode ([`choice`]): the decoder then parses and reconstructs
+//! the frames it is left block by block, as without daedalus.
 //!
 //! A decoder context that takes the frame path gets a [`Decoder`] as its provider context: the
 //! buffer its frames are parsed into, reused from frame to frame (a context decodes one frame
 //! at a time and waits for it at its end).
 
+mod choice;
 mod copies;
 pub mod header;
 mod inter;
@@ -41,6 +44,8 @@ struct Counters {
     frames_gpu: AtomicU64,
     frames_ffmpeg: AtomicU64,
     fallbacks: AtomicU64,
+    /// Frames left to FFmpeg's own decode, not parsed whole (where decoders choose).
+    frames_declined: AtomicU64,
     /// Blocks parsed, and those the GPU reconstructed.
     blocks: AtomicU64,
     gpu_blocks: AtomicU64,
@@ -60,6 +65,7 @@ static COUNTERS: Counters = Counters {
     frames_gpu: AtomicU64::new(0),
     frames_ffmpeg: AtomicU64::new(0),
     fallbacks: AtomicU64::new(0),
+    frames_declined: AtomicU64::new(0),
     blocks: AtomicU64::new(0),
     gpu_blocks: AtomicU64::new(0),
     parse_cpu_ns: AtomicU64::new(0),
@@ -68,8 +74,9 @@ static COUNTERS: Counters = Counters {
     data_bytes: AtomicU64::new(0),
 };
 
-/// Set once a decoder took the frame path.
+/// Set once a decoder took the frame path; and once one chooses per frame ([`choice`]).
 static TAKEN: AtomicBool = AtomicBool::new(false);
+static CHOOSING: AtomicBool = AtomicBool::new(false);
 
 /// A buffer of the parsed data where the GPU does not read it: zeroed, 64-byte aligned.
 struct Memory {
@@ -101,6 +108,11 @@ pub struct Decoder {
     gpu: Option<Submitter>,
     /// The frame being parsed.
     frame: Option<Frame>,
+    /// Whether it chooses per frame between the frame path and FFmpeg ([`choice`]); the
+    /// trial block its frame times, and the frame it left to FFmpeg, until the frame's end.
+    choosing: bool,
+    ticket: Option<choice::Ticket>,
+    declined: Option<usize>,
 }
 
 struct Frame {
@@ -144,6 +156,50 @@ struct FrameCopies {
     references: Vec<PlanesToCopy>,
 }
 
+/// A decoder context of FFmpeg's that chooses per frame between the frame path and FFmpeg's
+/// own decode (`DAEDALUS_PATH` unset): `None` where only FFmpeg could win (`DAEDALUS=cpu`, 10
+/// and 12 bits, no device or none that builds the frame path's kernels, and a CPU device, whose
+/// work takes the decoder's own cores, unless `DAEDALUS_TRIAL_FRAMES` asks for a trial or
+/// `DAEDALUS_TEST_ALTERNATE` for switches).
+pub(crate) fn attach_choosing(bpp: c_int) -> Option<*mut c_void> {
+    let config = crate::config::get();
+    if config.mode != crate::config::Mode::Gpu || bpp != 8 {
+        return None;
+    }
+    let asked = config.trial_frames.is_some() || config.test_alternate.is_some();
+    if (!asked && on_cpu_device()) || !gpu_wanted() || !kernels_usable() {
+        return None;
+    }
+    TAKEN.store(true, Relaxed);
+    CHOOSING.store(true, Relaxed);
+    choice::decoder_attached();
+    Some(new_decoder(true))
+}
+
+/// Whether the device is a CPU device, from the cache where an earlier run set it up (Vulkan
+/// costs tens of ms to set up where nothing else needs it), else looked at (and cached).
+fn on_cpu_device() -> bool {
+    static CPU: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
+    *CPU.get_or_init(|| {
+        let cached = crate::calibrate::cached_fact("device-kind");
+        if cached.as_deref() == Some("cpu") {
+            return true;
+        }
+        let Some(gpu) = crate::gpu::get() else {
+            return false;
+        };
+        let kind = if gpu.info.kind == ash::vk::PhysicalDeviceType::CPU {
+            "cpu"
+        } else {
+            "gpu"
+        };
+        if cached.as_deref() != Some(kind) {
+            crate::calibrate::cache_fact("device-kind", kind);
+        }
+        kind == "cpu"
+    })
+}
+
 /// A decoder context of FFmpeg's that takes the frame path (`attach`).
 pub(crate) fn attach(bpp: c_int) -> *mut c_void {
     if !TAKEN.swap(true, Relaxed) {
@@ -163,10 +219,17 @@ pub(crate) fn attach(bpp: c_int) -> *mut c_void {
             );
         }
     }
+    new_decoder(false)
+}
+
+fn new_decoder(choosing: bool) -> *mut c_void {
     Box::into_raw(Box::new(Decoder {
         memory: None,
         gpu: None,
         frame: None,
+        choosing,
+        ticket: None,
+        declined: None,
     })) as *mut c_void
 }
 
@@ -190,7 +253,13 @@ fn gpu_wanted() -> bool {
 /// # Safety
 /// `ctx` must come from [`attach`] and not be used again.
 pub(crate) unsafe fn detach(ctx: *mut c_void) {
-    drop(Box::from_raw(ctx as *mut Decoder));
+    let d = Box::from_raw(ctx as *mut Decoder);
+    if d.choosing {
+        choice::decoder_detached();
+    }
+    if let Some(data0) = d.declined {
+        CPU_FRAMES.end(data0);
+    }
 }
 
 /// # Safety
@@ -522,6 +591,28 @@ impl Decoder {
     }
 }
 
+impl Decoder {
+    /// Leaves the frame to FFmpeg's own decode: frames the GPU reconstructs that read it wait
+    /// for its end.
+    fn decline(&mut self, data0: usize) -> c_int {
+        CPU_FRAMES.add(data0);
+        self.declined = Some(data0);
+        stats::add(&COUNTERS.frames_declined, 1);
+        0
+    }
+
+    /// The context's frame ended: its trial block learns when, and a frame it left to FFmpeg
+    /// is final.
+    fn frame_over(&mut self) {
+        if let Some(ticket) = self.ticket.take() {
+            choice::ended(ticket);
+        }
+        if let Some(data0) = self.declined.take() {
+            CPU_FRAMES.end(data0);
+        }
+    }
+}
+
 /// `parse_begin`: takes the frame, giving the decoder the buffer to parse it into (grown
 /// where the frame needs more): the GPU's where the GPU reconstructs it.
 pub(crate) unsafe extern "C" fn parse_begin(
@@ -540,9 +631,20 @@ pub(crate) unsafe extern "C" fn parse_begin(
         let layout = Layout::new(geometry);
         let data0 = info.frame.data[0] as usize;
         copies::forget(data0);
+        // (A context decodes one frame at a time: one whose end never came is over.)
+        d.frame_over();
+        if d.choosing {
+            let class = choice::class_of(info.frame.width, info.frame.height);
+            let (pick, ticket) = choice::pick(class);
+            d.ticket = ticket;
+            if pick == choice::Pick::Ffmpeg || !gpu_wanted() {
+                return d.decline(data0);
+            }
+        }
         let on_gpu = if gpu_wanted() {
             match d.gpu_frame(info, layout) {
                 Ok(f) => Some(f),
+                Err(_) if d.choosing => return d.decline(data0),
                 Err(why) => {
                     crate::log::once(
                         crate::log::Level::Info,
@@ -739,14 +841,21 @@ pub(crate) unsafe extern "C" fn parse_end(ctx: *mut c_void) {
 
 /// The decoder ended a frame (the per-call hook `frame_end`): one FFmpeg reconstructed is
 /// final.
-pub(crate) fn frame_end(data0: usize) {
+///
+/// # Safety
+/// `ctx` must come from [`attach`] or [`attach_choosing`].
+pub(crate) unsafe fn frame_end(ctx: *mut c_void, data0: usize) {
+    decoder(ctx).frame_over();
     CPU_FRAMES.end(data0);
 }
 
 /// `path=` of the stats line where a decoder took the frame path: `frame` where the GPU
-/// reconstructed frames, `frame-cpu` where FFmpeg's second pass reconstructed them all.
+/// reconstructed frames, `frame-cpu` where FFmpeg's second pass reconstructed them all; where
+/// decoders chose per frame, what they chose ([`choice::path`]).
 pub fn path() -> &'static str {
-    if stats::read(&COUNTERS.frames_gpu) > 0 {
+    if CHOOSING.load(Relaxed) {
+        choice::path()
+    } else if stats::read(&COUNTERS.frames_gpu) > 0 {
         "frame"
     } else {
         "frame-cpu"
@@ -760,7 +869,8 @@ pub fn describe() -> String {
     let frames = r(&c.frames).max(1) as f64;
     let gpu_blocks = r(&c.gpu_blocks).max(1) as f64;
     format!(
-        "frames_parsed={} frames_gpu={} frames_ffmpeg={} fallbacks={} blocks={} parts={} \
+        "frames_parsed={} frames_gpu={} frames_ffmpeg={} fallbacks={} frames_declined={} \
+         trial={} blocks={} parts={} \
          parts_per_frame={:.2} parse_cpu_ms={:.3} part_cpu_ms={:.3} part_ns_per_block={:.1} \
          data_bytes_per_frame={:.0} copied_to_device_bytes_per_frame={:.0} \
          copied_back_bytes_per_frame={:.0} gpu_ms_by_stage={} live_threads_cpu_ms={}",
@@ -768,6 +878,8 @@ pub fn describe() -> String {
         r(&c.frames_gpu),
         r(&c.frames_ffmpeg),
         r(&c.fallbacks),
+        r(&c.frames_declined),
+        choice::describe(),
         r(&c.blocks),
         r(&c.parts),
         r(&c.parts) as f64 / frames,
