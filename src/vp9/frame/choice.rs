@@ -4,12 +4,13 @@
 //! Which one wins depends on the device, the frame size, the decoder's threads and how fast the
 //! CPU side is (FFmpeg's SIMD or its C), so nothing measured apart from the decode can say. Each
 //! class's first frames are a trial in blocks of consecutive frames: the frame path first, to
-//! warm up (pipelines, memory, the first key frame), then FFmpeg, the frame path twice and
-//! FFmpeg again, so that a scene growing harder weighs on both alike. A block lasts from the
-//! end of the block before to the end of its last frame: with frame threads, the time the
-//! decoder took to deliver its frames. The frame path is chosen where its blocks took at most
-//! [`MARGIN`] of FFmpeg's time, else FFmpeg; the frames between the trial's last and its
-//! decision (frame threads) go to FFmpeg.
+//! warm up (pipelines, memory, the first key frame), then two blocks each way in
+//! [`SCHEDULE`]'s order, so that a scene growing harder weighs on both alike. A block is timed
+//! from the end of its `settle`-th frame to the end of its last: with frame threads, how fast
+//! the decoder delivered frames once the frames of the block before had left it. The frame path
+//! is chosen where its blocks took at most [`MARGIN`] of FFmpeg's time, else FFmpeg; where its
+//! first block took over [`EARLY_STOP`] times FFmpeg's, the trial ends there. The frames
+//! between the trial's last and its decision (frame threads) go to FFmpeg.
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
@@ -24,7 +25,8 @@ pub enum Pick {
     Ffmpeg,
 }
 
-/// A trial's blocks in order: the warm-up, then FFmpeg and the frame path in ABBA order.
+/// A trial's blocks in order: the warm-up, then FFmpeg and the frame path in ABBA order (each
+/// as often early as late; each switch costs a decoder with frame threads a pipeline's drain).
 const SCHEDULE: [Pick; 5] = [
     Pick::Frame,
     Pick::Ffmpeg,
@@ -38,8 +40,8 @@ const SCHEDULE: [Pick; 5] = [
 pub const MARGIN: f64 = 0.95;
 
 /// Where the frame path's first measured block took more than this multiple of FFmpeg's, the
-/// trial stops there: a device that slow costs the decode dearly for every frame it tries.
-pub const EARLY_STOP: f64 = 2.0;
+/// trial stops there: it would not end at [`MARGIN`], and every frame it tries costs.
+pub const EARLY_STOP: f64 = 1.25;
 
 /// Frame-size classes by luma pixels: up to 640x640, 1280x800 (720p), 2048x1152 (1080p), more.
 const CLASSES: [(u64, &str); 4] = [
@@ -79,23 +81,25 @@ pub struct Ticket {
 /// One class's trial.
 #[derive(Debug)]
 pub struct Trial {
-    /// Frames per block.
-    block_frames: u64,
+    /// Frames per block, and how many of a block's first frames to end are the switch (the
+    /// frames of the block before still in flight) and go untimed.
+    block_frames: usize,
+    settle: usize,
     /// Frames handed out so far.
-    handed: u64,
-    /// Per block: how many of its frames ended, and when the last of them did.
-    ended: [u64; SCHEDULE.len()],
-    last_end: [Option<Instant>; SCHEDULE.len()],
+    handed: usize,
+    /// When each block's frames ended.
+    ends: [Vec<Instant>; SCHEDULE.len()],
     decided: Option<Decision>,
 }
 
 impl Trial {
-    pub fn new(block_frames: u64) -> Trial {
+    pub fn new(block_frames: usize, settle: usize) -> Trial {
+        let block_frames = block_frames.max(1);
         Trial {
-            block_frames: block_frames.max(1),
+            block_frames,
+            settle: settle.min(block_frames / 2),
             handed: 0,
-            ended: [0; SCHEDULE.len()],
-            last_end: [None; SCHEDULE.len()],
+            ends: Default::default(),
             decided: None,
         }
     }
@@ -105,7 +109,7 @@ impl Trial {
         if let Some(d) = self.decided {
             return (d.pick, None);
         }
-        let block = (self.handed / self.block_frames) as usize;
+        let block = self.handed / self.block_frames;
         self.handed += 1;
         match SCHEDULE.get(block) {
             Some(&pick) => (pick, Some(block)),
@@ -116,45 +120,50 @@ impl Trial {
 
     /// A frame of `block` ended at `at`; decides once every block's frames have.
     pub fn end(&mut self, block: usize, at: Instant) {
-        let Some(ended) = self.ended.get_mut(block) else {
+        let Some(ends) = self.ends.get_mut(block) else {
             return;
         };
-        *ended += 1;
-        let last = &mut self.last_end[block];
-        *last = Some(last.map_or(at, |t| t.max(at)));
+        ends.push(at);
         if self.decided.is_none() {
             self.decided = self.decide();
         }
     }
 
     /// Once every block's frames have ended, or the first three's where the frame path was
-    /// far slower: each block's time from the end of the one before (frames may end out of
-    /// order with frame threads: a block ends when it and every block before it have).
+    /// far slower. A block's time runs from the end of its `settle`-th frame (without any,
+    /// from the end of the blocks before: frames may end out of order with frame threads) to
+    /// the end of its last.
     fn decide(&self) -> Option<Decision> {
         let done = self
-            .ended
+            .ends
             .iter()
-            .take_while(|&&n| n >= self.block_frames)
+            .take_while(|e| e.len() >= self.block_frames)
             .count();
-        let mut ends = Vec::with_capacity(done);
-        for t in &self.last_end[..done] {
-            let t = t.expect("a block whose frames ended");
-            ends.push(ends.last().map_or(t, |&e: &Instant| e.max(t)));
-        }
         let (mut frame, mut ffmpeg) = (Duration::ZERO, Duration::ZERO);
-        for (b, pick) in SCHEDULE.iter().enumerate().take(done).skip(1) {
-            let took = ends[b] - ends[b - 1];
-            match pick {
-                Pick::Frame => frame += took,
-                Pick::Ffmpeg => ffmpeg += took,
+        let mut before: Option<Instant> = None;
+        for (b, pick) in SCHEDULE.iter().enumerate().take(done) {
+            let mut ends = self.ends[b].clone();
+            ends.sort();
+            let last = *ends.last().expect("a block whose frames ended");
+            let start = match (self.settle, before) {
+                (0, Some(t)) => t,
+                (0, None) => last,
+                (n, _) => ends[n - 1],
+            };
+            before = Some(before.map_or(last, |t| t.max(last)));
+            let took = last.saturating_duration_since(start);
+            match (b, pick) {
+                (0, _) => {} // the warm-up
+                (_, Pick::Frame) => frame += took,
+                (_, Pick::Ffmpeg) => ffmpeg += took,
             }
         }
         let ratio = frame.as_secs_f64() / ffmpeg.as_secs_f64().max(1e-9);
         let pick = match done {
             3 if ratio > EARLY_STOP => Pick::Ffmpeg,
-            5 if ratio <= MARGIN => Pick::Frame,
-            5 => Pick::Ffmpeg,
-            _ => return None,
+            n if n < SCHEDULE.len() => return None,
+            _ if ratio <= MARGIN => Pick::Frame,
+            _ => Pick::Ffmpeg,
         };
         Some(Decision { pick, ratio })
     }
@@ -180,12 +189,12 @@ pub fn decoder_detached() {
     CHOOSING.fetch_sub(1, Relaxed);
 }
 
-/// Frames per trial block: `DAEDALUS_TRIAL_FRAMES`, else 8 or one per choosing decoder
-/// context, whichever is more.
-fn block_frames() -> u64 {
-    crate::config::get()
-        .trial_frames
-        .unwrap_or_else(|| CHOOSING.load(Relaxed).max(8)) as u64
+/// A new trial: blocks of `DAEDALUS_TRIAL_FRAMES` (else 8) frames, or two per choosing
+/// decoder context where more; as many frames as those contexts untimed per block.
+fn new_trial() -> Trial {
+    let contexts = CHOOSING.load(Relaxed).max(1);
+    let frames = crate::config::get().trial_frames.unwrap_or(8);
+    Trial::new(frames.max(2 * contexts), contexts)
 }
 
 /// Frames handed out under `DAEDALUS_TEST_ALTERNATE`.
@@ -201,7 +210,7 @@ pub fn pick(class: usize) -> (Pick, Option<Ticket>) {
         return (pick, None);
     }
     let mut trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
-    let trial = trials[class].get_or_insert_with(|| Trial::new(block_frames()));
+    let trial = trials[class].get_or_insert_with(new_trial);
     let (pick, block) = trial.next();
     (pick, block.map(|block| Ticket { class, block }))
 }
@@ -223,10 +232,8 @@ pub fn ended(ticket: Ticket) {
                 DECIDED[ticket.class],
                 format_args!(
                     "{}-class frames: {chosen} from now on (the frame path took {:.2} of \
-                     FFmpeg's time over {} frames each)",
-                    CLASSES[ticket.class].1,
-                    d.ratio,
-                    2 * trial.block_frames
+                     FFmpeg's time in the trial)",
+                    CLASSES[ticket.class].1, d.ratio,
                 ),
             );
         }
@@ -310,14 +317,14 @@ mod tests {
 
     #[test]
     fn the_trial_runs_its_blocks_then_keeps_the_faster() {
-        let mut trial = Trial::new(2);
-        let picks = run(&mut trial, 14, |p| if p == Pick::Frame { 5 } else { 10 });
+        let mut trial = Trial::new(2, 1);
+        let picks = run(&mut trial, 12, |p| if p == Pick::Frame { 5 } else { 10 });
         use Pick::*;
         assert_eq!(
             picks,
             [
                 Frame, Frame, Ffmpeg, Ffmpeg, Frame, Frame, Frame, Frame, Ffmpeg, Ffmpeg, Frame,
-                Frame, Frame, Frame
+                Frame
             ]
         );
         let d = trial.decision().expect("decided");
@@ -326,22 +333,19 @@ mod tests {
     }
 
     #[test]
-    fn a_far_slower_frame_path_stops_the_trial_early() {
-        let mut trial = Trial::new(2);
-        let picks = run(&mut trial, 8, |p| if p == Pick::Frame { 25 } else { 10 });
+    fn a_slower_frame_path_stops_the_trial_early() {
+        let mut trial = Trial::new(3, 1);
+        let picks = run(&mut trial, 10, |p| if p == Pick::Frame { 13 } else { 10 });
         use Pick::*;
-        assert_eq!(
-            picks,
-            [Frame, Frame, Ffmpeg, Ffmpeg, Frame, Frame, Ffmpeg, Ffmpeg]
-        );
+        assert_eq!(picks[6..], [Frame, Frame, Frame, Ffmpeg]);
         let d = trial.decision().expect("decided after three blocks");
         assert_eq!(d.pick, Ffmpeg);
-        assert!((d.ratio - 2.5).abs() < 1e-9, "{d:?}");
+        assert!((d.ratio - 1.3).abs() < 1e-9, "{d:?}");
     }
 
     #[test]
     fn a_frame_path_within_the_margin_is_not_chosen() {
-        let mut trial = Trial::new(3);
+        let mut trial = Trial::new(3, 0);
         run(&mut trial, 20, |p| if p == Pick::Frame { 97 } else { 100 });
         let d = trial.decision().expect("decided");
         assert_eq!(d.pick, Pick::Ffmpeg, "{d:?}");
@@ -349,33 +353,37 @@ mod tests {
     }
 
     /// With frame threads the trial's last frames end after later frames were handed out:
-    /// those go to FFmpeg until the decision, and frames ending out of order count at the
-    /// latest end of their block and those before.
+    /// those go to FFmpeg until the decision. A block's first frames to end (the switch) go
+    /// untimed, in the order they ended.
     #[test]
-    fn undecided_frames_go_to_ffmpeg_and_late_ends_count() {
-        let mut trial = Trial::new(2);
+    fn undecided_frames_go_to_ffmpeg_and_the_switch_is_not_timed() {
+        let mut trial = Trial::new(4, 2);
         let t0 = Instant::now();
         let ms = |n| t0 + Duration::from_millis(n);
-        let handed: Vec<_> = (0..12).map(|_| trial.next()).collect();
-        assert_eq!(handed[10], (Pick::Ffmpeg, None));
-        assert_eq!(handed[11], (Pick::Ffmpeg, None));
-        // Blocks 0..5 end at 10, 30, 40, 50, 80, except that a frame of block 1 ends at 45.
-        for (block, at) in [(0, 10), (0, 10), (1, 30), (1, 45), (2, 40), (2, 40)] {
-            trial.end(block, ms(at));
+        let handed: Vec<_> = (0..24).map(|_| trial.next()).collect();
+        assert_eq!(handed[20], (Pick::Ffmpeg, None));
+        assert_eq!(handed[23], (Pick::Ffmpeg, None));
+        // Each block: two frames late (the switch, 50 ms), then 10 ms apart, FFmpeg's blocks
+        // then 20 ms apart; a frame of each ends out of order.
+        let mut at = 0;
+        for (block, &pick) in SCHEDULE.iter().enumerate() {
+            let step = if pick == Pick::Frame { 10 } else { 20 };
+            let mut ends = vec![at + 50, at + 50, at + 50 + 2 * step, at + 50 + step];
+            at += 50 + 2 * step;
+            if block == 4 {
+                let last = ends.pop().expect("four");
+                ends.iter().for_each(|&e| trial.end(block, ms(e)));
+                assert_eq!(
+                    trial.decision(),
+                    None,
+                    "a frame of the last block is running"
+                );
+                ends = vec![last];
+            }
+            ends.iter().for_each(|&e| trial.end(block, ms(e)));
         }
-        assert_eq!(trial.decision(), None);
-        for (block, at) in [(3, 50), (3, 50), (4, 80)] {
-            trial.end(block, ms(at));
-        }
-        assert_eq!(
-            trial.decision(),
-            None,
-            "a frame of the last block is running"
-        );
-        trial.end(4, ms(80));
-        // Frame path: blocks 2 and 3 (45 to 45, 45 to 50), FFmpeg: 1 and 4 (10 to 45, 50 to 80).
         let d = trial.decision().expect("decided");
-        assert!((d.ratio - 5.0 / 65.0).abs() < 1e-9, "{d:?}");
+        assert!((d.ratio - 0.5).abs() < 1e-9, "{d:?}");
         assert_eq!(trial.next(), (Pick::Frame, None));
     }
 }
