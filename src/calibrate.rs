@@ -437,13 +437,20 @@ fn write_cache(key: &str, group: &Group, d: &Decision) {
             d.measured,
             d.device.replace(['\t', '\n'], " ")
         ));
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        let tmp = temporary(&path);
         std::fs::write(&tmp, text)?;
         std::fs::rename(&tmp, &path)
     })();
     if let Err(e) = result {
         crate::debug!("calibration not cached in {}: {e}", path.display());
     }
+}
+
+/// A name beside `path` for writing it whole first, of this process and thread alone.
+fn temporary(path: &std::path::Path) -> PathBuf {
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    path.with_extension(format!("tmp{}-{n}", std::process::id()))
 }
 
 /// A fact about this key's device cached beside the placements (a line `key name \t value`),
@@ -471,7 +478,7 @@ pub fn cache_fact(name: &str, value: &str) {
             .map(|l| format!("{l}\n"))
             .collect();
         text.push_str(&format!("{key}\t{value}\n"));
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        let tmp = temporary(&path);
         std::fs::write(&tmp, text)?;
         std::fs::rename(&tmp, &path)
     })();

@@ -4,18 +4,20 @@
 //! Which one wins depends on the device, the frame size, the decoder's threads and how fast the
 //! CPU side is (FFmpeg's SIMD or its C), so nothing measured apart from the decode can say. Each
 //! class's first frames are a trial in blocks of consecutive frames: the frame path first, to
-//! warm up (pipelines, memory, the first key frame), then two blocks each way in
-//! [`SCHEDULE`]'s order, so that a scene growing harder weighs on both alike. A block is timed
-//! from the end of its `settle`-th frame to the end of its last: with frame threads, how fast
-//! the decoder delivered frames once the frames of the block before had left it. The frame path
-//! is chosen where its blocks took at most [`MARGIN`] of FFmpeg's time ([`MARGIN_THREADED`] with
-//! frame threads), else FFmpeg; where its
-//! first block took over [`EARLY_STOP`] times FFmpeg's, the trial ends there. The frames
-//! between the trial's last and its decision (frame threads) go to FFmpeg.
+//! warm up (pipelines, memory, the first key frame; and, with frame threads, until every
+//! thread's context has attached, which each does at its first frame), then two blocks each
+//! way in [`MEASURED`]'s order, so that a scene growing harder weighs on both alike. A block
+//! has at least twice as many frames as there are choosing contexts, and is timed per frame
+//! from the end of its n-th frame (n the contexts) to the end of its last: with frame threads,
+//! how fast the decoder delivered frames once the frames of the block before had left it. The
+//! frame path is chosen where it took at most [`MARGIN`] of FFmpeg's time ([`MARGIN_THREADED`]
+//! with frame threads), else FFmpeg; where its first block took over [`EARLY_STOP`] times
+//! FFmpeg's, the trial ends there. The frames between the trial's last and its decision (frame
+//! threads) go to FFmpeg.
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Who reconstructs a frame.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -26,15 +28,9 @@ pub enum Pick {
     Ffmpeg,
 }
 
-/// A trial's blocks in order: the warm-up, then FFmpeg and the frame path in ABBA order (each
-/// as often early as late; each switch costs a decoder with frame threads a pipeline's drain).
-const SCHEDULE: [Pick; 5] = [
-    Pick::Frame,
-    Pick::Ffmpeg,
-    Pick::Frame,
-    Pick::Frame,
-    Pick::Ffmpeg,
-];
+/// A trial's measured blocks in order, after its warm-up on the frame path: ABBA, each as often
+/// early as late (each switch costs a decoder with frame threads a pipeline's drain).
+const MEASURED: [Pick; 4] = [Pick::Ffmpeg, Pick::Frame, Pick::Frame, Pick::Ffmpeg];
 
 /// The frame path is chosen only where it took at most this share of FFmpeg's time, so that
 /// a measurement's noise does not make the default slower than FFmpeg.
@@ -79,103 +75,148 @@ pub struct Decision {
     pub ratio: f64,
 }
 
-/// A frame of a trial block, until it ends.
+/// A frame of a measured trial block, until it ends.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Ticket {
     class: usize,
     block: usize,
 }
 
+/// A trial's measured blocks, fixed when its warm-up ends.
+#[derive(Clone, Copy, Debug)]
+struct Blocks {
+    /// The first frame after the warm-up, and frames per block.
+    start: usize,
+    frames: usize,
+    /// A block's first frames to end that are the switch and go untimed.
+    settle: usize,
+    margin: f64,
+}
+
 /// One class's trial.
 #[derive(Debug)]
 pub struct Trial {
-    /// Frames per block, and how many of a block's first frames to end are the switch (the
-    /// frames of the block before still in flight) and go untimed.
-    block_frames: usize,
-    settle: usize,
-    margin: f64,
+    /// Frames per block at least.
+    least: usize,
+    blocks: Option<Blocks>,
     /// Frames handed out so far.
     handed: usize,
-    /// When each block's frames ended.
-    ends: [Vec<Instant>; SCHEDULE.len()],
+    /// Per measured block: when its frames ended, and how many ended untimed (declined after
+    /// all, or their decoder closed).
+    ends: [Vec<Instant>; MEASURED.len()],
+    untimed: [usize; MEASURED.len()],
     decided: Option<Decision>,
 }
 
 impl Trial {
-    /// Blocks of `block_frames`, their first `settle` ends untimed; the frame path kept where
-    /// it took at most `margin` of FFmpeg's time.
-    pub fn new(block_frames: usize, settle: usize, margin: f64) -> Trial {
-        let block_frames = block_frames.max(1);
+    /// Blocks of at least `least` frames.
+    pub fn new(least: usize) -> Trial {
         Trial {
-            block_frames,
-            margin,
-            settle: settle.min(block_frames / 2),
+            least: least.max(1),
+            blocks: None,
             handed: 0,
             ends: Default::default(),
+            untimed: [0; MEASURED.len()],
             decided: None,
         }
     }
 
-    /// Who takes the next frame, and the block it times (`None` once past the trial).
-    pub fn next(&mut self) -> (Pick, Option<usize>) {
+    /// Who takes the next frame, `contexts` deciding now, and the measured block it times
+    /// (`None` in the warm-up and once past the trial).
+    pub fn next(&mut self, contexts: usize) -> (Pick, Option<usize>) {
         if let Some(d) = self.decided {
             return (d.pick, None);
         }
-        let block = self.handed / self.block_frames;
+        let i = self.handed;
         self.handed += 1;
-        match SCHEDULE.get(block) {
+        let blocks = match self.blocks {
+            Some(b) => b,
+            None => {
+                let contexts = contexts.max(1);
+                let frames = self.least.max(2 * contexts);
+                if i < frames {
+                    return (Pick::Frame, None);
+                }
+                let margin = if contexts > 1 {
+                    MARGIN_THREADED
+                } else {
+                    MARGIN
+                };
+                *self.blocks.insert(Blocks {
+                    start: i,
+                    frames,
+                    settle: contexts.min(frames / 2),
+                    margin,
+                })
+            }
+        };
+        let block = (i - blocks.start) / blocks.frames;
+        match MEASURED.get(block) {
             Some(&pick) => (pick, Some(block)),
             // Waiting for the trial's last frames to end: the safe choice meanwhile.
             None => (Pick::Ffmpeg, None),
         }
     }
 
-    /// A frame of `block` ended at `at`; decides once every block's frames have.
-    pub fn end(&mut self, block: usize, at: Instant) {
-        let Some(ends) = self.ends.get_mut(block) else {
+    /// A frame of `block` ended at `at` (`None`: untimed); decides once enough have.
+    pub fn end(&mut self, block: usize, at: Option<Instant>) {
+        if block >= MEASURED.len() {
             return;
-        };
-        ends.push(at);
+        }
+        match at {
+            Some(at) => self.ends[block].push(at),
+            None => self.untimed[block] += 1,
+        }
         if self.decided.is_none() {
             self.decided = self.decide();
         }
     }
 
-    /// Once every block's frames have ended, or the first three's where the frame path was
-    /// far slower. A block's time runs from the end of its `settle`-th frame (without any,
-    /// from the end of the blocks before: frames may end out of order with frame threads) to
-    /// the end of its last.
+    /// A block's time per frame: from the end of its `settle`-th frame to the end of its last,
+    /// over the frames between (`None` where too few were timed).
+    fn per_frame(&self, block: usize, b: &Blocks) -> Option<f64> {
+        let mut ends = self.ends[block].clone();
+        ends.sort();
+        let (first, last) = (ends.get(b.settle.max(1) - 1)?, ends.last()?);
+        let frames = ends.len() - b.settle.max(1);
+        (frames > 0).then(|| last.duration_since(*first).as_secs_f64() / frames as f64)
+    }
+
+    /// Once every measured block's frames have ended, or the first two's where the frame path
+    /// was far slower.
     fn decide(&self) -> Option<Decision> {
-        let done = self
-            .ends
-            .iter()
-            .take_while(|e| e.len() >= self.block_frames)
+        let b = self.blocks?;
+        let done = (0..MEASURED.len())
+            .take_while(|&k| self.ends[k].len() + self.untimed[k] >= b.frames)
             .count();
-        let (mut frame, mut ffmpeg) = (Duration::ZERO, Duration::ZERO);
-        let mut before: Option<Instant> = None;
-        for (b, pick) in SCHEDULE.iter().enumerate().take(done) {
-            let mut ends = self.ends[b].clone();
-            ends.sort();
-            let last = *ends.last().expect("a block whose frames ended");
-            let start = match (self.settle, before) {
-                (0, Some(t)) => t,
-                (0, None) => last,
-                (n, _) => ends[n - 1],
-            };
-            before = Some(before.map_or(last, |t| t.max(last)));
-            let took = last.saturating_duration_since(start);
-            match (b, pick) {
-                (0, _) => {} // the warm-up
-                (_, Pick::Frame) => frame += took,
-                (_, Pick::Ffmpeg) => ffmpeg += took,
-            }
+        if done < 2 {
+            return None;
         }
-        let ratio = frame.as_secs_f64() / ffmpeg.as_secs_f64().max(1e-9);
-        let pick = match done {
-            3 if ratio > EARLY_STOP => Pick::Ffmpeg,
-            n if n < SCHEDULE.len() => return None,
-            _ if ratio <= self.margin => Pick::Frame,
-            _ => Pick::Ffmpeg,
+        let ratio_of = |blocks: std::ops::Range<usize>| -> Option<f64> {
+            let (mut frame, mut ffmpeg) = (0.0, 0.0);
+            for k in blocks {
+                let t = self.per_frame(k, &b)?;
+                match MEASURED[k] {
+                    Pick::Frame => frame += t,
+                    Pick::Ffmpeg => ffmpeg += t,
+                }
+            }
+            (ffmpeg > 0.0).then(|| frame / ffmpeg)
+        };
+        if done < MEASURED.len() {
+            // (A block that cannot be timed decides nothing early.)
+            let ratio = ratio_of(0..2).filter(|&r| r > EARLY_STOP)?;
+            return Some(Decision {
+                pick: Pick::Ffmpeg,
+                ratio,
+            });
+        }
+        // A trial that cannot be timed keeps FFmpeg, the safe choice.
+        let ratio = ratio_of(0..MEASURED.len()).unwrap_or(f64::INFINITY);
+        let pick = if ratio <= b.margin {
+            Pick::Frame
+        } else {
+            Pick::Ffmpeg
         };
         Some(Decision { pick, ratio })
     }
@@ -201,17 +242,9 @@ pub fn decoder_detached() {
     CHOOSING.fetch_sub(1, Relaxed);
 }
 
-/// A new trial: blocks of `DAEDALUS_TRIAL_FRAMES` (else 16) frames, or two per choosing
-/// decoder context where more; as many frames as those contexts untimed per block.
+/// A new trial: blocks of at least `DAEDALUS_TRIAL_FRAMES` (else 16) frames.
 fn new_trial() -> Trial {
-    let contexts = CHOOSING.load(Relaxed).max(1);
-    let frames = crate::config::get().trial_frames.unwrap_or(16);
-    let margin = if contexts > 1 {
-        MARGIN_THREADED
-    } else {
-        MARGIN
-    };
-    Trial::new(frames.max(2 * contexts), contexts, margin)
+    Trial::new(crate::config::get().trial_frames.unwrap_or(16))
 }
 
 /// Frames handed out under `DAEDALUS_TEST_ALTERNATE`.
@@ -228,17 +261,26 @@ pub fn pick(class: usize) -> (Pick, Option<Ticket>) {
     }
     let mut trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
     let trial = trials[class].get_or_insert_with(new_trial);
-    let (pick, block) = trial.next();
+    let (pick, block) = trial.next(CHOOSING.load(Relaxed));
     (pick, block.map(|block| Ticket { class, block }))
 }
 
 /// The frame of `ticket` ended now.
 pub fn ended(ticket: Ticket) {
-    let now = Instant::now();
+    end(ticket, Some(Instant::now()));
+}
+
+/// The frame of `ticket` ended without a time to count: FFmpeg decoded it after all (the GPU
+/// could not take it), or its decoder closed first.
+pub fn untimed(ticket: Ticket) {
+    end(ticket, None);
+}
+
+fn end(ticket: Ticket, at: Option<Instant>) {
     let mut trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(trial) = trials[ticket.class].as_mut() {
         let before = trial.decision();
-        trial.end(ticket.block, now);
+        trial.end(ticket.block, at);
         if let (None, Some(d)) = (before, trial.decision()) {
             let chosen = match d.pick {
                 Pick::Frame => "the frame path",
@@ -306,17 +348,23 @@ pub fn path() -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
-    /// Hands out a trial's frames and ends each `took(pick)` after the one before.
-    fn run(trial: &mut Trial, frames: u64, took: impl Fn(Pick) -> u64) -> Vec<Pick> {
-        let start = Instant::now();
-        let mut at = start;
+    /// Hands out a trial's frames (`contexts` choosing) and ends each `took(pick)` ms after the
+    /// one before.
+    fn run(
+        trial: &mut Trial,
+        contexts: usize,
+        frames: usize,
+        took: impl Fn(Pick) -> u64,
+    ) -> Vec<Pick> {
+        let mut at = Instant::now();
         let mut picks = Vec::new();
         for _ in 0..frames {
-            let (pick, block) = trial.next();
+            let (pick, block) = trial.next(contexts);
             at += Duration::from_millis(took(pick));
             if let Some(block) = block {
-                trial.end(block, at);
+                trial.end(block, Some(at));
             }
             picks.push(pick);
         }
@@ -334,8 +382,8 @@ mod tests {
 
     #[test]
     fn the_trial_runs_its_blocks_then_keeps_the_faster() {
-        let mut trial = Trial::new(2, 1, MARGIN);
-        let picks = run(&mut trial, 12, |p| if p == Pick::Frame { 5 } else { 10 });
+        let mut trial = Trial::new(2);
+        let picks = run(&mut trial, 1, 12, |p| if p == Pick::Frame { 5 } else { 10 });
         use Pick::*;
         assert_eq!(
             picks,
@@ -350,69 +398,112 @@ mod tests {
     }
 
     #[test]
-    fn a_slower_frame_path_stops_the_trial_early() {
-        let mut trial = Trial::new(3, 1, MARGIN);
-        let picks = run(&mut trial, 10, |p| if p == Pick::Frame { 21 } else { 10 });
+    fn a_far_slower_frame_path_stops_the_trial_early() {
+        let mut trial = Trial::new(3);
+        let picks = run(
+            &mut trial,
+            1,
+            10,
+            |p| if p == Pick::Frame { 21 } else { 10 },
+        );
         use Pick::*;
         assert_eq!(picks[6..], [Frame, Frame, Frame, Ffmpeg]);
-        let d = trial.decision().expect("decided after three blocks");
+        let d = trial.decision().expect("decided after two measured blocks");
         assert_eq!(d.pick, Ffmpeg);
         assert!((d.ratio - 2.1).abs() < 1e-9, "{d:?}");
     }
 
     #[test]
     fn a_frame_path_within_the_margin_is_not_chosen() {
-        let mut trial = Trial::new(3, 0, MARGIN);
-        run(&mut trial, 20, |p| if p == Pick::Frame { 97 } else { 100 });
+        let mut trial = Trial::new(3);
+        run(
+            &mut trial,
+            1,
+            20,
+            |p| if p == Pick::Frame { 97 } else { 100 },
+        );
         let d = trial.decision().expect("decided");
         assert_eq!(d.pick, Pick::Ffmpeg, "{d:?}");
-        assert_eq!(trial.next(), (Pick::Ffmpeg, None));
+        assert_eq!(trial.next(1), (Pick::Ffmpeg, None));
     }
 
     /// With frame threads the frame path must win by more.
     #[test]
     fn frame_threads_ask_a_wider_margin() {
-        let mut trial = Trial::new(8, 4, MARGIN_THREADED);
-        run(&mut trial, 40, |p| if p == Pick::Frame { 85 } else { 100 });
-        let d = trial.decision().expect("decided");
-        assert_eq!(d.pick, Pick::Ffmpeg, "{d:?}");
-        let mut trial = Trial::new(8, 1, MARGIN);
-        run(&mut trial, 40, |p| if p == Pick::Frame { 85 } else { 100 });
+        let mut trial = Trial::new(8);
+        run(
+            &mut trial,
+            4,
+            40,
+            |p| if p == Pick::Frame { 85 } else { 100 },
+        );
+        assert_eq!(trial.decision().expect("decided").pick, Pick::Ffmpeg);
+        let mut trial = Trial::new(8);
+        run(
+            &mut trial,
+            1,
+            40,
+            |p| if p == Pick::Frame { 85 } else { 100 },
+        );
         assert_eq!(trial.decision().expect("decided").pick, Pick::Frame);
+    }
+
+    /// Each frame thread's context attaches at its first frame: the warm-up lasts until the
+    /// blocks can be twice as long as there are contexts by then.
+    #[test]
+    fn the_warm_up_waits_for_the_frame_threads() {
+        let mut trial = Trial::new(4);
+        // Contexts 1, 2, ... as frames begin, up to 6.
+        let handed: Vec<_> = (0..30).map(|i| trial.next((i + 1).min(6))).collect();
+        assert!(
+            handed[..12].iter().all(|&h| h == (Pick::Frame, None)),
+            "{handed:?}"
+        );
+        assert_eq!(handed[12], (Pick::Ffmpeg, Some(0)));
+        assert_eq!(handed[24], (Pick::Frame, Some(1)));
+        let b = trial.blocks.expect("fixed");
+        assert_eq!(
+            (b.start, b.frames, b.settle, b.margin),
+            (12, 12, 6, MARGIN_THREADED)
+        );
     }
 
     /// With frame threads the trial's last frames end after later frames were handed out:
     /// those go to FFmpeg until the decision. A block's first frames to end (the switch) go
-    /// untimed, in the order they ended.
+    /// untimed, in the order they ended; a frame FFmpeg decoded after all counts untimed.
     #[test]
     fn undecided_frames_go_to_ffmpeg_and_the_switch_is_not_timed() {
-        let mut trial = Trial::new(4, 2, MARGIN_THREADED);
+        let mut trial = Trial::new(4);
         let t0 = Instant::now();
-        let ms = |n| t0 + Duration::from_millis(n);
-        let handed: Vec<_> = (0..24).map(|_| trial.next()).collect();
+        let ms = |n| Some(t0 + Duration::from_millis(n));
+        let handed: Vec<_> = (0..24).map(|_| trial.next(2)).collect();
         assert_eq!(handed[20], (Pick::Ffmpeg, None));
         assert_eq!(handed[23], (Pick::Ffmpeg, None));
-        // Each block: two frames late (the switch, 50 ms), then 10 ms apart, FFmpeg's blocks
-        // then 20 ms apart; a frame of each ends out of order.
+        // Each block: two frames late (the switch, 50 ms), then 10 ms apart on the frame path,
+        // 20 on FFmpeg; a frame of each ends out of order.
         let mut at = 0;
-        for (block, &pick) in SCHEDULE.iter().enumerate() {
+        for (block, &pick) in MEASURED.iter().enumerate() {
             let step = if pick == Pick::Frame { 10 } else { 20 };
             let mut ends = vec![at + 50, at + 50, at + 50 + 2 * step, at + 50 + step];
             at += 50 + 2 * step;
-            if block == 4 {
+            if block == 3 {
+                // Its first frame is declined after all (untimed); its last is still running.
                 let last = ends.pop().expect("four");
-                ends.iter().for_each(|&e| trial.end(block, ms(e)));
+                trial.end(block, None);
+                ends[1..].iter().for_each(|&e| trial.end(block, ms(e)));
                 assert_eq!(
                     trial.decision(),
                     None,
                     "a frame of the last block is running"
                 );
-                ends = vec![last];
+                trial.end(block, ms(last));
+                break;
             }
             ends.iter().for_each(|&e| trial.end(block, ms(e)));
         }
         let d = trial.decision().expect("decided");
         assert!((d.ratio - 0.5).abs() < 1e-9, "{d:?}");
-        assert_eq!(trial.next(), (Pick::Frame, None));
+        assert_eq!(d.pick, Pick::Frame);
+        assert_eq!(trial.next(2), (Pick::Frame, None));
     }
 }

@@ -257,6 +257,9 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
     if d.choosing {
         choice::decoder_detached();
     }
+    if let Some(ticket) = d.ticket {
+        choice::untimed(ticket);
+    }
     if let Some(data0) = d.declined {
         CPU_FRAMES.end(data0);
     }
@@ -601,6 +604,20 @@ impl Decoder {
         0
     }
 
+    /// Leaves to FFmpeg's own decode a frame the GPU cannot take after all: its trial block
+    /// does not time it.
+    fn decline_unable(&mut self, data0: usize, why: &str) -> c_int {
+        crate::log::once(
+            crate::log::Level::Info,
+            "frame path declined",
+            format_args!("a frame FFmpeg decodes itself: {why}"),
+        );
+        if let Some(ticket) = self.ticket.take() {
+            choice::untimed(ticket);
+        }
+        self.decline(data0)
+    }
+
     /// The context's frame ended: its trial block learns when, and a frame it left to FFmpeg
     /// is final.
     fn frame_over(&mut self) {
@@ -637,14 +654,17 @@ pub(crate) unsafe extern "C" fn parse_begin(
             let class = choice::class_of(info.frame.width, info.frame.height);
             let (pick, ticket) = choice::pick(class);
             d.ticket = ticket;
-            if pick == choice::Pick::Ffmpeg || !gpu_wanted() {
+            if pick == choice::Pick::Ffmpeg {
                 return d.decline(data0);
+            }
+            if !gpu_wanted() {
+                return d.decline_unable(data0, "no usable device");
             }
         }
         let on_gpu = if gpu_wanted() {
             match d.gpu_frame(info, layout) {
                 Ok(f) => Some(f),
-                Err(_) if d.choosing => return d.decline(data0),
+                Err(why) if d.choosing => return d.decline_unable(data0, &why),
                 Err(why) => {
                     crate::log::once(
                         crate::log::Level::Info,
