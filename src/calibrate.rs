@@ -453,11 +453,11 @@ fn temporary(path: &std::path::Path) -> PathBuf {
     path.with_extension(format!("tmp{}-{n}", std::process::id()))
 }
 
-/// A fact about this key's device cached beside the placements (a line `key name \t value`),
-/// so that a later run knows it without setting Vulkan up.
+/// A fact about this key's device, cached in `devices.tsv` beside the placements (a line
+/// `key name \t value`), so that a later run knows it without setting Vulkan up.
 pub fn cached_fact(name: &str) -> Option<String> {
     let key = format!("{} {name}", cache_key());
-    let text = std::fs::read_to_string(cache_file()?).ok()?;
+    let text = std::fs::read_to_string(facts_file()?).ok()?;
     text.lines()
         .find_map(|line| match line.split('\t').collect::<Vec<_>>()[..] {
             [k, value] if k == key => Some(value.to_string()),
@@ -468,7 +468,7 @@ pub fn cached_fact(name: &str) -> Option<String> {
 /// Caches `value` as this key's `name` (see [`cached_fact`]).
 pub fn cache_fact(name: &str, value: &str) {
     let key = format!("{} {name}", cache_key());
-    let Some(path) = cache_file() else { return };
+    let Some(path) = facts_file() else { return };
     let result = (|| -> std::io::Result<()> {
         std::fs::create_dir_all(path.parent().expect("has a parent"))?;
         let old = std::fs::read_to_string(&path).unwrap_or_default();
@@ -485,6 +485,11 @@ pub fn cache_fact(name: &str, value: &str) {
     if let Err(e) = result {
         crate::debug!("{name} not cached in {}: {e}", path.display());
     }
+}
+
+/// `devices.tsv` in daedalus's cache directory.
+fn facts_file() -> Option<PathBuf> {
+    Some(crate::config::cache_dir()?.join("devices.tsv"))
 }
 
 /// The scratch frames: `WIDTH` x `HEIGHT` pixels inside a `MARGIN` that motion compensation's
