@@ -423,34 +423,33 @@ fn read_cache(key: &str, group: &Group) -> Option<Decision> {
 /// processes never read half a file. Failure only costs a calibration next time.
 fn write_cache(key: &str, group: &Group, d: &Decision) {
     let Some(path) = cache_file() else { return };
-    let result = (|| -> std::io::Result<()> {
-        std::fs::create_dir_all(path.parent().expect("has a parent"))?;
-        let old = std::fs::read_to_string(&path).unwrap_or_default();
-        let mut text: String = old
-            .lines()
-            .filter(|l| l.split('\t').next() != Some(key))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        text.push_str(&format!(
-            "{key}\t{}\t{}\t{}\n",
-            d.placement.describe_only(group.families),
-            d.measured,
-            d.device.replace(['\t', '\n'], " ")
-        ));
-        let tmp = temporary(&path);
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(&tmp, &path)
-    })();
-    if let Err(e) = result {
+    let fields = format!(
+        "{}\t{}\t{}",
+        d.placement.describe_only(group.families),
+        d.measured,
+        d.device.replace(['\t', '\n'], " ")
+    );
+    if let Err(e) = replace_line(&path, key, &fields) {
         crate::debug!("calibration not cached in {}: {e}", path.display());
     }
 }
 
-/// A name beside `path` for writing it whole first, of this process and thread alone.
-fn temporary(path: &std::path::Path) -> PathBuf {
+/// Replaces the line of `key` in the file at `path` with `key \t fields`, writing a temporary
+/// file of this write alone and renaming it, so that readers never see half a file.
+fn replace_line(path: &std::path::Path, key: &str, fields: &str) -> std::io::Result<()> {
     static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    std::fs::create_dir_all(path.parent().expect("has a parent"))?;
+    let old = std::fs::read_to_string(path).unwrap_or_default();
+    let mut text: String = old
+        .lines()
+        .filter(|l| l.split('\t').next() != Some(key))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    text.push_str(&format!("{key}\t{fields}\n"));
     let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    path.with_extension(format!("tmp{}-{n}", std::process::id()))
+    let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
 }
 
 /// A fact about this key's device, cached in `devices.tsv` beside the placements (a line
@@ -469,20 +468,7 @@ pub fn cached_fact(name: &str) -> Option<String> {
 pub fn cache_fact(name: &str, value: &str) {
     let key = format!("{} {name}", cache_key());
     let Some(path) = facts_file() else { return };
-    let result = (|| -> std::io::Result<()> {
-        std::fs::create_dir_all(path.parent().expect("has a parent"))?;
-        let old = std::fs::read_to_string(&path).unwrap_or_default();
-        let mut text: String = old
-            .lines()
-            .filter(|l| l.split('\t').next() != Some(key.as_str()))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        text.push_str(&format!("{key}\t{value}\n"));
-        let tmp = temporary(&path);
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(&tmp, &path)
-    })();
-    if let Err(e) = result {
+    if let Err(e) = replace_line(&path, &key, value) {
         crate::debug!("{name} not cached in {}: {e}", path.display());
     }
 }

@@ -77,15 +77,19 @@ fn check(
             return Err(format!("{what}: {copied} bytes a frame copied back"));
         }
     }
-    let unexpected: Vec<&str> = out
-        .stderr
-        .lines()
-        .filter(|l| !l.starts_with("daedalus: device="))
-        .collect();
+    let unexpected = messages(&out.stderr);
     if !unexpected.is_empty() {
         return Err(format!("{what}: unexpected messages: {unexpected:?}"));
     }
     Ok(())
+}
+
+/// The lines of a decode's stderr other than daedalus's stats line.
+fn messages(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| !l.starts_with("daedalus: device="))
+        .collect()
 }
 
 /// The cut between parsing and reconstruction: every VP9 stream of the corpus (every bit
@@ -229,11 +233,7 @@ fn switching_paths_between_frames_equals_debian_ffmpeg() {
         if switches.0 == "DAEDALUS_TRIAL_FRAMES" && trial == Some("-") || !decided || !path_ok {
             return Err(format!("{what}: trial={trial:?} path={path:?}"));
         }
-        let said: Vec<&str> = out
-            .stderr
-            .lines()
-            .filter(|l| !l.starts_with("daedalus: device="))
-            .collect();
+        let said = messages(&out.stderr);
         if !said.is_empty() {
             return Err(format!("{what}: unexpected messages: {said:?}"));
         }
