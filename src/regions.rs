@@ -193,6 +193,80 @@ fn register_own(start: usize, end: usize, in_place: InPlace) -> Result<(), Strin
     Ok(())
 }
 
+/// Frame buffers of ours allocated before the device was set up (choosing decoders defer it,
+/// `vp9::frame`), by start and length, and whether their import failed: imported when a frame
+/// the GPU reconstructs first writes or reads one, and registered from then on.
+static IMPORTED_LATER: Mutex<Vec<(usize, usize, bool)>> = Mutex::new(Vec::new());
+
+/// Alignment of [`IMPORTED_LATER`]'s memory: whatever a device turns out to ask of an import
+/// (4 KiB on the devices measured), 64 KiB covers.
+const LATER_ALIGN: usize = 64 * 1024;
+
+/// A frame buffer of `len` zeroed bytes, imported when the GPU first needs it.
+pub fn alloc_import_later(len: usize) -> Result<*mut u8, String> {
+    let ptr = crate::gpu::memory::zeroed_pages(len, LATER_ALIGN)?;
+    lock(&IMPORTED_LATER).push((ptr as usize, len, false));
+    Ok(ptr)
+}
+
+/// Imports and registers the buffer of [`alloc_import_later`] that holds the byte at `ptr`;
+/// `None` where none does, there is no device, or the import fails (the buffer then stays
+/// unimported, and the frames in it are FFmpeg's to decode).
+pub fn import_later_frame(ptr: usize) -> Option<()> {
+    let mut later = lock(&IMPORTED_LATER);
+    let i = later
+        .iter()
+        .position(|&(start, len, _)| start <= ptr && ptr < start + len)?;
+    let (start, len, failed) = later[i];
+    let gpu = gpu::get().filter(|_| !failed)?;
+    // (Registering cannot fail then: nothing registered overlaps memory of ours. Were it to,
+    // the import would free memory the decoder still uses.)
+    let overlaps = {
+        let reg = REGISTRY.read().unwrap_or_else(|p| p.into_inner());
+        reg.regions
+            .iter()
+            .any(|r| r.start < start + len && start < r.end)
+    };
+    if overlaps {
+        later[i].2 = true;
+        return None;
+    }
+    let padded = len.div_ceil(LATER_ALIGN) * LATER_ALIGN;
+    // Safety: the memory is ours (`alloc_import_later`); once imported, the import owns it.
+    match unsafe { OwnImport::adopt(gpu, start as *mut u8, padded) } {
+        Ok(own) => {
+            later.swap_remove(i);
+            register_own_import(own, len).ok()?;
+            crate::stats::add(&crate::stats::COUNTERS.imports, 1);
+            Some(())
+        }
+        Err(e) => {
+            later[i].2 = true;
+            crate::log::once(
+                crate::log::Level::Info,
+                "late import failed",
+                format_args!("a frame allocated before the device was set up: {e}"),
+            );
+            None
+        }
+    }
+}
+
+/// Frees a buffer of [`alloc_import_later`] never imported; false if `ptr` starts none.
+pub fn free_unimported(ptr: usize) -> bool {
+    let mut later = lock(&IMPORTED_LATER);
+    let Some(i) = later.iter().position(|&(start, _, _)| start == ptr) else {
+        return false;
+    };
+    later.swap_remove(i);
+    unsafe { libc::free(ptr as *mut libc::c_void) };
+    true
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Ends one registration of the range that starts at `ptr`; false if there is none.
 pub fn unregister(ptr: usize) -> bool {
     let mut reg = REGISTRY.write().unwrap_or_else(|p| p.into_inner());

@@ -1129,6 +1129,17 @@ unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_void) -> *mut 
         if !crate::calibrate::frames_wanted() {
             return std::ptr::null_mut();
         }
+        if frame::frames_imported_later() && !opaque.is_null() && size > 0 {
+            // Choosing decoders defer the device: imported if the GPU ever needs the frame.
+            return match crate::regions::alloc_import_later(size) {
+                Ok(data) => {
+                    stats::add(&COUNTERS.frame_buffers, 1);
+                    *opaque = data as *mut c_void;
+                    data
+                }
+                Err(_) => std::ptr::null_mut(),
+            };
+        }
         let Some(gpu) = crate::gpu::get() else {
             return std::ptr::null_mut();
         };
@@ -1179,7 +1190,9 @@ unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_void) -> *mut 
 /// thread still holds its region (the regions are reference counted).
 unsafe extern "C" fn frame_free(opaque: *mut c_void, _data: *mut u8) {
     crate::ffi::guard("frame_free", (), || {
-        if !crate::regions::unregister(opaque as usize) {
+        if !crate::regions::unregister(opaque as usize)
+            && !crate::regions::free_unimported(opaque as usize)
+        {
             crate::debug!("frame_free of an unknown pool buffer {opaque:?}");
         }
     })
@@ -1211,6 +1224,8 @@ pub fn stats_line() -> String {
             (path, crate::gpu::State::Usable(g)) if path != "frame-cpu" => {
                 (g.info.name.clone(), path)
             }
+            // (Choosing decoders that never needed the device: see `frame::decisions`.)
+            (path, crate::gpu::State::NotSetUp) => ("none".to_string(), path),
             (path, _) => ("cpu".to_string(), path),
         },
         (_, _) if crate::config::get().path == crate::config::DecoderPath::Ffmpeg => {

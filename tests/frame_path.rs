@@ -242,6 +242,102 @@ fn switching_paths_between_frames_equals_debian_ffmpeg() {
     assert_all_decoded(&failures, count, "decodes switching paths");
 }
 
+/// A trial's decision is kept (per device, program, size class and threading): a later decode
+/// follows it without a trial. Where it is FFmpeg's own decode no device is set up at all;
+/// where it is the frame path, the class's first frame goes to FFmpeg (frame threads show only
+/// at the second), the device is set up at the second, and the frames allocated before are
+/// imported then. Each decode equals Debian's ffmpeg.
+#[test]
+fn a_later_decode_follows_the_cached_trial_decision() {
+    let cache = test_cache().join("trial-decisions");
+    let _ = std::fs::remove_dir_all(&cache);
+    std::fs::create_dir_all(&cache).expect("a cache directory");
+    let cache_str = cache.to_str().expect("a UTF-8 temporary directory");
+    let mesa = test_cache().join("mesa_shader_cache");
+    let mesa_str = mesa.to_str().expect("a UTF-8 temporary directory");
+    let stream = stream_named("natural-bikes");
+    let decode = |asked: bool, what: &str| -> String {
+        // (Mesa's compiled shaders stay where the other tests keep them: compiling them again
+        // costs lavapipe half a minute.)
+        let mut env = vec![
+            ("DAEDALUS_KERNELS", ""),
+            ("XDG_CACHE_HOME", cache_str),
+            ("MESA_SHADER_CACHE_DIR", mesa_str),
+        ];
+        if asked {
+            env.push(("DAEDALUS_TRIAL_FRAMES", "2"));
+        }
+        let out = decode_as_debian(stream, Way::Preload, "gpu", THREADING[0], &env, what)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let said = messages(&out.stderr);
+        assert!(said.is_empty(), "{what}: unexpected messages: {said:?}");
+        out.stderr
+    };
+    let count = |stderr: &str, key| -> usize {
+        stat(stderr, key)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {key}= in {stderr}"))
+    };
+    let frames = reference(stream).len();
+
+    let asked = decode(true, "a trial asked for");
+    let trial = stat(&asked, "trial").expect("trial=").to_string();
+    assert!(
+        trial.starts_with("sd:frame:") || trial.starts_with("sd:ffmpeg:"),
+        "{trial}"
+    );
+    let facts = cache.join("daedalus/devices.tsv");
+    let text = std::fs::read_to_string(&facts).expect("the decision cached");
+    let line = text
+        .lines()
+        .find(|l| l.contains(" trial sd one-context\t"))
+        .unwrap_or_else(|| panic!("no sd decision in {text}"));
+    let picked = trial.split(':').nth(1).expect("class:pick:ratio");
+    let value = line.split('\t').nth(1).expect("key, tab, value");
+    assert!(
+        value.starts_with(&format!("{picked} ")),
+        "{line} for {trial}"
+    );
+
+    for pick in ["ffmpeg", "frame"] {
+        let key = line.split('\t').next().expect("key");
+        let edited: String = text
+            .lines()
+            .map(|l| {
+                if l.starts_with(key) && l.contains(" trial sd one-context\t") {
+                    format!("{key}\t{pick} 0.900\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        std::fs::write(&facts, edited).expect("cache rewritten");
+        let what = format!("the cached decision {pick}");
+        let out = decode(false, &what);
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("daedalus: device="))
+            .expect("stats line");
+        assert_eq!(
+            stat(&out, "trial"),
+            Some(format!("sd:{pick}:0.90:cached").as_str()),
+            "{what}: {line}"
+        );
+        assert_eq!(stat(&out, "path"), Some(pick), "{what}: {line}");
+        let (gpu, declined) = (count(&out, "frames_gpu"), count(&out, "frames_declined"));
+        let (parsed, ffmpeg) = (count(&out, "frames_parsed"), count(&out, "frames_ffmpeg"));
+        // (The stream's hidden frames count among the decoded, not among the output.)
+        assert!(parsed + declined >= frames, "{what}: {line}");
+        if pick == "ffmpeg" {
+            assert_eq!((gpu, parsed), (0, 0), "{what}: {line}");
+            assert_eq!(stat(&out, "device"), Some("\"none\""), "{what}: {line}");
+        } else {
+            assert_eq!((gpu, ffmpeg, declined), (parsed, 0, 1), "{what}: {line}");
+            assert!(count(&out, "imports") > 0, "{what}: {line}");
+        }
+    }
+}
+
 /// Decodes `stream` on the frame path with `env` added and checks the frames against Debian's
 /// ffmpeg; returns the stderr lines other than the stats line, and the stats line.
 fn decode_with(

@@ -424,29 +424,46 @@ impl OwnImport {
             .host_import_alignment
             .ok_or("the device cannot import host memory")?
             .max(4096) as usize;
-        let padded = size.div_ceil(align) * align;
-        let mut ptr: *mut libc::c_void = std::ptr::null_mut();
-        if size == 0 || unsafe { libc::posix_memalign(&mut ptr, align, padded) } != 0 {
-            return Err(format!("cannot allocate {size} bytes of host memory"));
+        let ptr = zeroed_pages(size, align)?;
+        unsafe { OwnImport::adopt(gpu, ptr, size.div_ceil(align) * align) }
+            .inspect_err(|_| unsafe { libc::free(ptr as *mut libc::c_void) })
+    }
+
+    /// Imports `padded` bytes at `ptr`, memory of [`zeroed_pages`], and owns it from now on,
+    /// freeing it with the import; where the import fails it stays the caller's.
+    ///
+    /// # Safety
+    /// `ptr` must come from [`zeroed_pages`] with a size that `padded` covers, and be owned
+    /// by nothing else once this succeeds.
+    pub unsafe fn adopt(gpu: &'static Gpu, ptr: *mut u8, padded: usize) -> GpuResult<OwnImport> {
+        let aligned = gpu
+            .info
+            .host_import_alignment
+            .is_some_and(|a| (ptr as usize) % a as usize == 0 && padded % a as usize == 0);
+        if !aligned {
+            return Err("memory not aligned as the device imports it".into());
         }
-        let ptr = ptr as *mut u8;
-        // FFmpeg's own frame pool hands out zeroed memory; so does this one.
-        unsafe { std::ptr::write_bytes(ptr, 0, padded) };
-        match Imported::new(gpu, ptr as usize, padded) {
-            Ok(import) => Ok(OwnImport {
-                import: std::mem::ManuallyDrop::new(import),
-                ptr,
-            }),
-            Err(e) => {
-                unsafe { libc::free(ptr as *mut libc::c_void) };
-                Err(e)
-            }
-        }
+        Ok(OwnImport {
+            import: std::mem::ManuallyDrop::new(Imported::new(gpu, ptr as usize, padded)?),
+            ptr,
+        })
     }
 
     pub fn ptr(&self) -> *mut u8 {
         self.ptr
     }
+}
+
+/// `size` bytes, rounded up to whole `align`s, aligned to `align`, zeroed as FFmpeg's own frame
+/// pool hands out its memory; freed with `libc::free`.
+pub fn zeroed_pages(size: usize, align: usize) -> GpuResult<*mut u8> {
+    let padded = size.div_ceil(align) * align;
+    let mut ptr: *mut libc::c_void = std::ptr::null_mut();
+    if size == 0 || unsafe { libc::posix_memalign(&mut ptr, align, padded) } != 0 {
+        return Err(format!("cannot allocate {size} bytes of host memory"));
+    }
+    unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, padded) };
+    Ok(ptr as *mut u8)
 }
 
 impl Drop for OwnImport {

@@ -13,7 +13,7 @@
 //! frame path is chosen where it took at most [`MARGIN`] of FFmpeg's time ([`MARGIN_THREADED`]
 //! with frame threads), else FFmpeg; where its first block took over [`EARLY_STOP`] times
 //! FFmpeg's, the trial ends there. The frames between the trial's last and its decision (frame
-//! threads) go to FFmpeg.
+//! threads) go to FFmpeg. A decision is kept for later runs ([`super::decisions`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
@@ -48,7 +48,7 @@ pub const MARGIN_THREADED: f64 = 0.8;
 pub const EARLY_STOP: f64 = 2.0;
 
 /// Frame-size classes by luma pixels: up to 640x640, 1280x800 (720p), 2048x1152 (1080p), more.
-const CLASSES: [(u64, &str); 4] = [
+pub(super) const CLASSES: [(u64, &str); 4] = [
     (640 * 640, "sd"),
     (1280 * 800, "hd"),
     (2048 * 1152, "fhd"),
@@ -73,6 +73,8 @@ pub struct Decision {
     pub pick: Pick,
     /// The frame path's time over FFmpeg's, for as many frames.
     pub ratio: f64,
+    /// Taken from an earlier run's trial.
+    pub cached: bool,
 }
 
 /// A frame of a measured trial block, until it ends.
@@ -91,6 +93,8 @@ struct Blocks {
     /// A block's first frames to end that are the switch and go untimed.
     settle: usize,
     margin: f64,
+    /// The threading measured ([`super::decisions::threading`]).
+    threading: usize,
 }
 
 /// One class's trial.
@@ -147,6 +151,7 @@ impl Trial {
                     frames,
                     settle: contexts.min(frames / 2),
                     margin,
+                    threading: super::decisions::threading(contexts),
                 })
             }
         };
@@ -209,6 +214,7 @@ impl Trial {
             return Some(Decision {
                 pick: Pick::Ffmpeg,
                 ratio,
+                cached: false,
             });
         }
         // A trial that cannot be timed keeps FFmpeg, the safe choice.
@@ -218,7 +224,11 @@ impl Trial {
         } else {
             Pick::Ffmpeg
         };
-        Some(Decision { pick, ratio })
+        Some(Decision {
+            pick,
+            ratio,
+            cached: false,
+        })
     }
 
     pub fn decision(&self) -> Option<Decision> {
@@ -226,9 +236,34 @@ impl Trial {
     }
 }
 
-/// The trials of this process, per class (decoders of one size class share one: the
+/// What this process chose for a class (decoders of one size class share it: the
 /// measurement is of the device and the decoder, not of a stream).
-static TRIALS: Mutex<[Option<Trial>; CLASSES.len()]> = Mutex::new([None, None, None, None]);
+struct Class {
+    /// Whether a frame of the class was handed out.
+    seen: bool,
+    /// The decision taken from the cache, where one was.
+    cached: Option<Decision>,
+    /// The trial, where one runs.
+    trial: Option<Trial>,
+}
+
+const UNSEEN: Class = Class {
+    seen: false,
+    cached: None,
+    trial: None,
+};
+
+static TRIALS: Mutex<[Class; CLASSES.len()]> = Mutex::new([UNSEEN; CLASSES.len()]);
+
+impl Class {
+    /// The decision the class follows: its trial's, else the cached one.
+    fn decision(&self) -> Option<Decision> {
+        match &self.trial {
+            Some(t) => t.decision(),
+            None => self.cached,
+        }
+    }
+}
 
 /// Decoder contexts that choose per frame: a decoder with frame threads has one per thread,
 /// and a block should outlast the frames they have in flight.
@@ -259,9 +294,21 @@ pub fn pick(class: usize) -> (Pick, Option<Ticket>) {
         };
         return (pick, None);
     }
+    let contexts = CHOOSING.load(Relaxed);
     let mut trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
-    let trial = trials[class].get_or_insert_with(new_trial);
-    let (pick, block) = trial.next(CHOOSING.load(Relaxed));
+    let c = &mut trials[class];
+    let first = !std::mem::replace(&mut c.seen, true);
+    if c.trial.is_none() {
+        let cached = &super::decisions::cached()[class];
+        if let Some(pick) = super::decisions::pick(cached, first, contexts) {
+            if !first {
+                c.cached = cached[super::decisions::threading(contexts)];
+            }
+            return (pick, None);
+        }
+    }
+    let trial = c.trial.get_or_insert_with(new_trial);
+    let (pick, block) = trial.next(contexts);
     (pick, block.map(|block| Ticket { class, block }))
 }
 
@@ -278,10 +325,12 @@ pub fn untimed(ticket: Ticket) {
 
 fn end(ticket: Ticket, at: Option<Instant>) {
     let mut trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(trial) = trials[ticket.class].as_mut() {
+    let mut decided = None;
+    if let Some(trial) = trials[ticket.class].trial.as_mut() {
         let before = trial.decision();
         trial.end(ticket.block, at);
-        if let (None, Some(d)) = (before, trial.decision()) {
+        if let (None, Some(d), Some(b)) = (before, trial.decision(), trial.blocks) {
+            decided = Some((b.threading, d));
             let chosen = match d.pick {
                 Pick::Frame => "the frame path",
                 Pick::Ffmpeg => "FFmpeg's own decode",
@@ -297,25 +346,38 @@ fn end(ticket: Ticket, at: Option<Instant>) {
             );
         }
     }
+    drop(trials);
+    // (Written once a class, outside the lock: other frames go on meanwhile.)
+    if let Some((threading, d)) = decided {
+        super::decisions::store(ticket.class, threading, &d);
+    }
 }
 
-/// `trial=` of the stats line: per class tried, `class:frame|ffmpeg:ratio`, or
-/// `class:undecided` where the decode ended first; `-` where none was.
+/// `trial=` of the stats line: per class, `class:frame|ffmpeg:ratio` as its trial decided,
+/// with `:cached` where an earlier run's trial did, or `class:undecided` where the decode
+/// ended first; `-` where no class chose.
 pub fn describe() -> String {
     let trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
     let tried: Vec<String> = trials
         .iter()
         .zip(CLASSES)
-        .filter_map(|(t, (_, name))| {
-            let t = t.as_ref()?;
-            Some(match t.decision() {
-                Some(Decision { pick, ratio }) => {
+        .filter_map(|(c, (_, name))| {
+            if c.trial.is_none() && c.cached.is_none() {
+                return None;
+            }
+            Some(match c.decision() {
+                Some(Decision {
+                    pick,
+                    ratio,
+                    cached,
+                }) => {
                     let pick = if pick == Pick::Frame {
                         "frame"
                     } else {
                         "ffmpeg"
                     };
-                    format!("{name}:{pick}:{ratio:.2}")
+                    let cached = if cached { ":cached" } else { "" };
+                    format!("{name}:{pick}:{ratio:.2}{cached}")
                 }
                 None => format!("{name}:undecided"),
             })
@@ -329,16 +391,17 @@ pub fn describe() -> String {
 }
 
 /// `path=` where decoders choose: `frame` where some class chose the frame path, `ffmpeg`
-/// where every class decided chose FFmpeg, `trial` where none decided.
+/// where every class decided chose FFmpeg (or the decode ended at a class's first frame,
+/// which goes to FFmpeg where a decision is cached), `trial` where none decided.
 pub fn path() -> &'static str {
     let trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
     let picks: Vec<Pick> = trials
         .iter()
-        .filter_map(|t| t.as_ref()?.decision().map(|d| d.pick))
+        .filter_map(|c| c.decision().map(|d| d.pick))
         .collect();
     if picks.contains(&Pick::Frame) {
         "frame"
-    } else if picks.is_empty() {
+    } else if picks.is_empty() && trials.iter().any(|c| c.trial.is_some()) {
         "trial"
     } else {
         "ffmpeg"

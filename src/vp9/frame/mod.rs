@@ -15,6 +15,7 @@
 
 mod choice;
 mod copies;
+mod decisions;
 pub mod header;
 mod inter;
 mod intra;
@@ -77,6 +78,9 @@ static COUNTERS: Counters = Counters {
 /// Set once a decoder took the frame path; and once one chooses per frame ([`choice`]).
 static TAKEN: AtomicBool = AtomicBool::new(false);
 static CHOOSING: AtomicBool = AtomicBool::new(false);
+/// Set where choosing decoders attached without setting the device up: an earlier run's
+/// trial decided ([`decisions`]), and the device is set up only when a frame takes the GPU.
+static DEVICE_DEFERRED: AtomicBool = AtomicBool::new(false);
 
 /// A buffer of the parsed data where the GPU does not read it: zeroed, 64-byte aligned.
 struct Memory {
@@ -160,15 +164,22 @@ struct FrameCopies {
 /// own decode (`DAEDALUS_PATH` unset): `None` where only FFmpeg could win (`DAEDALUS=cpu`, 10
 /// and 12 bits, no device or none that builds the frame path's kernels, and a CPU device, whose
 /// work takes the decoder's own cores, unless `DAEDALUS_TRIAL_FRAMES` asks for a trial or
-/// `DAEDALUS_TEST_ALTERNATE` for switches).
+/// `DAEDALUS_TEST_ALTERNATE` for switches). Where an earlier run's trial decided, the device
+/// is not set up here but when a frame first takes the GPU (a frame it cannot take then goes
+/// to FFmpeg).
 pub(crate) fn attach_choosing(bpp: c_int) -> Option<*mut c_void> {
     let config = crate::config::get();
     if config.mode != crate::config::Mode::Gpu || bpp != 8 {
         return None;
     }
-    let asked = config.trial_frames.is_some() || config.test_alternate.is_some();
-    if (!asked && on_cpu_device()) || !gpu_wanted() || !kernels_usable() {
-        return None;
+    if decisions::any() {
+        DEVICE_DEFERRED.store(true, Relaxed);
+    } else {
+        let asked = config.trial_frames.is_some() || config.test_alternate.is_some();
+        if (!asked && on_cpu_device()) || !gpu_wanted() || !kernels_usable() {
+            return None;
+        }
+        note_host_import();
     }
     TAKEN.store(true, Relaxed);
     CHOOSING.store(true, Relaxed);
@@ -198,6 +209,33 @@ fn on_cpu_device() -> bool {
         }
         kind == "cpu"
     })
+}
+
+/// Caches whether the device (set up) imports host memory, so that a later run whose
+/// decoders defer the device knows whether their frames can be imported once it is set up.
+fn note_host_import() {
+    let Some(gpu) = crate::gpu::get() else { return };
+    let imports = if gpu.info.host_import_alignment.is_some() {
+        "yes"
+    } else {
+        "no"
+    };
+    if crate::calibrate::cached_fact("host-import").as_deref() != Some(imports) {
+        crate::calibrate::cache_fact("host-import", imports);
+    }
+}
+
+/// Whether the decoders' frames are to be memory of ours that the device imports when it is
+/// set up (`frame_alloc`): choosing decoders defer the device, it is not set up yet, and an
+/// earlier run found that it imports host memory (else frames are allocated on the device,
+/// which sets it up: the portable path needs it from the start).
+pub fn frames_imported_later() -> bool {
+    static IMPORTS: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
+    DEVICE_DEFERRED.load(Relaxed)
+        && matches!(crate::gpu::state(), crate::gpu::State::NotSetUp)
+        && crate::config::get().frame_memory != crate::config::FrameMemory::Pool
+        && *IMPORTS
+            .get_or_init(|| crate::calibrate::cached_fact("host-import").as_deref() == Some("yes"))
 }
 
 /// A decoder context of FFmpeg's that takes the frame path (`attach`).
@@ -240,7 +278,7 @@ pub fn taken() -> bool {
 
 /// Whether the decoders' frames should be memory the GPU works on in place (`frame_alloc`).
 pub fn wants_frames() -> bool {
-    taken() && gpu_wanted()
+    taken() && (frames_imported_later() || gpu_wanted())
 }
 
 /// Whether the GPU is to reconstruct frames: `DAEDALUS=gpu` and a usable device.
@@ -335,7 +373,11 @@ fn planes_of(
     data: [*mut u8; 3],
     linesize: [isize; 3],
 ) -> Option<(Arc<crate::regions::Region>, header::Planes)> {
-    let region = crate::regions::containing(data[0] as usize)?;
+    let region = crate::regions::containing(data[0] as usize).or_else(|| {
+        // A frame allocated before the device was set up: imported now, for its whole life.
+        crate::regions::import_later_frame(data[0] as usize)?;
+        crate::regions::containing(data[0] as usize)
+    })?;
     let base = region.in_place.as_ref()?.base();
     let mut planes = [(0u32, 0u32); 3];
     for p in 0..3 {

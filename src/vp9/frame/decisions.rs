@@ -1,0 +1,135 @@
+//! Trial decisions kept across runs. A class's trial measures the device, the program's
+//! decoder (FFmpeg's SIMD or its C) and the threading, not the stream, so its decision is
+//! cached under the calibration's key (device, driver, CPU, program, library version) per
+//! frame-size class and per threading: one context (one thread, or slice threads) or frame
+//! threads. Later decodes then skip the trial, and where FFmpeg won they set no device up at
+//! all. `DAEDALUS_TRIAL_FRAMES` asks for a new trial, whose decision replaces the cached one;
+//! deleting `devices.tsv` in the cache directory forgets them all.
+
+use super::choice::{Decision, Pick, CLASSES};
+use once_cell::sync::OnceCell;
+
+/// The threadings a decision is kept for, by how many decoder contexts choose.
+const THREADINGS: [&str; 2] = ["one-context", "frame-threads"];
+
+/// Cached decisions per class and threading.
+pub type Cached = [[Option<Decision>; THREADINGS.len()]; CLASSES.len()];
+
+/// The threading of `contexts` choosing contexts (an index of [`THREADINGS`]).
+pub fn threading(contexts: usize) -> usize {
+    usize::from(contexts > 1)
+}
+
+/// The fact's name in `devices.tsv`.
+fn fact(class: usize, threading: usize) -> String {
+    format!("trial {} {}", CLASSES[class].1, THREADINGS[threading])
+}
+
+/// This process's cached decisions, read once: none where a trial is asked for.
+pub fn cached() -> &'static Cached {
+    static CACHED: OnceCell<Cached> = OnceCell::new();
+    CACHED.get_or_init(|| {
+        let mut cached: Cached = Default::default();
+        let config = crate::config::get();
+        if config.trial_frames.is_some() || config.test_alternate.is_some() {
+            return cached;
+        }
+        let names: Vec<String> = (0..CLASSES.len())
+            .flat_map(|c| (0..THREADINGS.len()).map(move |t| fact(c, t)))
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let values = crate::calibrate::cached_facts(&names);
+        for (i, value) in values.into_iter().enumerate() {
+            cached[i / THREADINGS.len()][i % THREADINGS.len()] = value.as_deref().and_then(parse);
+        }
+        cached
+    })
+}
+
+/// Whether some trial decided on this device before (with this program and library).
+pub fn any() -> bool {
+    cached().iter().flatten().any(Option::is_some)
+}
+
+/// Keeps a trial's decision, unless it could not be timed (a later run tries again).
+pub fn store(class: usize, threading: usize, d: &Decision) {
+    if d.ratio.is_finite() {
+        let pick = match d.pick {
+            Pick::Frame => "frame",
+            Pick::Ffmpeg => "ffmpeg",
+        };
+        crate::calibrate::cache_fact(&fact(class, threading), &format!("{pick} {:.3}", d.ratio));
+    }
+}
+
+/// `frame 0.750` or `ffmpeg 1.640`.
+fn parse(value: &str) -> Option<Decision> {
+    let (pick, ratio) = value.split_once(' ')?;
+    let pick = match pick {
+        "frame" => Pick::Frame,
+        "ffmpeg" => Pick::Ffmpeg,
+        _ => return None,
+    };
+    let ratio: f64 = ratio.trim().parse().ok().filter(|r: &f64| r.is_finite())?;
+    Some(Decision {
+        pick,
+        ratio,
+        cached: true,
+    })
+}
+
+/// What a frame of a class takes from its cached decisions (`cached`, per threading): the
+/// decision of its threading, `contexts` choosing now; `None` where that is not cached, and a
+/// trial decides. A class's `first` frame goes to FFmpeg wherever the class has a decision
+/// cached: with frame threads the second context attaches only at the second frame, so the
+/// first cannot tell one context from frame threads.
+pub fn pick(
+    cached: &[Option<Decision>; THREADINGS.len()],
+    first: bool,
+    contexts: usize,
+) -> Option<Pick> {
+    if first && cached.iter().any(Option::is_some) {
+        return Some(Pick::Ffmpeg);
+    }
+    cached[threading(contexts)].map(|d| d.pick)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decision(pick: Pick) -> Option<Decision> {
+        Some(Decision {
+            pick,
+            ratio: 0.5,
+            cached: true,
+        })
+    }
+
+    #[test]
+    fn cached_values_parse_and_bad_ones_do_not() {
+        assert_eq!(parse("frame 0.750").map(|d| d.pick), Some(Pick::Frame));
+        assert_eq!(parse("ffmpeg 1.640").map(|d| d.ratio), Some(1.64));
+        for bad in ["", "frame", "gpu 0.5", "frame x", "ffmpeg inf"] {
+            assert_eq!(parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_threading_picks_the_decision_after_the_first_frame() {
+        let cached = [decision(Pick::Frame), decision(Pick::Ffmpeg)];
+        assert_eq!(pick(&cached, true, 1), Some(Pick::Ffmpeg));
+        assert_eq!(pick(&cached, false, 1), Some(Pick::Frame));
+        assert_eq!(pick(&cached, false, 2), Some(Pick::Ffmpeg));
+        assert_eq!(pick(&cached, false, 17), Some(Pick::Ffmpeg));
+    }
+
+    #[test]
+    fn a_threading_without_a_decision_runs_a_trial() {
+        let cached = [decision(Pick::Frame), None];
+        assert_eq!(pick(&cached, true, 1), Some(Pick::Ffmpeg));
+        assert_eq!(pick(&cached, false, 4), None);
+        assert_eq!(pick(&[None, None], true, 1), None);
+        assert_eq!(pick(&[None, None], false, 1), None);
+    }
+}
