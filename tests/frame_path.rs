@@ -244,9 +244,9 @@ fn switching_paths_between_frames_equals_debian_ffmpeg() {
 
 /// A trial's decision is kept (per device, program, size class and threading): a later decode
 /// follows it without a trial. Where it is FFmpeg's own decode no device is set up at all;
-/// where it is the frame path, the class's first frame goes to FFmpeg (frame threads show only
-/// at the second), the device is set up at the second, and the frames allocated before are
-/// imported then. Each decode equals Debian's ffmpeg.
+/// where it is the frame path, a decoder context's first frame goes to FFmpeg (frame threads
+/// show only once their contexts have attached), the device is set up at the second, and the
+/// frames allocated before are imported then. Each decode equals Debian's ffmpeg.
 #[test]
 fn a_later_decode_follows_the_cached_trial_decision() {
     let cache = test_cache().join("trial-decisions");
@@ -332,7 +332,10 @@ fn a_later_decode_follows_the_cached_trial_decision() {
             assert_eq!((gpu, parsed), (0, 0), "{what}: {line}");
             assert_eq!(stat(&out, "device"), Some("\"none\""), "{what}: {line}");
         } else {
-            assert_eq!((gpu, ffmpeg, declined), (parsed, 0, 1), "{what}: {line}");
+            // (Declined: the first frame of each decoder context, the decode's and that of
+            // the decoder ffmpeg probes the stream with.)
+            assert_eq!((gpu, ffmpeg), (parsed, 0), "{what}: {line}");
+            assert!((1..=2).contains(&declined), "{what}: {line}");
             assert!(count(&out, "imports") > 0, "{what}: {line}");
         }
     }

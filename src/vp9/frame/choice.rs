@@ -239,8 +239,6 @@ impl Trial {
 /// What this process chose for a class (decoders of one size class share it: the
 /// measurement is of the device and the decoder, not of a stream).
 struct Class {
-    /// Whether a frame of the class was handed out.
-    seen: bool,
     /// The decision taken from the cache, where one was.
     cached: Option<Decision>,
     /// The trial, where one runs.
@@ -248,7 +246,6 @@ struct Class {
 }
 
 const UNSEEN: Class = Class {
-    seen: false,
     cached: None,
     trial: None,
 };
@@ -285,8 +282,9 @@ fn new_trial() -> Trial {
 /// Frames handed out under `DAEDALUS_TEST_ALTERNATE`.
 static ALTERNATED: AtomicUsize = AtomicUsize::new(0);
 
-/// Who takes the next frame of `class`, and what to hand back at its end.
-pub fn pick(class: usize) -> (Pick, Option<Ticket>) {
+/// Who takes the next frame of `class`, the `first` its decoder context chooses for, and what
+/// to hand back at its end.
+pub fn pick(class: usize, first: bool) -> (Pick, Option<Ticket>) {
     if let Some(n) = crate::config::get().test_alternate {
         let pick = match (ALTERNATED.fetch_add(1, Relaxed) / n.max(1)) % 2 {
             0 => Pick::Frame,
@@ -297,7 +295,6 @@ pub fn pick(class: usize) -> (Pick, Option<Ticket>) {
     let contexts = CHOOSING.load(Relaxed);
     let mut trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
     let c = &mut trials[class];
-    let first = !std::mem::replace(&mut c.seen, true);
     if c.trial.is_none() {
         let cached = &super::decisions::cached()[class];
         if let Some(pick) = super::decisions::pick(cached, first, contexts) {

@@ -80,9 +80,10 @@ fn parse(value: &str) -> Option<Decision> {
 
 /// What a frame of a class takes from its cached decisions (`cached`, per threading): the
 /// decision of its threading, `contexts` choosing now; `None` where that is not cached, and a
-/// trial decides. A class's `first` frame goes to FFmpeg wherever the class has a decision
-/// cached: with frame threads the second context attaches only at the second frame, so the
-/// first cannot tell one context from frame threads.
+/// trial decides. The `first` frame of a decoder context goes to FFmpeg wherever the class has
+/// a decision cached: each frame thread's context attaches at its own first frame, so only
+/// after those can the count tell one context from frame threads (and a decoder that probes
+/// the stream, as ffmpeg's does, closes after a frame or two).
 pub fn pick(
     cached: &[Option<Decision>; THREADINGS.len()],
     first: bool,

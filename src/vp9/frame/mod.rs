@@ -117,6 +117,9 @@ pub struct Decoder {
     choosing: bool,
     ticket: Option<choice::Ticket>,
     declined: Option<usize>,
+    /// Whether it chose for a frame before: its first frame cannot tell one context from
+    /// frame threads ([`decisions::pick`]).
+    chose_before: bool,
 }
 
 struct Frame {
@@ -268,6 +271,7 @@ fn new_decoder(choosing: bool) -> *mut c_void {
         choosing,
         ticket: None,
         declined: None,
+        chose_before: false,
     })) as *mut c_void
 }
 
@@ -694,7 +698,8 @@ pub(crate) unsafe extern "C" fn parse_begin(
         d.frame_over();
         if d.choosing {
             let class = choice::class_of(info.frame.width, info.frame.height);
-            let (pick, ticket) = choice::pick(class);
+            let first = !std::mem::replace(&mut d.chose_before, true);
+            let (pick, ticket) = choice::pick(class, first);
             d.ticket = ticket;
             if pick == choice::Pick::Ffmpeg {
                 return d.decline(data0);
