@@ -210,8 +210,8 @@ pub fn alloc_import_later(len: usize) -> Result<*mut u8, String> {
 }
 
 /// Imports and registers the buffer of [`alloc_import_later`] that holds the byte at `ptr`;
-/// `None` where none does, there is no device, or the import fails (the buffer then stays
-/// unimported, and the frames in it are FFmpeg's to decode).
+/// `None` where none does (or it is registered already), there is no device, or the import
+/// fails (the buffer then stays unimported, and the frames in it are FFmpeg's to decode).
 pub fn import_later_frame(ptr: usize) -> Option<()> {
     let mut later = lock(&IMPORTED_LATER);
     let i = later
@@ -219,25 +219,26 @@ pub fn import_later_frame(ptr: usize) -> Option<()> {
         .position(|&(start, len, _)| start <= ptr && ptr < start + len)?;
     let (start, len, failed) = later[i];
     let gpu = gpu::get().filter(|_| !failed)?;
-    // (Registering cannot fail then: nothing registered overlaps memory of ours. Were it to,
-    // the import would free memory the decoder still uses.)
-    let overlaps = {
-        let reg = REGISTRY.read().unwrap_or_else(|p| p.into_inner());
-        reg.regions
-            .iter()
-            .any(|r| r.start < start + len && start < r.end)
-    };
-    if overlaps {
+    let padded = len.div_ceil(LATER_ALIGN) * LATER_ALIGN;
+    // The check and the insertion under one lock: were the registration refused after the
+    // import, dropping the import would free memory the decoder still uses. (Nothing
+    // registered overlaps memory of ours, but nothing here depends on it.)
+    let mut reg = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
+    if reg
+        .regions
+        .iter()
+        .any(|r| r.start < start + len && start < r.end)
+    {
         later[i].2 = true;
         return None;
     }
-    let padded = len.div_ceil(LATER_ALIGN) * LATER_ALIGN;
     // Safety: the memory is ours (`alloc_import_later`); once imported, the import owns it.
     match unsafe { OwnImport::adopt(gpu, start as *mut u8, padded) } {
         Ok(own) => {
             later.swap_remove(i);
-            register_own_import(own, len).ok()?;
+            insert(&mut reg, start, start + len, Some(InPlace::Own(own)));
             crate::stats::add(&crate::stats::COUNTERS.imports, 1);
+            crate::stats::add(&crate::stats::COUNTERS.imports_late, 1);
             Some(())
         }
         Err(e) => {

@@ -93,6 +93,8 @@ pub struct Counters {
     pub pool_buffers: AtomicU64,
     pub frame_buffers: AtomicU64,
     pub imports: AtomicU64,
+    /// Of those, frame buffers allocated before the device was set up and imported later.
+    pub imports_late: AtomicU64,
     /// Pixel bytes copied between the caller's memory and the staging buffer (both ways).
     pub pixel_bytes_copied: AtomicU64,
     pub submissions: AtomicU64,
@@ -169,6 +171,7 @@ pub static COUNTERS: Counters = Counters {
     pool_buffers: AtomicU64::new(0),
     frame_buffers: AtomicU64::new(0),
     imports: AtomicU64::new(0),
+    imports_late: AtomicU64::new(0),
     pixel_bytes_copied: AtomicU64::new(0),
     submissions: AtomicU64::new(0),
     dispatches: AtomicU64::new(0),

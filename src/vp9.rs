@@ -1302,7 +1302,7 @@ pub fn stats_line() -> String {
          awaits_in_flight={} frame_splits={} in_flight_waits={} await_ms={:.3} wait_ms={:.3} wait_cpu_ms={:.3} calls_per_submission_mean={mean:.1} \
          calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
          host_bytes_from_device={} device_job_copies={} frame_memory={frame_memory} frames={} frames_in_one_buffer={} pool_buffers={} frame_buffers={} imports={} \
-         pixel_bytes_copied={} pipeline_cache={pipeline_cache} device_setup_ms={setup_ms} \
+         imports_late={} pixel_bytes_copied={} pipeline_cache={pipeline_cache} device_setup_ms={setup_ms} \
          pipelines_built={pipelines_built} pipelines_ms={pipelines_ms} {}",
         r(&c.deferred),
         r(&c.deferred_itx),
@@ -1355,6 +1355,7 @@ pub fn stats_line() -> String {
         r(&c.pool_buffers),
         r(&c.frame_buffers),
         r(&c.imports),
+        r(&c.imports_late),
         r(&c.pixel_bytes_copied),
         frame::describe(),
     )

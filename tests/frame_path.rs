@@ -256,7 +256,7 @@ fn a_later_decode_follows_the_cached_trial_decision() {
     let mesa = test_cache().join("mesa_shader_cache");
     let mesa_str = mesa.to_str().expect("a UTF-8 temporary directory");
     let stream = stream_named("natural-bikes");
-    let decode = |asked: bool, what: &str| -> String {
+    let decode = |asked: bool, threading: (&str, &[&str]), what: &str| -> String {
         // (Mesa's compiled shaders stay where the other tests keep them: compiling them again
         // costs lavapipe half a minute.)
         let mut env = vec![
@@ -267,7 +267,8 @@ fn a_later_decode_follows_the_cached_trial_decision() {
         if asked {
             env.push(("DAEDALUS_TRIAL_FRAMES", "2"));
         }
-        let out = decode_as_debian(stream, Way::Preload, "gpu", THREADING[0], &env, what)
+        let what = format!("{what}, {}", threading.0);
+        let out = decode_as_debian(stream, Way::Preload, "gpu", threading, &env, &what)
             .unwrap_or_else(|e| panic!("{e}"));
         let said = messages(&out.stderr);
         assert!(said.is_empty(), "{what}: unexpected messages: {said:?}");
@@ -280,7 +281,7 @@ fn a_later_decode_follows_the_cached_trial_decision() {
     };
     let frames = reference(stream).len();
 
-    let asked = decode(true, "a trial asked for");
+    let asked = decode(true, THREADING[0], "a trial asked for");
     let trial = stat(&asked, "trial").expect("trial=").to_string();
     assert!(
         trial.starts_with("sd:frame:") || trial.starts_with("sd:ffmpeg:"),
@@ -298,22 +299,30 @@ fn a_later_decode_follows_the_cached_trial_decision() {
         value.starts_with(&format!("{picked} ")),
         "{line} for {trial}"
     );
+    let key = line
+        .split('\t')
+        .next()
+        .expect("key")
+        .replace(" one-context", " {}");
 
-    for pick in ["ffmpeg", "frame"] {
-        let key = line.split('\t').next().expect("key");
-        let edited: String = text
+    // Each decision, for one context and for frame threads alike.
+    for (pick, threading) in [
+        ("ffmpeg", THREADING[0]),
+        ("frame", THREADING[0]),
+        ("frame", THREADING[1]),
+    ] {
+        let mut edited: String = text
             .lines()
-            .map(|l| {
-                if l.starts_with(key) && l.contains(" trial sd one-context\t") {
-                    format!("{key}\t{pick} 0.900\n")
-                } else {
-                    format!("{l}\n")
-                }
-            })
-            .collect();
-        std::fs::write(&facts, edited).expect("cache rewritten");
+            .filter(|l| !l.contains(" trial "))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for t in ["one-context", "frame-threads"] {
+            edited += &format!("\n{}\t{pick} 0.900", key.replace("{}", t));
+        }
+        std::fs::write(&facts, edited + "\n").expect("cache rewritten");
         let what = format!("the cached decision {pick}");
-        let out = decode(false, &what);
+        let out = decode(false, threading, &what);
+        let what = format!("{what}, {}", threading.0);
         let line = out
             .lines()
             .find(|l| l.starts_with("daedalus: device="))
@@ -332,11 +341,15 @@ fn a_later_decode_follows_the_cached_trial_decision() {
             assert_eq!((gpu, parsed), (0, 0), "{what}: {line}");
             assert_eq!(stat(&out, "device"), Some("\"none\""), "{what}: {line}");
         } else {
-            // (Declined: the first frame of each decoder context, the decode's and that of
-            // the decoder ffmpeg probes the stream with.)
+            // Declined: the first frame of each decoder context, the decode's (one per frame
+            // thread) and that of the decoder ffmpeg probes the stream with.
+            let contexts = if threading == THREADING[0] { 1 } else { 4 };
             assert_eq!((gpu, ffmpeg), (parsed, 0), "{what}: {line}");
-            assert!((1..=2).contains(&declined), "{what}: {line}");
-            assert!(count(&out, "imports") > 0, "{what}: {line}");
+            assert!(
+                (contexts..=contexts + 1).contains(&declined),
+                "{what}: {line}"
+            );
+            assert!(count(&out, "imports_late") > 0, "{what}: {line}");
         }
     }
 }

@@ -378,8 +378,9 @@ fn planes_of(
     linesize: [isize; 3],
 ) -> Option<(Arc<crate::regions::Region>, header::Planes)> {
     let region = crate::regions::containing(data[0] as usize).or_else(|| {
-        // A frame allocated before the device was set up: imported now, for its whole life.
-        crate::regions::import_later_frame(data[0] as usize)?;
+        // A frame allocated before the device was set up: imported now, for its whole life
+        // (or just now by another thread).
+        crate::regions::import_later_frame(data[0] as usize);
         crate::regions::containing(data[0] as usize)
     })?;
     let base = region.in_place.as_ref()?.base();
@@ -921,7 +922,11 @@ pub(crate) unsafe fn frame_end(ctx: *mut c_void, data0: usize) {
 /// decoders chose per frame, what they chose ([`choice::path`]).
 pub fn path() -> &'static str {
     if CHOOSING.load(Relaxed) {
-        choice::path()
+        match choice::path() {
+            // (Chosen, but the GPU took no frame: its device or kernels failed.)
+            "frame" if stats::read(&COUNTERS.frames_gpu) == 0 => "ffmpeg",
+            path => path,
+        }
     } else if stats::read(&COUNTERS.frames_gpu) > 0 {
         "frame"
     } else {
