@@ -391,17 +391,19 @@ pub fn describe() -> String {
 }
 
 /// `path=` where decoders choose: `frame` where some class chose the frame path, `ffmpeg`
-/// where every class decided chose FFmpeg (or the decode ended at a class's first frame,
-/// which goes to FFmpeg where a decision is cached), `trial` where none decided.
+/// where every class decided chose FFmpeg (or the decode ended at its decoders' first frames,
+/// which go to FFmpeg where a decision is kept), `trial` where a trial ran and none decided,
+/// or decoders switched (`DAEDALUS_TEST_ALTERNATE`).
 pub fn path() -> &'static str {
     let trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
     let picks: Vec<Pick> = trials
         .iter()
         .filter_map(|c| c.decision().map(|d| d.pick))
         .collect();
+    let tried = trials.iter().any(|c| c.trial.is_some());
     if picks.contains(&Pick::Frame) {
         "frame"
-    } else if picks.is_empty() && trials.iter().any(|c| c.trial.is_some()) {
+    } else if picks.is_empty() && (tried || crate::config::get().test_alternate.is_some()) {
         "trial"
     } else {
         "ffmpeg"
