@@ -34,6 +34,13 @@ pub struct DeviceCopy {
     pub current: bool,
 }
 
+impl Region {
+    /// Whether it shares a byte with `start .. end`.
+    fn overlaps(&self, start: usize, end: usize) -> bool {
+        self.start < end && start < self.end
+    }
+}
+
 struct Registry {
     /// Sorted by `start`, never overlapping.
     regions: Vec<Arc<Region>>,
@@ -106,11 +113,7 @@ pub fn register(ptr: usize, len: usize) -> Result<(), String> {
         .ok_or("range wraps around the address space")?;
     {
         let mut reg = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
-        if let Some(i) = reg
-            .regions
-            .iter()
-            .position(|r| r.start < end && ptr < r.end)
-        {
+        if let Some(i) = reg.regions.iter().position(|r| r.overlaps(ptr, end)) {
             let r = &reg.regions[i];
             if r.start == ptr && r.end == end {
                 reg.counts[i] += 1;
@@ -139,11 +142,7 @@ pub fn register(ptr: usize, len: usize) -> Result<(), String> {
     });
     let mut reg = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
     // Another thread may have registered meanwhile (the import ran unlocked).
-    if let Some(i) = reg
-        .regions
-        .iter()
-        .position(|r| r.start < end && ptr < r.end)
-    {
+    if let Some(i) = reg.regions.iter().position(|r| r.overlaps(ptr, end)) {
         if reg.regions[i].start == ptr && reg.regions[i].end == end {
             reg.counts[i] += 1;
             return Ok(()); // our import is dropped
@@ -185,7 +184,7 @@ pub fn register_own_import(own: OwnImport, len: usize) -> Result<(), String> {
 
 fn register_own(start: usize, end: usize, in_place: InPlace) -> Result<(), String> {
     let mut reg = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
-    if reg.regions.iter().any(|r| r.start < end && start < r.end) {
+    if reg.regions.iter().any(|r| r.overlaps(start, end)) {
         // A mapping of new memory cannot overlap memory registered before; never happens.
         return Err("a pool frame overlaps a registered range".into());
     }
@@ -224,11 +223,7 @@ pub fn import_later_frame(ptr: usize) -> Option<()> {
     // import, dropping the import would free memory the decoder still uses. (Nothing
     // registered overlaps memory of ours, but nothing here depends on it.)
     let mut reg = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
-    if reg
-        .regions
-        .iter()
-        .any(|r| r.start < start + len && start < r.end)
-    {
+    if reg.regions.iter().any(|r| r.overlaps(start, start + len)) {
         later[i].2 = true;
         return None;
     }

@@ -1121,38 +1121,37 @@ unsafe extern "C" fn detach(ctx: *mut c_void) {
 
 /// A buffer of the decoder's frame pool, registered until `frame_free`: device memory of ours
 /// on the frame-pool path (see [`crate::regions::frames_from_pool`]), else, where the device
-/// imports host memory, host memory of ours imported once for its whole life. Null where
-/// neither applies or the allocation fails: the decoder then allocates the frame itself.
+/// imports host memory, host memory of ours imported once for its whole life (or, where
+/// choosing decoders defer the device, when the GPU first needs it). Null where none applies
+/// or the allocation fails: the decoder then allocates the frame itself.
 unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_void) -> *mut u8 {
     crate::ffi::guard("frame_alloc", std::ptr::null_mut(), || {
         // Nothing attached for the GPU (CDEF on the CPU): the heap, no device set up.
         if !crate::calibrate::frames_wanted() {
             return std::ptr::null_mut();
         }
-        if frame::frames_imported_later() && !opaque.is_null() && size > 0 {
-            // Choosing decoders defer the device: imported if the GPU ever needs the frame.
-            return match crate::regions::alloc_import_later(size) {
-                Ok(data) => {
-                    stats::add(&COUNTERS.frame_buffers, 1);
-                    *opaque = data as *mut c_void;
-                    data
-                }
-                Err(_) => std::ptr::null_mut(),
-            };
-        }
-        let Some(gpu) = crate::gpu::get() else {
-            return std::ptr::null_mut();
-        };
         if opaque.is_null() || size == 0 || crate::config::get().mode != crate::config::Mode::Gpu {
             return std::ptr::null_mut();
         }
-        let pool = crate::regions::frames_from_pool();
-        let registered = if pool {
+        let later = frame::frames_imported_later();
+        // (Where frames are imported later, the device is not set up here.)
+        let gpu = if later {
+            None
+        } else {
+            let Some(gpu) = crate::gpu::get() else {
+                return std::ptr::null_mut();
+            };
+            Some(gpu)
+        };
+        let pool = gpu.is_some() && crate::regions::frames_from_pool();
+        let registered = if let (true, Some(gpu)) = (pool, gpu) {
             crate::gpu::memory::HostBuffer::for_frame(gpu, size as u64).and_then(|buffer| {
                 let data = buffer.ptr;
                 crate::regions::register_pool_frame(buffer).map(|()| data)
             })
-        } else if gpu.info.host_import_alignment.is_some() {
+        } else if later {
+            crate::regions::alloc_import_later(size)
+        } else if let Some(gpu) = gpu.filter(|g| g.info.host_import_alignment.is_some()) {
             crate::gpu::memory::OwnImport::new(gpu, size).and_then(|own| {
                 let data = own.ptr();
                 crate::regions::register_own_import(own, size).map(|()| data)
@@ -1164,7 +1163,7 @@ unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_void) -> *mut 
             Ok(data) => {
                 if pool {
                     stats::add(&COUNTERS.pool_buffers, 1);
-                } else {
+                } else if !later {
                     stats::add(&COUNTERS.imports, 1);
                 }
                 stats::add(&COUNTERS.frame_buffers, 1);

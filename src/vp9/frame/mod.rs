@@ -178,8 +178,7 @@ pub(crate) fn attach_choosing(bpp: c_int) -> Option<*mut c_void> {
     if decisions::any() {
         DEVICE_DEFERRED.store(true, Relaxed);
     } else {
-        let asked = config.trial_frames.is_some() || config.test_alternate.is_some();
-        if (!asked && on_cpu_device()) || !gpu_wanted() || !kernels_usable() {
+        if (!decisions::trial_asked() && on_cpu_device()) || !gpu_wanted() || !kernels_usable() {
             return None;
         }
         note_host_import();
@@ -207,9 +206,7 @@ fn on_cpu_device() -> bool {
         } else {
             "gpu"
         };
-        if cached.as_deref() != Some(kind) {
-            crate::calibrate::cache_fact("device-kind", kind);
-        }
+        note_fact("device-kind", kind);
         kind == "cpu"
     })
 }
@@ -217,14 +214,16 @@ fn on_cpu_device() -> bool {
 /// Caches whether the device (set up) imports host memory, so that a later run whose
 /// decoders defer the device knows whether their frames can be imported once it is set up.
 fn note_host_import() {
-    let Some(gpu) = crate::gpu::get() else { return };
-    let imports = if gpu.info.host_import_alignment.is_some() {
-        "yes"
-    } else {
-        "no"
-    };
-    if crate::calibrate::cached_fact("host-import").as_deref() != Some(imports) {
-        crate::calibrate::cache_fact("host-import", imports);
+    if let Some(gpu) = crate::gpu::get() {
+        let imports = gpu.info.host_import_alignment.is_some();
+        note_fact("host-import", if imports { "yes" } else { "no" });
+    }
+}
+
+/// Caches the device's fact `name` as `value`, unless it is cached so already.
+fn note_fact(name: &str, value: &str) {
+    if crate::calibrate::cached_fact(name).as_deref() != Some(value) {
+        crate::calibrate::cache_fact(name, value);
     }
 }
 
