@@ -4,6 +4,7 @@
 //! [`itx::ItxKernel::index`]), then motion compensation, the loop filter and CDEF.
 
 pub mod cdef;
+pub mod cdef_row;
 pub mod ipred;
 pub mod itx;
 pub mod lf;
