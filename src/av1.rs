@@ -19,6 +19,8 @@
 //! that time where the device imports host memory, else their blocks are copied through
 //! staging (a call whose window meets pending copied blocks completes them first). A plane is
 //! released only after the syncs of every row written in it.
+pub mod cdef_apply;
+
 use crate::batch;
 use crate::stats::Reason;
 use once_cell::sync::{Lazy, OnceCell};

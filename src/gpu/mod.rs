@@ -4,6 +4,7 @@
 
 pub mod cache;
 pub mod memory;
+pub mod once;
 pub mod pipeline;
 pub mod select;
 pub mod shaders;

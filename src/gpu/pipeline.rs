@@ -172,7 +172,7 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         });
     }
     // Workgroups of 64 invocations, in kernel order (CDEF, LF_SB_KERNEL, LF_ROW_KERNEL, the
-    // frame path's VP9_*_KERNEL): one job per workgroup, except lf_row, whose one workgroup
+    // frame path's VP9_*_KERNEL, CDEF_ROW_*_KERNEL): one job per workgroup, except lf_row, whose one workgroup
     // runs all the jobs of its dispatch in turn. Each serves one decoder or path only: a
     // device that cannot run one keeps the others.
     for stem in [
@@ -184,6 +184,8 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         "vp9_lines",
         "vp9_lf",
         "vp9_ipred_check",
+        "cdef_row_copy",
+        "cdef_row",
     ] {
         // lf_row serves `DAEDALUS_LF_ORDER=rows` alone.
         if stem == "lf_row" && crate::config::get().lf_order != crate::config::LfOrder::Rows {

@@ -418,6 +418,109 @@ pub fn filter_row<P: Pixel>(
     }
 }
 
+/// Words of a GPU record's header (`shaders/cdef_row.glsl`, `R_*`).
+pub const HEADER_WORDS: usize = 36;
+/// Bytes one job of `shaders/cdef_row_copy.comp` copies.
+pub const COPY_BYTES_PER_JOB: usize = 256;
+
+/// Where a plane's pixels are in the buffer the GPU writes: the byte offset of its first
+/// pixel and its stride in bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct PlaneAt {
+    pub offset: u32,
+    pub stride: u32,
+}
+
+/// A row's record for the GPU (`shaders/cdef_row.glsl`) and the job counts of its two
+/// levels: the copy of its rows, then its blocks.
+pub struct GpuRecord {
+    pub words: Vec<u32>,
+    pub copy_jobs: u32,
+    pub block_jobs: u32,
+}
+
+impl Row {
+    /// The record of the row, for pixels of `two_bytes` at `planes`, with the halos (two
+    /// rows of [`FrameParams::plane_width`] pixels per plane, as bytes) where there are any.
+    pub fn gpu_record(
+        &self,
+        params: &FrameParams,
+        planes: &[PlaneAt],
+        two_bytes: bool,
+        top: Option<&[Vec<u8>]>,
+        bottom: Option<&[Vec<u8>]>,
+    ) -> GpuRecord {
+        debug_assert!(params.bw % 2 == 0, "dav1d's bw counts whole 8x8 blocks");
+        let n = params.layout.planes();
+        let bpp = 1 + two_bytes as usize;
+        let mut h = [0u32; HEADER_WORDS];
+        let (ss_hor, ss_ver) = params.layout.subsampling();
+        let pack = |codes: &[u8; 8]| {
+            let w = |i: usize| u32::from_le_bytes(codes[i..i + 4].try_into().expect("4"));
+            [w(0), w(4)]
+        };
+        h[..10].copy_from_slice(&[
+            params.bw as u32,
+            params.bh as u32,
+            self.by_start as u32,
+            self.strips() as u32,
+            ss_hor as u32,
+            ss_ver as u32,
+            n as u32,
+            params.bitdepth - 8,
+            two_bytes as u32,
+            (params.damping + params.bitdepth_min_8()) as u32,
+        ]);
+        h[10..12].copy_from_slice(&pack(&params.y_strength));
+        h[12..14].copy_from_slice(&pack(&params.uv_strength));
+        h[14] = params.sb64_cols() as u32;
+        h[15] = params.sb128_cols() as u32;
+        let mut bytes = vec![0u8; HEADER_WORDS * 4];
+        h[16] = bytes.len() as u32;
+        bytes.extend(self.cdef_idx.iter().map(|&i| i as u8));
+        bytes.resize(bytes.len().next_multiple_of(4), 0);
+        h[17] = (bytes.len() / 4) as u32;
+        bytes.extend(self.noskip.iter().flat_map(|w| w.to_le_bytes()));
+        let mut copy_jobs = 0;
+        for p in 0..n {
+            let width = params.plane_width(p);
+            let (y_lo, y_hi) = self.plane_rows(params, p);
+            let row_bytes = width * bpp;
+            h[18 + 2 * p] = planes[p].offset;
+            h[19 + 2 * p] = planes[p].stride;
+            h[24 + p] = bytes.len() as u32;
+            h[27 + p] = width as u32;
+            h[30 + p] = y_lo as u32;
+            h[33 + p] = (y_hi - y_lo) as u32;
+            copy_jobs += (y_hi - y_lo) * row_bytes.div_ceil(COPY_BYTES_PER_JOB);
+            let start = bytes.len();
+            bytes.resize(start + (y_hi - y_lo + 4) * row_bytes, 0);
+            let mut halo = |row: usize, lines: &[u8]| {
+                let at = start + row * row_bytes;
+                bytes[at..at + 2 * row_bytes].copy_from_slice(&lines[..2 * row_bytes]);
+            };
+            if let Some(top) = top {
+                halo(0, &top[p]);
+            }
+            if let Some(bottom) = bottom {
+                halo(y_hi - y_lo + 2, &bottom[p]);
+            }
+            bytes.resize(bytes.len().next_multiple_of(4), 0);
+        }
+        for (i, w) in h.iter().enumerate() {
+            bytes[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+        }
+        GpuRecord {
+            words: bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().expect("4")))
+                .collect(),
+            copy_jobs: copy_jobs as u32,
+            block_jobs: (params.bw / 2 * self.strips()) as u32,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

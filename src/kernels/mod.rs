@@ -32,7 +32,12 @@ pub const VP9_INTRA_KERNEL: usize = itx::ItxKernel::COUNT + 6;
 pub const VP9_LINES_KERNEL: usize = itx::ItxKernel::COUNT + 7;
 pub const VP9_LF_KERNEL: usize = itx::ItxKernel::COUNT + 8;
 pub const VP9_IPRED_CHECK_KERNEL: usize = itx::ItxKernel::COUNT + 9;
-pub const KERNEL_COUNT: usize = itx::ItxKernel::COUNT + 10;
+/// AV1's CDEF a superblock row at a time (`shaders/cdef_row*.comp`, [`cdef_row`]): the row's
+/// rows copied first (a workgroup per 256 bytes of a plane's row), then a workgroup of 64
+/// invocations per 8x8 block.
+pub const CDEF_ROW_COPY_KERNEL: usize = itx::ItxKernel::COUNT + 10;
+pub const CDEF_ROW_KERNEL: usize = itx::ItxKernel::COUNT + 11;
+pub const KERNEL_COUNT: usize = itx::ItxKernel::COUNT + 12;
 
 /// 32-bit words of one job of `kernel` in the job buffer (a multiple of 4: `uvec4`s).
 pub fn job_words(kernel: usize) -> usize {

@@ -2,6 +2,8 @@
 //! random source, and realistic coefficient blocks.
 #![allow(dead_code)]
 
+pub mod cdef_rows;
+
 use daedalus::kernels::itx::{one_d, Transform, Tx1d};
 use daedalus::vp9dsp::Vp9DspContext;
 
