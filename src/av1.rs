@@ -28,9 +28,9 @@ use std::collections::HashMap;
 use std::ffi::c_int;
 use std::sync::Mutex;
 
-/// Must equal the `abi_version` the dav1d patch accepts (2: `fb` holds dav1d's functions on
-/// entry).
-pub const ABI_VERSION: c_int = 2;
+/// Must equal the `abi_version` the dav1d patch accepts (3: `fb` holds dav1d's functions on
+/// entry; `cdef_row` takes whole superblock rows).
+pub const ABI_VERSION: c_int = 3;
 
 /// Any function pointer, as the patch's `void (*)(void)`: dav1d casts each back to its `cdef_fn`.
 pub type AnyFn = unsafe extern "C" fn();
@@ -54,6 +54,8 @@ pub struct DaedalusAv1Provider {
         unsafe extern "C" fn(data: *const *mut u8, stride: *const isize, h: c_int, layout: c_int),
     /// The picture with these planes is about to be freed.
     pub picture_released: unsafe extern "C" fn(data: *const *mut u8),
+    /// Filters a superblock row and returns 1, or returns 0 for dav1d to ([`cdef_apply`]).
+    pub cdef_row: unsafe extern "C" fn(row: *const cdef_apply::CdefRowCall) -> c_int,
 }
 
 pub static PROVIDER: DaedalusAv1Provider = DaedalusAv1Provider {
@@ -62,6 +64,7 @@ pub static PROVIDER: DaedalusAv1Provider = DaedalusAv1Provider {
     sync,
     picture_allocated,
     picture_released,
+    cdef_row: cdef_apply::cdef_row,
 };
 
 /// An export as the untyped pointer the patch takes; dav1d casts it back to its `cdef_fn`,

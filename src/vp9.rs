@@ -1302,7 +1302,7 @@ pub fn stats_line() -> String {
          calls_per_submission_max={} gpu_busy_ms={:.3} host_bytes_to_device={} \
          host_bytes_from_device={} device_job_copies={} frame_memory={frame_memory} frames={} frames_in_one_buffer={} pool_buffers={} frame_buffers={} imports={} \
          imports_late={} pixel_bytes_copied={} pipeline_cache={pipeline_cache} device_setup_ms={setup_ms} \
-         pipelines_built={pipelines_built} pipelines_ms={pipelines_ms} {}",
+         pipelines_built={pipelines_built} pipelines_ms={pipelines_ms} {} {}",
         r(&c.deferred),
         r(&c.deferred_itx),
         r(&c.deferred_mc),
@@ -1357,6 +1357,7 @@ pub fn stats_line() -> String {
         r(&c.imports_late),
         r(&c.pixel_bytes_copied),
         frame::describe(),
+        crate::av1::cdef_apply::describe(),
     )
 }
 

@@ -1,12 +1,357 @@
-//! AV1's CDEF by superblock rows on the GPU: a row's record
-//! ([`crate::kernels::cdef_row::GpuRecord`]) and two levels of dispatches, the copy of the
-//! row's rows (`shaders/cdef_row_copy.comp`) and then its blocks (`shaders/cdef_row.comp`).
+//! AV1's CDEF by superblock rows on the GPU. Where CDEF is placed on the GPU, the patched
+//! dav1d hands over each superblock row that `dav1d_filter_sbrow_cdef` would filter
+//! ([`cdef_row`]): the frame header's strengths, where its masks are, and the halo lines. The
+//! row's record ([`crate::kernels::cdef_row::GpuRecord`]) goes out as one submission of two
+//! levels, the copy of the row's rows (`shaders/cdef_row_copy.comp`) and then its blocks
+//! (`shaders/cdef_row.comp`), which the calling thread waits for: dav1d's loop restoration,
+//! resize and progress read the row next. No per-block call, window or direction on the host.
+//!
+//! Every row of a picture gets the same answer: dav1d filters the pictures whose planes are not
+//! in one buffer the GPU reaches (memory of another allocator that could not be imported); a
+//! row the GPU fails on is filtered by the CPU reference from the same record, logged once.
 
 use crate::gpu::memory::HostBuffer;
-use crate::gpu::once::run_once;
+use crate::gpu::once::{run_once, Runner};
 use crate::gpu::GpuResult;
-use crate::kernels::cdef_row::GpuRecord;
+use crate::kernels::cdef::Pixel;
+use crate::kernels::cdef_row::{FrameParams, GpuRecord, Layout, PlaneAt, Row, RowInput};
 use crate::kernels::{CDEF_ROW_COPY_KERNEL, CDEF_ROW_KERNEL};
+use std::ffi::c_int;
+use std::sync::atomic::AtomicU64;
+use std::sync::Mutex;
+
+/// The patch's `DaedalusAv1CdefRow` (`ffmpeg-patches/dav1d-1.0`).
+#[repr(C)]
+pub struct CdefRowCall {
+    pub data: [*mut u8; 3],
+    /// Bytes: luma, chroma.
+    pub stride: [isize; 2],
+    pub layout: c_int,
+    pub bpc: c_int,
+    pub bw: c_int,
+    pub bh: c_int,
+    pub damping: c_int,
+    pub y_strength: [u8; 8],
+    pub uv_strength: [u8; 8],
+    pub by_start: c_int,
+    pub by_end: c_int,
+    /// dav1d's `Av1Filter` per 128x128 block, `sb128w` to a row: `cdef_idx` (4 signed bytes)
+    /// and `noskip_mask` (16 x 2 halfwords) at the offsets given.
+    pub masks: *const u8,
+    pub sb128w: c_int,
+    pub mask_size: c_int,
+    pub cdef_idx_offset: c_int,
+    pub noskip_offset: c_int,
+    /// Two rows each, at the plane's stride, or null.
+    pub top: [*const u8; 3],
+    pub bottom: [*const u8; 3],
+    /// With one thread: where to keep the strips' last two rows (two strides' bytes per
+    /// plane) for the next row's top, before filtering; else null.
+    pub keep: [*mut u8; 3],
+}
+
+/// Rows filtered here, and of them those the CPU reference filtered after the GPU failed.
+pub static ROWS: AtomicU64 = AtomicU64::new(0);
+pub static ROWS_ON_CPU: AtomicU64 = AtomicU64::new(0);
+
+/// The stats line's part: rows handed over.
+pub fn describe() -> String {
+    format!(
+        "cdef_rows={} cdef_rows_cpu={}",
+        crate::stats::read(&ROWS),
+        crate::stats::read(&ROWS_ON_CPU)
+    )
+}
+
+/// Whether rows are filtered here: CDEF placed on the GPU, and a device with the row kernels.
+/// Decided at the first row for the process, so that no picture is filtered partly here and
+/// partly by dav1d (its backups between rows would not match); a device lost later sends the
+/// rows to the CPU reference.
+fn rows_wanted() -> bool {
+    static WANTED: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
+    *WANTED.get_or_init(|| {
+        crate::config::get().mode == crate::config::Mode::Gpu
+            && crate::calibrate::cdef_decision().is_some_and(|d| {
+                d.placement.of(crate::config::Family::Cdef) == crate::config::Place::Gpu
+            })
+            && crate::gpu::get().is_some_and(|g| {
+                g.pipelines.has(CDEF_ROW_COPY_KERNEL) && g.pipelines.has(CDEF_ROW_KERNEL)
+            })
+    })
+}
+
+/// The frame's parameters and the row with its masks, as the record needs them.
+///
+/// # Safety
+/// `call.masks` holds the frame's `Av1Filter`s at the offsets given.
+unsafe fn row_of(call: &CdefRowCall) -> Option<(FrameParams, Row)> {
+    let params = FrameParams {
+        layout: Layout::from_dav1d(call.layout)?,
+        bitdepth: u32::try_from(call.bpc)
+            .ok()
+            .filter(|b| matches!(b, 8 | 10 | 12))?,
+        damping: call.damping,
+        y_strength: call.y_strength,
+        uv_strength: call.uv_strength,
+        bw: usize::try_from(call.bw)
+            .ok()
+            .filter(|w| w % 2 == 0 && *w > 0)?,
+        bh: usize::try_from(call.bh).ok().filter(|h| *h > 0)?,
+    };
+    let (by_start, by_end) = (
+        usize::try_from(call.by_start).ok()?,
+        usize::try_from(call.by_end).ok()?,
+    );
+    let sb128w = usize::try_from(call.sb128w).ok()?;
+    if call.masks.is_null()
+        || by_start % 2 != 0
+        || by_end > params.bh
+        || sb128w < params.sb128_cols()
+    {
+        return None;
+    }
+    let mut row = Row {
+        by_start,
+        by_end,
+        cdef_idx: Vec::new(),
+        noskip: Vec::new(),
+    };
+    let filter = |by: usize, bx: usize| {
+        call.masks
+            .add(((by >> 5) * sb128w + (bx >> 5)) * call.mask_size as usize)
+    };
+    let first64 = by_start >> 4;
+    for r64 in first64..first64 + row.sb64_rows() {
+        for c64 in 0..params.sb64_cols() {
+            let f = filter(r64 << 4, c64 << 4);
+            let at = call.cdef_idx_offset as usize + ((r64 & 1) << 1) + (c64 & 1);
+            row.cdef_idx.push(*(f.add(at) as *const i8));
+        }
+    }
+    for strip in 0..row.strips() {
+        let by = by_start + 2 * strip;
+        for c128 in 0..params.sb128_cols() {
+            let mask = filter(by, c128 << 5).add(call.noskip_offset as usize) as *const u16;
+            let pair = mask.add(((by & 30) >> 1) * 2);
+            row.noskip
+                .push(pair.read_unaligned() as u32 | (pair.add(1).read_unaligned() as u32) << 16);
+        }
+    }
+    Some((params, row))
+}
+
+/// `cdef_row`: filters the row, or returns 0 for dav1d to.
+///
+/// # Safety
+/// As the patch calls it: `call` and everything it points at valid for the call.
+pub unsafe extern "C" fn cdef_row(call: *const CdefRowCall) -> c_int {
+    crate::ffi::guard("cdef_row", 0, || {
+        let Some(call) = call.as_ref() else {
+            return 0;
+        };
+        if !rows_wanted() {
+            return 0;
+        }
+        let Some((params, row)) = row_of(call) else {
+            return 0;
+        };
+        let Some((region, planes)) = planes_in_one_buffer(call, &params) else {
+            return 0;
+        };
+        let two_bytes = params.bitdepth > 8;
+        let halo = |lines: &[*const u8; 3]| -> Option<Vec<Vec<u8>>> {
+            (0..params.layout.planes())
+                .map(|p| {
+                    let (ptr, stride) = (lines[p], call.stride[p.min(1)] as usize);
+                    let bytes = params.plane_width(p) << two_bytes as usize;
+                    (!ptr.is_null()).then(|| {
+                        let mut two = std::slice::from_raw_parts(ptr, bytes).to_vec();
+                        two.extend_from_slice(std::slice::from_raw_parts(ptr.add(stride), bytes));
+                        two
+                    })
+                })
+                .collect()
+        };
+        let (top, bottom) = (halo(&call.top), halo(&call.bottom));
+        for p in 0..params.layout.planes() {
+            if !call.keep[p].is_null() {
+                let stride = call.stride[p.min(1)] as usize;
+                let last = row.plane_rows(&params, p).1 - 2;
+                let from = call.data[p].add(last * stride);
+                std::ptr::copy_nonoverlapping(from, call.keep[p], 2 * stride);
+            }
+        }
+        let record = row.gpu_record(
+            &params,
+            &planes,
+            two_bytes,
+            top.as_deref(),
+            bottom.as_deref(),
+        );
+        crate::stats::add(&ROWS, 1);
+        if let Err(why) = run_on_gpu(&record, &region) {
+            crate::log::once(
+                crate::log::Level::Warn,
+                "cdef row on the cpu",
+                format_args!("CDEF rows go to the CPU reference: {why}"),
+            );
+            crate::stats::add(&ROWS_ON_CPU, 1);
+            if two_bytes {
+                filter_on_cpu::<u16>(call, &params, &row, top.as_deref(), bottom.as_deref());
+            } else {
+                filter_on_cpu::<u8>(call, &params, &row, top.as_deref(), bottom.as_deref());
+            }
+        }
+        1
+    })
+}
+
+/// The buffer the GPU reaches the picture's planes through, and where they are in it; `None`
+/// where they are not all in one.
+unsafe fn planes_in_one_buffer(
+    call: &CdefRowCall,
+    params: &FrameParams,
+) -> Option<(std::sync::Arc<crate::regions::Region>, Vec<PlaneAt>)> {
+    let region = crate::regions::containing(call.data[0] as usize)?;
+    let base = region.in_place.as_ref()?.base();
+    let mut planes = Vec::new();
+    for p in 0..params.layout.planes() {
+        let stride = call.stride[p.min(1)];
+        let rows = (params.bh.div_ceil(2) * 8) >> params.shifts(p).1;
+        let start = call.data[p] as usize;
+        let end = start.checked_add(usize::try_from(stride).ok()?.checked_mul(rows)?)?;
+        if start < region.start || end > region.end {
+            return None;
+        }
+        planes.push(PlaneAt {
+            offset: u32::try_from(start - base).ok()?,
+            stride: u32::try_from(stride).ok()?,
+        });
+    }
+    Some((region, planes))
+}
+
+/// Runners free for the next row, one per thread that filters rows at once.
+static RUNNERS: Mutex<Vec<(Runner, HostBuffer)>> = Mutex::new(Vec::new());
+
+fn run_on_gpu(record: &GpuRecord, region: &crate::regions::Region) -> GpuResult<()> {
+    let gpu = crate::gpu::get().ok_or("no usable device")?;
+    let frame = region
+        .in_place
+        .as_ref()
+        .ok_or("the picture is not in place")?
+        .as_ref();
+    let taken = RUNNERS.lock().unwrap_or_else(|p| p.into_inner()).pop();
+    let bytes = (record.words.len() * 4) as u64;
+    let (mut runner, data) = match taken {
+        Some((r, d)) if d.size >= bytes => (r, d),
+        Some((r, _)) => (
+            r,
+            HostBuffer::coherent_zeroed(gpu, bytes.next_power_of_two())?,
+        ),
+        None => (
+            Runner::new(gpu)?,
+            HostBuffer::coherent_zeroed(gpu, bytes.next_power_of_two())?,
+        ),
+    };
+    // SAFETY: the buffer holds the record, and no GPU work uses it now.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            record.words.as_ptr(),
+            data.ptr as *mut u32,
+            record.words.len(),
+        )
+    };
+    let d = data.as_ref();
+    let ran = runner.run(
+        &[
+            (CDEF_ROW_COPY_KERNEL, record.copy_jobs),
+            (CDEF_ROW_KERNEL, record.block_jobs),
+        ],
+        [d, frame, d, d, d],
+    );
+    if ran.is_ok() {
+        RUNNERS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((runner, data));
+    } else {
+        // (A run that failed may still be in flight: its objects are neither reused nor
+        // destroyed.)
+        std::mem::forget(runner);
+        std::mem::forget(data);
+    }
+    ran
+}
+
+/// Pixels of one or two bytes (little-endian) from bytes.
+fn pixels_of<P: Pixel>(bytes: &[u8]) -> Vec<P> {
+    let bpp = std::mem::size_of::<P>();
+    bytes
+        .chunks_exact(bpp)
+        .map(|c| {
+            P::from_value(if bpp == 2 {
+                u16::from_le_bytes([c[0], c[1]]) as i32
+            } else {
+                c[0] as i32
+            })
+        })
+        .collect()
+}
+
+/// The row filtered by the CPU reference, where the GPU failed: its rows copied out (other
+/// threads may filter the rows around them meanwhile), filtered, and copied back.
+///
+/// # Safety
+/// As [`cdef_row`]; the row's rows are this call's alone.
+unsafe fn filter_on_cpu<P: Pixel>(
+    call: &CdefRowCall,
+    params: &FrameParams,
+    row: &Row,
+    top: Option<&[Vec<u8>]>,
+    bottom: Option<&[Vec<u8>]>,
+) {
+    let n = params.layout.planes();
+    let bpp = std::mem::size_of::<P>();
+    let strides: Vec<usize> = (0..n)
+        .map(|p| call.stride[p.min(1)] as usize / bpp)
+        .collect();
+    let mut planes: Vec<Vec<P>> = Vec::with_capacity(n);
+    for p in 0..n {
+        let (y_lo, y_hi) = row.plane_rows(params, p);
+        let mut plane = vec![P::from_value(0); y_hi * strides[p]];
+        let from = call.data[p] as *const P;
+        plane[y_lo * strides[p]..].copy_from_slice(std::slice::from_raw_parts(
+            from.add(y_lo * strides[p]),
+            (y_hi - y_lo) * strides[p],
+        ));
+        planes.push(plane);
+    }
+    let top: Option<Vec<Vec<P>>> = top.map(|t| t.iter().map(|b| pixels_of(b)).collect());
+    let bottom: Option<Vec<Vec<P>>> = bottom.map(|b| b.iter().map(|b| pixels_of(b)).collect());
+    let input = {
+        let views: Vec<&[P]> = planes.iter().map(|v| v.as_slice()).collect();
+        RowInput::take(
+            params,
+            row,
+            &views,
+            &strides,
+            top.as_deref(),
+            bottom.as_deref(),
+        )
+    };
+    let mut views: Vec<&mut [P]> = planes.iter_mut().map(|v| v.as_mut_slice()).collect();
+    crate::kernels::cdef_row::filter_row(params, row, &input, &mut views, &strides);
+    for (p, plane) in planes.iter().enumerate() {
+        let (y_lo, y_hi) = row.plane_rows(params, p);
+        let rows = &plane[y_lo * strides[p]..y_hi * strides[p]];
+        std::ptr::copy_nonoverlapping(
+            rows.as_ptr(),
+            (call.data[p] as *mut P).add(y_lo * strides[p]),
+            rows.len(),
+        );
+    }
+}
 
 /// Filters one row on the GPU, alone, and waits: for the tests of the kernels against the
 /// CPU reference. `pixels` are the frame's bytes, its planes where the record says; returns

@@ -1,71 +1,126 @@
-//! Kernels run once, alone, for the tests of their arithmetic against the CPU references
-//! (`tests/frame_ipred.rs`, `tests/cdef_row_gpu.rs`). Not part of a decoder's path.
+//! Levels of dispatches run in one submission that the caller waits for: the tests of the
+//! kernels' arithmetic against the CPU references (`tests/frame_ipred.rs`,
+//! `tests/cdef_row_gpu.rs`), and AV1's CDEF rows, which dav1d needs filtered before it goes
+//! on (`crate::av1::cdef_apply`).
 
-use super::memory::HostBuffer;
-use super::{vkerr, GpuResult};
+use super::memory::{BufferRef, HostBuffer};
+use super::{vkerr, Gpu, GpuResult};
 use ash::vk;
 
-/// Runs each `(kernel, workgroups)` of `levels` over `buffers` (the five bindings), one after
-/// the other, and waits.
-pub fn run_once(levels: &[(usize, u32)], buffers: [&HostBuffer; 5]) -> GpuResult<()> {
-    let gpu = crate::gpu::get().ok_or("no usable Vulkan device")?;
-    gpu.pipelines.ensure(levels.iter().map(|&(k, _)| k))?;
-    let d = &gpu.device;
-    unsafe {
-        let pool = d
-            .create_command_pool(
-                &vk::CommandPoolCreateInfo::default().queue_family_index(gpu.queue_family),
-                None,
-            )
-            .map_err(vkerr("vkCreateCommandPool"))?;
-        let sizes = [vk::DescriptorPoolSize::default()
-            .ty(vk::DescriptorType::STORAGE_BUFFER)
-            .descriptor_count(5)];
-        let descriptors = d.create_descriptor_pool(
-            &vk::DescriptorPoolCreateInfo::default()
-                .max_sets(1)
-                .pool_sizes(&sizes),
-            None,
-        );
-        let fence = d.create_fence(&vk::FenceCreateInfo::default(), None);
-        let result = (|| -> GpuResult<()> {
-            let descriptors = descriptors.map_err(vkerr("vkCreateDescriptorPool"))?;
-            let fence = fence.map_err(vkerr("vkCreateFence"))?;
-            let set = d
+/// A command buffer, its fence and a descriptor set of the five bindings, kept for the
+/// next run.
+pub struct Runner {
+    gpu: &'static Gpu,
+    pool: vk::CommandPool,
+    descriptors: vk::DescriptorPool,
+    set: vk::DescriptorSet,
+    cmd: vk::CommandBuffer,
+    fence: vk::Fence,
+    /// The buffer ids the set points at.
+    bound: [u64; 5],
+}
+
+// The handles are plain values; a runner is used by one thread at a time.
+unsafe impl Send for Runner {}
+
+impl Runner {
+    pub fn new(gpu: &'static Gpu) -> GpuResult<Runner> {
+        let d = &gpu.device;
+        // SAFETY: objects of a live device; `r` destroys what was made if a step fails.
+        unsafe {
+            let mut r = Runner {
+                gpu,
+                pool: vk::CommandPool::null(),
+                descriptors: vk::DescriptorPool::null(),
+                set: vk::DescriptorSet::null(),
+                cmd: vk::CommandBuffer::null(),
+                fence: vk::Fence::null(),
+                bound: [0; 5],
+            };
+            r.pool = d
+                .create_command_pool(
+                    &vk::CommandPoolCreateInfo::default()
+                        .queue_family_index(gpu.queue_family)
+                        .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
+                    None,
+                )
+                .map_err(vkerr("vkCreateCommandPool"))?;
+            let sizes = [vk::DescriptorPoolSize::default()
+                .ty(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(5)];
+            r.descriptors = d
+                .create_descriptor_pool(
+                    &vk::DescriptorPoolCreateInfo::default()
+                        .max_sets(1)
+                        .pool_sizes(&sizes),
+                    None,
+                )
+                .map_err(vkerr("vkCreateDescriptorPool"))?;
+            r.fence = d
+                .create_fence(&vk::FenceCreateInfo::default(), None)
+                .map_err(vkerr("vkCreateFence"))?;
+            r.set = d
                 .allocate_descriptor_sets(
                     &vk::DescriptorSetAllocateInfo::default()
-                        .descriptor_pool(descriptors)
+                        .descriptor_pool(r.descriptors)
                         .set_layouts(&[gpu.pipelines.set_layout]),
                 )
                 .map_err(vkerr("vkAllocateDescriptorSets"))?[0];
-            let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
-                .iter()
-                .map(|b| {
-                    [vk::DescriptorBufferInfo::default()
-                        .buffer(b.buffer)
-                        .range(vk::WHOLE_SIZE)]
-                })
-                .collect();
-            let writes: Vec<vk::WriteDescriptorSet> = infos
-                .iter()
-                .enumerate()
-                .map(|(i, info)| {
-                    vk::WriteDescriptorSet::default()
-                        .dst_set(set)
-                        .dst_binding(i as u32)
-                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                        .buffer_info(info)
-                })
-                .collect();
-            d.update_descriptor_sets(&writes, &[]);
-            let cmd = d
+            r.cmd = d
                 .allocate_command_buffers(
                     &vk::CommandBufferAllocateInfo::default()
-                        .command_pool(pool)
+                        .command_pool(r.pool)
                         .level(vk::CommandBufferLevel::PRIMARY)
                         .command_buffer_count(1),
                 )
                 .map_err(vkerr("vkAllocateCommandBuffers"))?[0];
+            Ok(r)
+        }
+    }
+
+    fn bind(&mut self, buffers: [BufferRef; 5]) {
+        let ids = buffers.map(|b| b.id);
+        if ids == self.bound {
+            return;
+        }
+        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
+            .iter()
+            .map(|b| {
+                [vk::DescriptorBufferInfo::default()
+                    .buffer(b.buffer)
+                    .range(vk::WHOLE_SIZE)]
+            })
+            .collect();
+        let writes: Vec<vk::WriteDescriptorSet> = infos
+            .iter()
+            .enumerate()
+            .map(|(i, info)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(self.set)
+                    .dst_binding(i as u32)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(info)
+            })
+            .collect();
+        // SAFETY: the set is not in use: the last run was waited for.
+        unsafe { self.gpu.device.update_descriptor_sets(&writes, &[]) };
+        self.bound = ids;
+    }
+
+    /// Runs each `(kernel, workgroups)` of `levels` over `buffers` (the five bindings), one
+    /// after the other, and waits; the host may then read what they wrote.
+    pub fn run(&mut self, levels: &[(usize, u32)], buffers: [BufferRef; 5]) -> GpuResult<()> {
+        let gpu = self.gpu;
+        gpu.pipelines.ensure(levels.iter().map(|&(k, _)| k))?;
+        self.bind(buffers);
+        let (d, cmd) = (&gpu.device, self.cmd);
+        // SAFETY: the command buffer and fence are free (the last run was waited for), and
+        // the caller keeps the bound buffers alive until this returns.
+        unsafe {
+            d.reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty())
+                .map_err(vkerr("vkResetCommandBuffer"))?;
+            d.reset_fences(&[self.fence])
+                .map_err(vkerr("vkResetFences"))?;
             d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default())
                 .map_err(vkerr("vkBeginCommandBuffer"))?;
             d.cmd_bind_descriptor_sets(
@@ -73,31 +128,20 @@ pub fn run_once(levels: &[(usize, u32)], buffers: [&HostBuffer; 5]) -> GpuResult
                 vk::PipelineBindPoint::COMPUTE,
                 gpu.pipelines.layout,
                 0,
-                &[set],
+                &[self.set],
                 &[],
             );
             for (i, &(kernel, count)) in levels.iter().enumerate() {
                 if i > 0 {
-                    let barrier = [vk::MemoryBarrier::default()
-                        .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-                        .dst_access_mask(
-                            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
-                        )];
-                    d.cmd_pipeline_barrier(
+                    barrier(
+                        d,
                         cmd,
                         vk::PipelineStageFlags::COMPUTE_SHADER,
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                        vk::DependencyFlags::empty(),
-                        &barrier,
-                        &[],
-                        &[],
+                        vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
                     );
                 }
-                d.cmd_bind_pipeline(
-                    cmd,
-                    vk::PipelineBindPoint::COMPUTE,
-                    gpu.pipelines.get(kernel)?.pipeline,
-                );
+                let pipeline = gpu.pipelines.get(kernel)?.pipeline;
+                d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, pipeline);
                 let mut push = [0u8; 8];
                 push[4..].copy_from_slice(&count.to_ne_bytes());
                 d.cmd_push_constants(
@@ -109,32 +153,57 @@ pub fn run_once(levels: &[(usize, u32)], buffers: [&HostBuffer; 5]) -> GpuResult
                 );
                 d.cmd_dispatch(cmd, count, 1, 1);
             }
-            let barrier = [vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-                .dst_access_mask(vk::AccessFlags::HOST_READ)];
-            d.cmd_pipeline_barrier(
+            barrier(
+                d,
                 cmd,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
                 vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &barrier,
-                &[],
-                &[],
+                vk::AccessFlags::HOST_READ,
             );
             d.end_command_buffer(cmd)
                 .map_err(vkerr("vkEndCommandBuffer"))?;
-            let serial = gpu.submit(cmd, fence)?;
-            let waited = d.wait_for_fences(&[fence], true, 20_000_000_000);
+            let serial = gpu.submit(cmd, self.fence)?;
+            let waited = d.wait_for_fences(&[self.fence], true, 20_000_000_000);
             gpu.retire(serial);
             waited.map_err(vkerr("vkWaitForFences"))
-        })();
-        if let Ok(f) = fence {
-            d.destroy_fence(f, None);
         }
-        if let Ok(p) = descriptors {
-            d.destroy_descriptor_pool(p, None);
-        }
-        d.destroy_command_pool(pool, None);
-        result
     }
+}
+
+/// Shader writes before what `stage` does with `access`.
+unsafe fn barrier(
+    d: &ash::Device,
+    cmd: vk::CommandBuffer,
+    stage: vk::PipelineStageFlags,
+    access: vk::AccessFlags,
+) {
+    let barrier = [vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+        .dst_access_mask(access)];
+    d.cmd_pipeline_barrier(
+        cmd,
+        vk::PipelineStageFlags::COMPUTE_SHADER,
+        stage,
+        vk::DependencyFlags::empty(),
+        &barrier,
+        &[],
+        &[],
+    );
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        let d = &self.gpu.device;
+        // SAFETY: no run is in flight (each is waited for); null handles are ignored.
+        unsafe {
+            d.destroy_fence(self.fence, None);
+            d.destroy_descriptor_pool(self.descriptors, None);
+            d.destroy_command_pool(self.pool, None);
+        }
+    }
+}
+
+/// Runs `levels` over `buffers` once, with a runner of its own.
+pub fn run_once(levels: &[(usize, u32)], buffers: [&HostBuffer; 5]) -> GpuResult<()> {
+    let gpu = crate::gpu::get().ok_or("no usable Vulkan device")?;
+    Runner::new(gpu)?.run(levels, buffers.map(|b| b.as_ref()))
 }
