@@ -1,16 +1,18 @@
 // AV1 CDEF a superblock row at a time (src/kernels/cdef_row.rs is the CPU reference and
 // writes the record): what both of its kernels see. The includer sets the workgroup size.
 //
-// Binding 0, the row's record: header words (R_*), the masks, and the snapshot: per plane the
-// row's rows from two above to two below, a row of the plane's width each. The host writes the
-// halo rows (the first and last two), cdef_row_copy.comp the others from the frame before any
-// block of the row is filtered. Binding 1, the frame's pixels (8 or 16 bits each).
+// Binding 0, the row's record: header words (R_*), the masks, and the halos (per plane the two
+// rows above the strips and the two below, a row of the plane's width each). Binding 1, the
+// frame's pixels (8 or 16 bits each). Binding 2, the snapshot (device memory where there is
+// some): per plane the strips' rows from two above to two below, which cdef_row_copy.comp
+// fills from the frame and the halos before any block of the row is filtered.
 
 #extension GL_EXT_shader_8bit_storage : require
 
-layout(std430, set = 0, binding = 0) buffer Record { uint rec[]; };
-layout(std430, set = 0, binding = 0) buffer RecordBytes { uint8_t rec_bytes[]; };
+layout(std430, set = 0, binding = 0) readonly buffer Record { uint rec[]; };
+layout(std430, set = 0, binding = 0) readonly buffer RecordBytes { uint8_t rec_bytes[]; };
 layout(std430, set = 0, binding = 1) buffer Pixels { uint8_t px[]; };
+layout(std430, set = 0, binding = 2) buffer Snapshot { uint8_t snap_bytes[]; };
 
 layout(push_constant) uniform Push {
     uint first_job;
@@ -34,11 +36,12 @@ const uint R_SB128_COLS = 15u;
 const uint R_CDEF_IDX = 16u;   // byte offset of cdef_idx (signed bytes)
 const uint R_NOSKIP = 17u;     // word offset of the noskip words
 const uint R_PLANE = 18u;      // 3 x (byte offset in binding 1, stride in bytes)
-const uint R_SNAP = 24u;       // 3 x byte offset of the plane's snapshot
+const uint R_SNAP = 24u;       // 3 x byte offset of the plane's snapshot in binding 2
 const uint R_WIDTH = 27u;      // 3 x the plane's width in pixels
 const uint R_Y_LO = 30u;       // 3 x the plane's first row of the strips
 const uint R_ROWS = 33u;       // 3 x the plane's rows of the strips
-const uint R_WORDS = 36u;
+const uint R_HALO = 36u;       // 3 x byte offset of the plane's halos in the record
+const uint R_WORDS = 39u;
 
 uint r(uint word) { return rec[word]; }
 
@@ -49,8 +52,8 @@ int snap(uint p, int x, int y)
 {
     uint row = uint(y - int(r(R_Y_LO + p)) + 2);
     uint at = r(R_SNAP + p) + (row * r(R_WIDTH + p) + uint(x)) * bytes_per_pixel();
-    int v = int(rec_bytes[at]);
+    int v = int(snap_bytes[at]);
     if (r(R_TWO_BYTES) != 0u)
-        v |= int(rec_bytes[at + 1u]) << 8;
+        v |= int(snap_bytes[at + 1u]) << 8;
     return v;
 }

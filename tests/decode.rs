@@ -1234,6 +1234,51 @@ fn av1_cpu_path_equals_debian_libdav1d() {
     av1_matrix(&["cpu"], &[Way::Preload, Way::Linked]);
 }
 
+/// A CDEF row whose submission fails (the device lost, `DAEDALUS_TEST_FAIL_SUBMISSION`): one
+/// error says the GPU is off, one warning that the rows go to the CPU reference, every later
+/// row is filtered there, and the frames still equal Debian's libdav1d, at 1 and 4 threads.
+#[test]
+fn av1_failed_row_submission_keeps_decodes_exact() {
+    let stream = stream_named("av1-svt-natural-bikes");
+    let failures = in_parallel(AV1_THREADING.to_vec(), |threading| {
+        let env = [("DAEDALUS_TEST_FAIL_SUBMISSION", "20")];
+        let what = format!("{} / {} / submission 20 fails", stream.name, threading.0);
+        let out = decode_as_debian(stream, Way::Preload, "gpu", threading, &env, &what)?;
+        let said = |prefix: &str| -> Vec<&str> {
+            out.stderr
+                .lines()
+                .filter(|l| l.starts_with(prefix))
+                .collect()
+        };
+        let (errors, warnings) = (said("daedalus: error:"), said("daedalus: warning:"));
+        if errors.len() != 1
+            || !errors[0].contains("GPU disabled after an error")
+            || warnings.len() != 1
+            || !warnings[0].contains("CDEF rows go to the CPU reference")
+        {
+            return Err(format!(
+                "{what}: one error and one warning expected: {}",
+                out.stderr
+            ));
+        }
+        let count = |key| -> u64 {
+            stat(&out.stderr, key)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
+        // The first 19 rows ran on the GPU, every other one on the CPU.
+        if count("cdef_rows") < 40 || count("cdef_rows_cpu") != count("cdef_rows") - 19 {
+            return Err(format!("{what}: rows on the CPU: {}", out.stderr));
+        }
+        Ok(())
+    });
+    assert_all_decoded(
+        &failures,
+        AV1_THREADING.len(),
+        "AV1 decodes with a failed row",
+    );
+}
+
 /// The patched dav1d without daedalus, and with `DAEDALUS=off`, decodes as Debian's.
 #[test]
 fn av1_without_daedalus_or_off_equals_debian_libdav1d() {

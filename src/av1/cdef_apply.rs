@@ -2,15 +2,17 @@
 //! dav1d hands over each superblock row that `dav1d_filter_sbrow_cdef` would filter
 //! ([`cdef_row`]): the frame header's strengths, where its masks are, and the halo lines. The
 //! row's record ([`crate::kernels::cdef_row::GpuRecord`]) goes out as one submission of two
-//! levels, the copy of the row's rows (`shaders/cdef_row_copy.comp`) and then its blocks
-//! (`shaders/cdef_row.comp`), which the calling thread waits for: dav1d's loop restoration,
+//! levels, the copy of the row's rows into a snapshot in device memory
+//! (`shaders/cdef_row_copy.comp`) and then its blocks (`shaders/cdef_row.comp`), which the
+//! calling thread waits for: dav1d's loop restoration,
 //! resize and progress read the row next. No per-block call, window or direction on the host.
 //!
 //! Every row of a picture gets the same answer: dav1d filters the pictures whose planes are not
 //! in one buffer the GPU reaches (memory of another allocator that could not be imported); a
-//! row the GPU fails on is filtered by the CPU reference from the same record, logged once.
+//! row the GPU fails on is filtered by the CPU reference from the same inputs, logged once, and
+//! the device is treated as lost from then on.
 
-use crate::gpu::memory::HostBuffer;
+use crate::gpu::memory::{BufferRef, DeviceBuffer, HostBuffer};
 use crate::gpu::once::{run_once, Runner};
 use crate::gpu::GpuResult;
 use crate::kernels::cdef::Pixel;
@@ -80,6 +82,22 @@ fn rows_wanted() -> bool {
     })
 }
 
+/// Whether the largest row of such a frame (a 128x128 superblock row with the strip before
+/// it: 17 strips) stays within the workgroups one dispatch may count everywhere (65535):
+/// the same answer for every row of a picture.
+fn dispatches_fit(params: &FrameParams) -> bool {
+    const MAX: usize = 65535;
+    let bpp = 1 + (params.bitdepth > 8) as usize;
+    let copy: usize = (0..params.layout.planes())
+        .map(|p| {
+            let rows = ((17 * 8) >> params.shifts(p).1) + 4;
+            rows * (params.plane_width(p) * bpp)
+                .div_ceil(crate::kernels::cdef_row::COPY_BYTES_PER_JOB)
+        })
+        .sum();
+    copy <= MAX && params.bw / 2 * 17 <= MAX
+}
+
 /// The frame's parameters and the row with its masks, as the record needs them.
 ///
 /// # Safety
@@ -108,6 +126,9 @@ unsafe fn row_of(call: &CdefRowCall) -> Option<(FrameParams, Row)> {
         || by_end > params.bh
         || sb128w < params.sb128_cols()
     {
+        return None;
+    }
+    if !dispatches_fit(&params) {
         return None;
     }
     let mut row = Row {
@@ -145,65 +166,82 @@ unsafe fn row_of(call: &CdefRowCall) -> Option<(FrameParams, Row)> {
 /// # Safety
 /// As the patch calls it: `call` and everything it points at valid for the call.
 pub unsafe extern "C" fn cdef_row(call: *const CdefRowCall) -> c_int {
-    crate::ffi::guard("cdef_row", 0, || {
-        let Some(call) = call.as_ref() else {
-            return 0;
-        };
+    // Whether to take the row is decided before anything is written: a row left to dav1d
+    // must find everything as dav1d left it. From there on even an internal error says taken,
+    // so that dav1d never filters a row a second time.
+    let taken = crate::ffi::guard("cdef_row", None, || {
+        let call = call.as_ref()?;
         if !rows_wanted() {
-            return 0;
+            return None;
         }
-        let Some((params, row)) = row_of(call) else {
-            return 0;
-        };
-        let Some((region, planes)) = planes_in_one_buffer(call, &params) else {
-            return 0;
-        };
-        let two_bytes = params.bitdepth > 8;
-        let halo = |lines: &[*const u8; 3]| -> Option<Vec<Vec<u8>>> {
-            (0..params.layout.planes())
-                .map(|p| {
-                    let (ptr, stride) = (lines[p], call.stride[p.min(1)] as usize);
-                    let bytes = params.plane_width(p) << two_bytes as usize;
-                    (!ptr.is_null()).then(|| {
-                        let mut two = std::slice::from_raw_parts(ptr, bytes).to_vec();
-                        two.extend_from_slice(std::slice::from_raw_parts(ptr.add(stride), bytes));
-                        two
-                    })
-                })
-                .collect()
-        };
-        let (top, bottom) = (halo(&call.top), halo(&call.bottom));
-        for p in 0..params.layout.planes() {
-            if !call.keep[p].is_null() {
-                let stride = call.stride[p.min(1)] as usize;
-                let last = row.plane_rows(&params, p).1 - 2;
-                let from = call.data[p].add(last * stride);
-                std::ptr::copy_nonoverlapping(from, call.keep[p], 2 * stride);
-            }
-        }
-        let record = row.gpu_record(
-            &params,
-            &planes,
-            two_bytes,
-            top.as_deref(),
-            bottom.as_deref(),
-        );
-        crate::stats::add(&ROWS, 1);
-        if let Err(why) = run_on_gpu(&record, &region) {
-            crate::log::once(
-                crate::log::Level::Warn,
-                "cdef row on the cpu",
-                format_args!("CDEF rows go to the CPU reference: {why}"),
-            );
-            crate::stats::add(&ROWS_ON_CPU, 1);
-            if two_bytes {
-                filter_on_cpu::<u16>(call, &params, &row, top.as_deref(), bottom.as_deref());
-            } else {
-                filter_on_cpu::<u8>(call, &params, &row, top.as_deref(), bottom.as_deref());
-            }
-        }
+        let (params, row) = row_of(call)?;
+        let (region, planes) = planes_in_one_buffer(call, &params)?;
+        Some((call, params, row, region, planes))
+    });
+    let Some((call, params, row, region, planes)) = taken else {
+        return 0;
+    };
+    crate::ffi::guard("cdef_row", 1, || {
+        filter(call, &params, &row, &region, &planes);
         1
     })
+}
+
+/// Filters a row [`cdef_row`] takes.
+///
+/// # Safety
+/// As [`cdef_row`].
+unsafe fn filter(
+    call: &CdefRowCall,
+    params: &FrameParams,
+    row: &Row,
+    region: &crate::regions::Region,
+    planes: &[PlaneAt],
+) {
+    let two_bytes = params.bitdepth > 8;
+    let halo = |lines: &[*const u8; 3]| -> Option<Vec<Vec<u8>>> {
+        (0..params.layout.planes())
+            .map(|p| {
+                let (ptr, stride) = (lines[p], call.stride[p.min(1)] as usize);
+                let bytes = params.plane_width(p) << two_bytes as usize;
+                (!ptr.is_null()).then(|| {
+                    let mut two = std::slice::from_raw_parts(ptr, bytes).to_vec();
+                    two.extend_from_slice(std::slice::from_raw_parts(ptr.add(stride), bytes));
+                    two
+                })
+            })
+            .collect()
+    };
+    let (top, bottom) = (halo(&call.top), halo(&call.bottom));
+    for p in 0..params.layout.planes() {
+        if !call.keep[p].is_null() {
+            let stride = call.stride[p.min(1)] as usize;
+            let last = row.plane_rows(params, p).1 - 2;
+            let from = call.data[p].add(last * stride);
+            std::ptr::copy_nonoverlapping(from, call.keep[p], 2 * stride);
+        }
+    }
+    let record = row.gpu_record(params, planes, two_bytes, top.as_deref(), bottom.as_deref());
+    crate::stats::add(&ROWS, 1);
+    let frame = region.in_place.as_ref().map(|f| f.as_ref());
+    let ran = frame
+        .ok_or_else(|| "the picture is not in place".to_string())
+        .and_then(|frame| run_on_gpu(&record, frame));
+    if let Err(why) = ran {
+        crate::log::once(
+            crate::log::Level::Warn,
+            "cdef row on the cpu",
+            format_args!("CDEF rows go to the CPU reference: {why}"),
+        );
+        crate::stats::add(&ROWS_ON_CPU, 1);
+        // (Exact where the GPU wrote none of the row: a device lost while it ran may have
+        // written some blocks already, which are then filtered again.)
+        if two_bytes {
+            filter_on_cpu::<u16>(call, params, row, top.as_deref(), bottom.as_deref());
+        } else {
+            filter_on_cpu::<u8>(call, params, row, top.as_deref(), bottom.as_deref());
+        }
+    }
 }
 
 /// The buffer the GPU reaches the picture's planes through, and where they are in it; `None`
@@ -231,55 +269,62 @@ unsafe fn planes_in_one_buffer(
     Some((region, planes))
 }
 
-/// Runners free for the next row, one per thread that filters rows at once.
-static RUNNERS: Mutex<Vec<(Runner, HostBuffer)>> = Mutex::new(Vec::new());
+/// What a row's submission needs: its runner, the record (host memory the GPU reads) and the
+/// snapshot (device memory where there is some), kept for the next row.
+struct RowBuffers {
+    runner: Runner,
+    record: HostBuffer,
+    snapshot: DeviceBuffer,
+}
 
-fn run_on_gpu(record: &GpuRecord, region: &crate::regions::Region) -> GpuResult<()> {
+/// Those free for the next row: one set per thread that filters rows at once.
+static FREE: Mutex<Vec<RowBuffers>> = Mutex::new(Vec::new());
+
+fn run_on_gpu(record: &GpuRecord, frame: BufferRef) -> GpuResult<()> {
     let gpu = crate::gpu::get().ok_or("no usable device")?;
-    let frame = region
-        .in_place
-        .as_ref()
-        .ok_or("the picture is not in place")?
-        .as_ref();
-    let taken = RUNNERS.lock().unwrap_or_else(|p| p.into_inner()).pop();
-    let bytes = (record.words.len() * 4) as u64;
-    let (mut runner, data) = match taken {
-        Some((r, d)) if d.size >= bytes => (r, d),
-        Some((r, _)) => (
-            r,
-            HostBuffer::coherent_zeroed(gpu, bytes.next_power_of_two())?,
-        ),
-        None => (
-            Runner::new(gpu)?,
-            HostBuffer::coherent_zeroed(gpu, bytes.next_power_of_two())?,
-        ),
+    let taken = FREE.lock().unwrap_or_else(|p| p.into_inner()).pop();
+    let mut b = match taken {
+        Some(b) => b,
+        None => RowBuffers {
+            runner: Runner::new(gpu)?,
+            record: HostBuffer::coherent_zeroed(gpu, 1 << 16)?,
+            snapshot: DeviceBuffer::new(gpu, 1 << 20)?,
+        },
     };
+    // (Replaced while idle: the last run was waited for.)
+    let record_bytes = (record.words.len() * 4) as u64;
+    if b.record.size < record_bytes {
+        b.record = HostBuffer::coherent_zeroed(gpu, record_bytes.next_power_of_two())?;
+    }
+    let snapshot_bytes = record.snapshot_bytes.max(4) as u64;
+    if b.snapshot.size < snapshot_bytes {
+        b.snapshot = DeviceBuffer::new(gpu, snapshot_bytes.next_power_of_two())?;
+    }
     // SAFETY: the buffer holds the record, and no GPU work uses it now.
     unsafe {
         std::ptr::copy_nonoverlapping(
             record.words.as_ptr(),
-            data.ptr as *mut u32,
+            b.record.ptr as *mut u32,
             record.words.len(),
         )
     };
-    let d = data.as_ref();
-    let ran = runner.run(
+    let (r, s) = (b.record.as_ref(), b.snapshot.as_ref());
+    let ran = b.runner.run(
         &[
             (CDEF_ROW_COPY_KERNEL, record.copy_jobs),
             (CDEF_ROW_KERNEL, record.block_jobs),
         ],
-        [d, frame, d, d, d],
+        [r, frame, s, r, r],
     );
-    if ran.is_ok() {
-        RUNNERS
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((runner, data));
-    } else {
-        // (A run that failed may still be in flight: its objects are neither reused nor
-        // destroyed.)
-        std::mem::forget(runner);
-        std::mem::forget(data);
+    match &ran {
+        Ok(()) => FREE.lock().unwrap_or_else(|p| p.into_inner()).push(b),
+        Err(why) => {
+            // The device is treated as lost from here on (every later row goes to the CPU at
+            // once); the run may still be in flight, so its objects are neither reused nor
+            // destroyed.
+            gpu.mark_lost(&format!("a CDEF row: {why}"));
+            std::mem::forget(b);
+        }
     }
     ran
 }
@@ -360,6 +405,7 @@ pub fn filter_row_once(record: &GpuRecord, pixels: &[u8]) -> GpuResult<Vec<u8>> 
     let gpu = crate::gpu::get().ok_or("no usable Vulkan device")?;
     let data = HostBuffer::coherent_zeroed(gpu, (record.words.len() * 4) as u64)?;
     let frame = HostBuffer::coherent_zeroed(gpu, pixels.len().max(4) as u64)?;
+    let snapshot = DeviceBuffer::new(gpu, record.snapshot_bytes.max(4) as u64)?;
     // SAFETY: each buffer holds at least these bytes, and no GPU work uses them yet.
     unsafe {
         std::ptr::copy_nonoverlapping(
@@ -369,12 +415,13 @@ pub fn filter_row_once(record: &GpuRecord, pixels: &[u8]) -> GpuResult<Vec<u8>> 
         );
         std::ptr::copy_nonoverlapping(pixels.as_ptr(), frame.ptr, pixels.len());
     }
+    let d = data.as_ref();
     run_once(
         &[
             (CDEF_ROW_COPY_KERNEL, record.copy_jobs),
             (CDEF_ROW_KERNEL, record.block_jobs),
         ],
-        [&data, &frame, &data, &data, &data],
+        [d, frame.as_ref(), snapshot.as_ref(), d, d],
     )?;
     frame.invalidate(0..frame.size)?;
     // SAFETY: inside the buffer, which the GPU no longer writes.

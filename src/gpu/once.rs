@@ -3,7 +3,7 @@
 //! `tests/cdef_row_gpu.rs`), and AV1's CDEF rows, which dav1d needs filtered before it goes
 //! on (`crate::av1::cdef_apply`).
 
-use super::memory::{BufferRef, HostBuffer};
+use super::memory::BufferRef;
 use super::{vkerr, Gpu, GpuResult};
 use ash::vk;
 
@@ -203,7 +203,7 @@ impl Drop for Runner {
 }
 
 /// Runs `levels` over `buffers` once, with a runner of its own.
-pub fn run_once(levels: &[(usize, u32)], buffers: [&HostBuffer; 5]) -> GpuResult<()> {
+pub fn run_once(levels: &[(usize, u32)], buffers: [BufferRef; 5]) -> GpuResult<()> {
     let gpu = crate::gpu::get().ok_or("no usable Vulkan device")?;
-    Runner::new(gpu)?.run(levels, buffers.map(|b| b.as_ref()))
+    Runner::new(gpu)?.run(levels, buffers)
 }

@@ -419,7 +419,7 @@ pub fn filter_row<P: Pixel>(
 }
 
 /// Words of a GPU record's header (`shaders/cdef_row.glsl`, `R_*`).
-pub const HEADER_WORDS: usize = 36;
+pub const HEADER_WORDS: usize = 39;
 /// Bytes one job of `shaders/cdef_row_copy.comp` copies.
 pub const COPY_BYTES_PER_JOB: usize = 256;
 
@@ -431,10 +431,12 @@ pub struct PlaneAt {
     pub stride: u32,
 }
 
-/// A row's record for the GPU (`shaders/cdef_row.glsl`) and the job counts of its two
-/// levels: the copy of its rows, then its blocks.
+/// A row's record for the GPU (`shaders/cdef_row.glsl`), the size of the snapshot its kernels
+/// fill and read (a buffer of its own), and the job counts of its two levels: the snapshot's
+/// rows, then the blocks.
 pub struct GpuRecord {
     pub words: Vec<u32>,
+    pub snapshot_bytes: usize,
     pub copy_jobs: u32,
     pub block_jobs: u32,
 }
@@ -481,29 +483,27 @@ impl Row {
         bytes.resize(bytes.len().next_multiple_of(4), 0);
         h[17] = (bytes.len() / 4) as u32;
         bytes.extend(self.noskip.iter().flat_map(|w| w.to_le_bytes()));
-        let mut copy_jobs = 0;
+        let (mut copy_jobs, mut snapshot_bytes) = (0, 0);
         for p in 0..n {
             let width = params.plane_width(p);
             let (y_lo, y_hi) = self.plane_rows(params, p);
             let row_bytes = width * bpp;
             h[18 + 2 * p] = planes[p].offset;
             h[19 + 2 * p] = planes[p].stride;
-            h[24 + p] = bytes.len() as u32;
+            h[24 + p] = snapshot_bytes as u32;
             h[27 + p] = width as u32;
             h[30 + p] = y_lo as u32;
             h[33 + p] = (y_hi - y_lo) as u32;
-            copy_jobs += (y_hi - y_lo) * row_bytes.div_ceil(COPY_BYTES_PER_JOB);
-            let start = bytes.len();
-            bytes.resize(start + (y_hi - y_lo + 4) * row_bytes, 0);
-            let mut halo = |row: usize, lines: &[u8]| {
-                let at = start + row * row_bytes;
-                bytes[at..at + 2 * row_bytes].copy_from_slice(&lines[..2 * row_bytes]);
-            };
-            if let Some(top) = top {
-                halo(0, &top[p]);
-            }
-            if let Some(bottom) = bottom {
-                halo(y_hi - y_lo + 2, &bottom[p]);
+            h[36 + p] = bytes.len() as u32;
+            let rows = y_hi - y_lo + 4;
+            copy_jobs += rows * row_bytes.div_ceil(COPY_BYTES_PER_JOB);
+            snapshot_bytes += (rows * row_bytes).next_multiple_of(4);
+            // The halos: two rows above, two below (zeros where the strips have none).
+            for lines in [top, bottom] {
+                match lines {
+                    Some(lines) => bytes.extend_from_slice(&lines[p][..2 * row_bytes]),
+                    None => bytes.resize(bytes.len() + 2 * row_bytes, 0),
+                }
             }
             bytes.resize(bytes.len().next_multiple_of(4), 0);
         }
@@ -515,6 +515,7 @@ impl Row {
                 .chunks_exact(4)
                 .map(|c| u32::from_le_bytes(c.try_into().expect("4")))
                 .collect(),
+            snapshot_bytes,
             copy_jobs: copy_jobs as u32,
             block_jobs: (params.bw / 2 * self.strips()) as u32,
         }

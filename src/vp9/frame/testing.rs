@@ -41,7 +41,7 @@ pub fn predict_intra(cases: &[IntraCase]) -> GpuResult<Vec<Vec<u8>>> {
     unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), input.ptr as *mut u32, words.len()) };
     run_once(
         &[(VP9_IPRED_CHECK_KERNEL, cases.len() as u32)],
-        [&input, &output, &output, &output, &output],
+        [&input, &output, &output, &output, &output].map(|b| b.as_ref()),
     )?;
     output.invalidate(0..output.size)?;
     Ok(cases
