@@ -52,16 +52,20 @@ pub struct CdefRowCall {
     pub keep: [*mut u8; 3],
 }
 
-/// Rows filtered here, and of them those the CPU reference filtered after the GPU failed.
+/// Rows filtered here; of them those with no block to filter (nothing submitted), and those
+/// the CPU reference filtered after the GPU failed.
 pub static ROWS: AtomicU64 = AtomicU64::new(0);
+pub static ROWS_EMPTY: AtomicU64 = AtomicU64::new(0);
 pub static ROWS_ON_CPU: AtomicU64 = AtomicU64::new(0);
 
 /// The stats line's part: rows handed over.
 pub fn describe() -> String {
+    let r = crate::stats::read;
     format!(
-        "cdef_rows={} cdef_rows_cpu={}",
-        crate::stats::read(&ROWS),
-        crate::stats::read(&ROWS_ON_CPU)
+        "cdef_rows={} cdef_rows_empty={} cdef_rows_cpu={}",
+        r(&ROWS),
+        r(&ROWS_EMPTY),
+        r(&ROWS_ON_CPU)
     )
 }
 
@@ -221,8 +225,20 @@ unsafe fn filter(
             std::ptr::copy_nonoverlapping(from, call.keep[p], 2 * stride);
         }
     }
-    let record = row.gpu_record(params, planes, two_bytes, top.as_deref(), bottom.as_deref());
     crate::stats::add(&ROWS, 1);
+    // A row with no block to filter (no strength, no coefficients: a lossless frame, say)
+    // leaves its pixels as they are.
+    let filtered = |strip: usize| {
+        let by = row.by_start + 2 * strip;
+        (0..params.bw)
+            .step_by(2)
+            .any(|bx| row.block_levels(params, bx, by).is_some())
+    };
+    if !(0..row.strips()).any(filtered) {
+        crate::stats::add(&ROWS_EMPTY, 1);
+        return;
+    }
+    let record = row.gpu_record(params, planes, two_bytes, top.as_deref(), bottom.as_deref());
     let frame = region.in_place.as_ref().map(|f| f.as_ref());
     let ran = frame
         .ok_or_else(|| "the picture is not in place".to_string())
