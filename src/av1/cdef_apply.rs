@@ -4,8 +4,8 @@
 //! row's record ([`crate::kernels::cdef_row::GpuRecord`]) goes out as one submission of two
 //! levels, the copy of the row's rows into a snapshot in device memory
 //! (`shaders/cdef_row_copy.comp`) and then its blocks (`shaders/cdef_row.comp`), which the
-//! calling thread waits for: dav1d's loop restoration,
-//! resize and progress read the row next. No per-block call, window or direction on the host.
+//! calling thread waits for: dav1d's loop restoration, resize and progress read the row next.
+//! No per-block call, window or direction on the host.
 //!
 //! Every row of a picture gets the same answer: dav1d filters the pictures whose planes are not
 //! in one buffer the GPU reaches (memory of another allocator that could not be imported); a
