@@ -30,6 +30,38 @@ pub struct BufferRef {
     pub id: u64,
 }
 
+/// Points the storage-buffer bindings 0, 1, ... of `set` at `buffers`, each whole.
+///
+/// # Safety
+/// `set` is a set of `device` that no pending command buffer uses.
+pub(crate) unsafe fn point_set_at(
+    device: &ash::Device,
+    set: vk::DescriptorSet,
+    buffers: &[BufferRef],
+) {
+    let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
+        .iter()
+        .map(|b| {
+            [vk::DescriptorBufferInfo::default()
+                .buffer(b.buffer)
+                .offset(0)
+                .range(vk::WHOLE_SIZE)]
+        })
+        .collect();
+    let writes: Vec<vk::WriteDescriptorSet> = infos
+        .iter()
+        .enumerate()
+        .map(|(binding, info)| {
+            vk::WriteDescriptorSet::default()
+                .dst_set(set)
+                .dst_binding(binding as u32)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .buffer_info(info)
+        })
+        .collect();
+    device.update_descriptor_sets(&writes, &[]);
+}
+
 type Flags = vk::MemoryPropertyFlags;
 
 /// Host-visible memory types in order of preference for buffers the CPU writes and reads.

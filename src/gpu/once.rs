@@ -4,8 +4,15 @@
 //! on (`crate::av1::cdef_apply`).
 
 use super::memory::BufferRef;
+use super::stream::memory_barrier;
 use super::{vkerr, Gpu, GpuResult};
 use ash::vk;
+
+/// What a level's shaders wrote, for the barriers after it.
+const WRITTEN: (vk::PipelineStageFlags, vk::AccessFlags) = (
+    vk::PipelineStageFlags::COMPUTE_SHADER,
+    vk::AccessFlags::SHADER_WRITE,
+);
 
 /// A command buffer, its fence and a descriptor set of the five bindings, kept for the
 /// next run.
@@ -83,27 +90,8 @@ impl Runner {
         if ids == self.bound {
             return;
         }
-        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
-            .iter()
-            .map(|b| {
-                [vk::DescriptorBufferInfo::default()
-                    .buffer(b.buffer)
-                    .range(vk::WHOLE_SIZE)]
-            })
-            .collect();
-        let writes: Vec<vk::WriteDescriptorSet> = infos
-            .iter()
-            .enumerate()
-            .map(|(i, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(self.set)
-                    .dst_binding(i as u32)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
-            })
-            .collect();
         // SAFETY: the set is not in use: the last run was waited for.
-        unsafe { self.gpu.device.update_descriptor_sets(&writes, &[]) };
+        unsafe { super::memory::point_set_at(&self.gpu.device, self.set, &buffers) };
         self.bound = ids;
     }
 
@@ -133,11 +121,14 @@ impl Runner {
             );
             for (i, &(kernel, count)) in levels.iter().enumerate() {
                 if i > 0 {
-                    barrier(
+                    memory_barrier(
                         d,
                         cmd,
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                        vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                        WRITTEN,
+                        (
+                            vk::PipelineStageFlags::COMPUTE_SHADER,
+                            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                        ),
                     );
                 }
                 let pipeline = gpu.pipelines.get(kernel)?.pipeline;
@@ -153,11 +144,11 @@ impl Runner {
                 );
                 d.cmd_dispatch(cmd, count, 1, 1);
             }
-            barrier(
+            memory_barrier(
                 d,
                 cmd,
-                vk::PipelineStageFlags::HOST,
-                vk::AccessFlags::HOST_READ,
+                WRITTEN,
+                (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
             );
             d.end_command_buffer(cmd)
                 .map_err(vkerr("vkEndCommandBuffer"))?;
@@ -167,27 +158,6 @@ impl Runner {
             waited.map_err(vkerr("vkWaitForFences"))
         }
     }
-}
-
-/// Shader writes before what `stage` does with `access`.
-unsafe fn barrier(
-    d: &ash::Device,
-    cmd: vk::CommandBuffer,
-    stage: vk::PipelineStageFlags,
-    access: vk::AccessFlags,
-) {
-    let barrier = [vk::MemoryBarrier::default()
-        .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-        .dst_access_mask(access)];
-    d.cmd_pipeline_barrier(
-        cmd,
-        vk::PipelineStageFlags::COMPUTE_SHADER,
-        stage,
-        vk::DependencyFlags::empty(),
-        &barrier,
-        &[],
-        &[],
-    );
 }
 
 impl Drop for Runner {

@@ -290,27 +290,8 @@ impl Stream {
         let i = (0..MAX_SETS)
             .find(|i| !taken.contains(i))
             .ok_or("more (pixels, source) pairs than descriptor sets")?;
-        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = want
-            .iter()
-            .map(|b| {
-                [vk::DescriptorBufferInfo::default()
-                    .buffer(b.buffer)
-                    .offset(0)
-                    .range(vk::WHOLE_SIZE)]
-            })
-            .collect();
-        let writes: Vec<vk::WriteDescriptorSet> = infos
-            .iter()
-            .enumerate()
-            .map(|(binding, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(self.sets[i])
-                    .dst_binding(binding as u32)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
-            })
-            .collect();
-        unsafe { self.gpu.device.update_descriptor_sets(&writes, &[]) };
+        // SAFETY: set `i` is not taken by a pending submission.
+        unsafe { super::memory::point_set_at(&self.gpu.device, self.sets[i], &want) };
         self.set_targets[i] = ids;
         taken.push(i);
         Ok(i)

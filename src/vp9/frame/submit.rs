@@ -249,28 +249,8 @@ impl Submitter {
         ];
         let ids = buffers.map(|b| b.id);
         if ids != self.bound {
-            let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
-                .iter()
-                .map(|b| {
-                    [vk::DescriptorBufferInfo::default()
-                        .buffer(b.buffer)
-                        .offset(0)
-                        .range(vk::WHOLE_SIZE)]
-                })
-                .collect();
-            let writes: Vec<vk::WriteDescriptorSet> = infos
-                .iter()
-                .enumerate()
-                .map(|(binding, info)| {
-                    vk::WriteDescriptorSet::default()
-                        .dst_set(self.set)
-                        .dst_binding(binding as u32)
-                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                        .buffer_info(info)
-                })
-                .collect();
             // SAFETY: the set is not in use: the last frame's parts have completed.
-            unsafe { self.gpu.device.update_descriptor_sets(&writes, &[]) };
+            unsafe { crate::gpu::memory::point_set_at(&self.gpu.device, self.set, &buffers) };
             self.bound = ids;
         }
     }
