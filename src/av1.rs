@@ -29,8 +29,9 @@ use std::ffi::c_int;
 use std::sync::Mutex;
 
 /// Must equal the `abi_version` the dav1d patch accepts (3: `fb` holds dav1d's functions on
-/// entry; `cdef_row` takes whole superblock rows).
-pub const ABI_VERSION: c_int = 3;
+/// entry; `cdef_row` takes whole superblock rows; 4: rows may be deferred until
+/// `cdef_rows_done`).
+pub const ABI_VERSION: c_int = 4;
 
 /// Any function pointer, as the patch's `void (*)(void)`: dav1d casts each back to its `cdef_fn`.
 pub type AnyFn = unsafe extern "C" fn();
@@ -56,6 +57,9 @@ pub struct DaedalusAv1Provider {
     pub picture_released: unsafe extern "C" fn(data: *const *mut u8),
     /// Filters a superblock row and returns 1, or returns 0 for dav1d to ([`cdef_apply`]).
     pub cdef_row: unsafe extern "C" fn(row: *const cdef_apply::CdefRowCall) -> c_int,
+    /// The calling thread's deferred rows are in the frame when it returns: dav1d calls it
+    /// when a one-thread frame's decode ends.
+    pub cdef_rows_done: unsafe extern "C" fn(),
 }
 
 pub static PROVIDER: DaedalusAv1Provider = DaedalusAv1Provider {
@@ -65,6 +69,7 @@ pub static PROVIDER: DaedalusAv1Provider = DaedalusAv1Provider {
     picture_allocated,
     picture_released,
     cdef_row: cdef_apply::cdef_row,
+    cdef_rows_done: cdef_apply::cdef_rows_done,
 };
 
 /// An export as the untyped pointer the patch takes; dav1d casts it back to its `cdef_fn`,

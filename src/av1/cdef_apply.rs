@@ -3,9 +3,16 @@
 //! ([`cdef_row`]): the frame header's strengths, where its masks are, and the halo lines. The
 //! row's record ([`crate::kernels::cdef_row::GpuRecord`]) goes out as one submission of two
 //! levels, the copy of the row's rows into a snapshot in device memory
-//! (`shaders/cdef_row_copy.comp`) and then its blocks (`shaders/cdef_row.comp`), which the
-//! calling thread waits for: dav1d's loop restoration, resize and progress read the row next.
-//! No per-block call, window or direction on the host.
+//! (`shaders/cdef_row_copy.comp`) and then its blocks (`shaders/cdef_row.comp`). No per-block
+//! call, window or direction on the host.
+//!
+//! When the row is waited for: where dav1d reads it next. With its task threads, the same
+//! task goes on to resize, loop restoration and progress, so the calling thread waits before
+//! it returns. With one thread and a frame without resize or loop restoration, nothing reads
+//! the row before the frame's decode ends, where dav1d calls [`cdef_rows_done`]: the row is
+//! left on its way (`deferrable`) while dav1d decodes the rows below, which neither read nor
+//! write its lines (the next row's deblocking stops at its own deferred strip, and its top
+//! halo was kept before this row was submitted).
 //!
 //! Every row of a picture gets the same answer: dav1d filters the pictures whose planes are not
 //! in one buffer the GPU reaches (memory of another allocator that could not be imported); a
@@ -18,9 +25,12 @@ use crate::gpu::GpuResult;
 use crate::kernels::cdef::Pixel;
 use crate::kernels::cdef_row::{FrameParams, GpuRecord, Layout, PlaneAt, Row, RowInput};
 use crate::kernels::{CDEF_ROW_COPY_KERNEL, CDEF_ROW_KERNEL};
+use crate::regions::Region;
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::ffi::c_int;
 use std::sync::atomic::AtomicU64;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The patch's `DaedalusAv1CdefRow` (`ffmpeg-patches/dav1d-1.0`).
 #[repr(C)]
@@ -50,6 +60,10 @@ pub struct CdefRowCall {
     /// With one thread: where to keep the strips' last two rows (two strides' bytes per
     /// plane) for the next row's top, before filtering; else null.
     pub keep: [*mut u8; 3],
+    /// Nonzero where nothing reads the row before the calling thread's `cdef_rows_done` (one
+    /// thread, a frame without super-resolution or loop restoration): the row may still be
+    /// on its way when this returns.
+    pub deferrable: c_int,
 }
 
 /// Rows filtered here; of them those with no block to filter (nothing submitted), and those
@@ -57,15 +71,22 @@ pub struct CdefRowCall {
 pub static ROWS: AtomicU64 = AtomicU64::new(0);
 pub static ROWS_EMPTY: AtomicU64 = AtomicU64::new(0);
 pub static ROWS_ON_CPU: AtomicU64 = AtomicU64::new(0);
+/// Rows submitted and waited for only at the caller's `cdef_rows_done` (or when too many
+/// were on their way).
+pub static ROWS_DEFERRED: AtomicU64 = AtomicU64::new(0);
+/// The calling threads' time in `cdef_row` and `cdef_rows_done`, nanoseconds.
+pub static HOST_NS: AtomicU64 = AtomicU64::new(0);
 
-/// The stats line's part: rows handed over.
+/// The stats line's part: rows handed over, and the host's time for them.
 pub fn describe() -> String {
     let r = crate::stats::read;
     format!(
-        "cdef_rows={} cdef_rows_empty={} cdef_rows_cpu={}",
+        "cdef_rows={} cdef_rows_empty={} cdef_rows_cpu={} cdef_rows_deferred={} cdef_rows_host_ms={:.3}",
         r(&ROWS),
         r(&ROWS_EMPTY),
-        r(&ROWS_ON_CPU)
+        r(&ROWS_ON_CPU),
+        r(&ROWS_DEFERRED),
+        r(&HOST_NS) as f64 / 1e6
     )
 }
 
@@ -170,6 +191,28 @@ unsafe fn row_of(call: &CdefRowCall) -> Option<(FrameParams, Row)> {
 /// # Safety
 /// As the patch calls it: `call` and everything it points at valid for the call.
 pub unsafe extern "C" fn cdef_row(call: *const CdefRowCall) -> c_int {
+    let started = std::time::Instant::now();
+    let taken = take_row(call);
+    if taken != 0 {
+        crate::stats::add_time(&HOST_NS, started);
+    }
+    taken
+}
+
+/// `cdef_rows_done`: the calling thread's deferred rows are in the frame when it returns.
+pub unsafe extern "C" fn cdef_rows_done() {
+    crate::ffi::guard("cdef_rows_done", (), || {
+        if PENDING.with(|p| p.borrow().is_empty()) {
+            return;
+        }
+        let started = std::time::Instant::now();
+        while complete_oldest() {}
+        crate::stats::add_time(&HOST_NS, started);
+    })
+}
+
+/// [`cdef_row`] without the timing.
+unsafe fn take_row(call: *const CdefRowCall) -> c_int {
     // Whether to take the row is decided before anything is written: a row left to dav1d
     // must find everything as dav1d left it. From there on even an internal error says taken,
     // so that dav1d never filters a row a second time.
@@ -186,20 +229,20 @@ pub unsafe extern "C" fn cdef_row(call: *const CdefRowCall) -> c_int {
         return 0;
     };
     crate::ffi::guard("cdef_row", 1, || {
-        filter(call, &params, &row, &region, &planes);
+        filter(call, params, row, region, &planes);
         1
     })
 }
 
-/// Filters a row [`cdef_row`] takes.
+/// Filters a row [`cdef_row`] takes: submits it, and waits for it unless it may be deferred.
 ///
 /// # Safety
 /// As [`cdef_row`].
 unsafe fn filter(
     call: &CdefRowCall,
-    params: &FrameParams,
-    row: &Row,
-    region: &crate::regions::Region,
+    params: FrameParams,
+    row: Row,
+    region: Arc<Region>,
     planes: &[PlaneAt],
 ) {
     let two_bytes = params.bitdepth > 8;
@@ -220,7 +263,7 @@ unsafe fn filter(
     for p in 0..params.layout.planes() {
         if !call.keep[p].is_null() {
             let stride = call.stride[p.min(1)] as usize;
-            let last = row.plane_rows(params, p).1 - 2;
+            let last = row.plane_rows(&params, p).1 - 2;
             let from = call.data[p].add(last * stride);
             std::ptr::copy_nonoverlapping(from, call.keep[p], 2 * stride);
         }
@@ -232,31 +275,132 @@ unsafe fn filter(
         let by = row.by_start + 2 * strip;
         (0..params.bw)
             .step_by(2)
-            .any(|bx| row.block_levels(params, bx, by).is_some())
+            .any(|bx| row.block_levels(&params, bx, by).is_some())
     };
     if !(0..row.strips()).any(filtered) {
         crate::stats::add(&ROWS_EMPTY, 1);
         return;
     }
-    let record = row.gpu_record(params, planes, two_bytes, top.as_deref(), bottom.as_deref());
-    let frame = region.in_place.as_ref().map(|f| f.as_ref());
-    let ran = frame
-        .ok_or_else(|| "the picture is not in place".to_string())
-        .and_then(|frame| run_on_gpu(&record, frame));
-    if let Err(why) = ran {
-        crate::log::once(
-            crate::log::Level::Warn,
-            "cdef row on the cpu",
-            format_args!("CDEF rows go to the CPU reference: {why}"),
-        );
-        crate::stats::add(&ROWS_ON_CPU, 1);
-        // (Exact where the GPU wrote none of the row: a device lost while it ran may have
-        // written some blocks already, which are then filtered again.)
-        if two_bytes {
-            filter_on_cpu::<u16>(call, params, row, top.as_deref(), bottom.as_deref());
-        } else {
-            filter_on_cpu::<u8>(call, params, row, top.as_deref(), bottom.as_deref());
+    let record = row.gpu_record(
+        &params,
+        planes,
+        two_bytes,
+        top.as_deref(),
+        bottom.as_deref(),
+    );
+    let inputs = RowInputs {
+        data: call.data,
+        stride: call.stride,
+        params,
+        row,
+        top,
+        bottom,
+    };
+    let started = match region.in_place.as_ref() {
+        Some(frame) => start_on_gpu(&record, frame.as_ref()),
+        None => Err("the picture is not in place".to_string()),
+    };
+    let buffers = match started {
+        Ok(buffers) => buffers,
+        Err(why) => return on_cpu(&inputs, &why),
+    };
+    let pending = Pending {
+        buffers,
+        inputs,
+        _region: region,
+    };
+    if call.deferrable == 0 {
+        return complete(pending);
+    }
+    crate::stats::add(&ROWS_DEFERRED, 1);
+    let full = PENDING.with(|p| {
+        let mut p = p.borrow_mut();
+        p.push_back(pending);
+        p.len() > MAX_PENDING
+    });
+    if full {
+        complete_oldest();
+    }
+}
+
+/// What filtering a row on the CPU needs, should the GPU fail it: the picture's planes, and
+/// the row with its halos as they were handed over.
+struct RowInputs {
+    data: [*mut u8; 3],
+    stride: [isize; 2],
+    params: FrameParams,
+    row: Row,
+    top: Option<Vec<Vec<u8>>>,
+    bottom: Option<Vec<Vec<u8>>>,
+}
+
+/// A row on its way: its buffers, its inputs, and the picture's region, kept alive for the
+/// GPU's writes.
+struct Pending {
+    buffers: RowBuffers,
+    inputs: RowInputs,
+    _region: Arc<Region>,
+}
+
+/// Rows a thread may have on their way before it waits for the oldest (each holds a
+/// snapshot's memory).
+const MAX_PENDING: usize = 16;
+
+thread_local! {
+    /// The calling thread's deferred rows, oldest first.
+    static PENDING: RefCell<VecDeque<Pending>> = const { RefCell::new(VecDeque::new()) };
+}
+
+/// Waits for the calling thread's oldest deferred row; false where it has none.
+fn complete_oldest() -> bool {
+    match PENDING.with(|p| p.borrow_mut().pop_front()) {
+        Some(pending) => {
+            // SAFETY: the row's planes stay valid until the caller's `cdef_rows_done`.
+            unsafe { complete(pending) };
+            true
         }
+        None => false,
+    }
+}
+
+/// Waits for a submitted row; where the GPU failed it the CPU reference filters it.
+///
+/// # Safety
+/// The row's planes are valid.
+unsafe fn complete(mut pending: Pending) {
+    match pending.buffers.runner.wait() {
+        Ok(()) => FREE
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(pending.buffers),
+        Err(why) => {
+            if let Some(gpu) = crate::gpu::get() {
+                gpu.mark_lost(&format!("a CDEF row: {why}"));
+            }
+            // The run may still be in flight: its objects are neither reused nor destroyed.
+            std::mem::forget(pending.buffers);
+            on_cpu(&pending.inputs, &why);
+        }
+    }
+}
+
+/// Filters a row the GPU could not with the CPU reference, from the same inputs.
+///
+/// # Safety
+/// The row's planes are valid.
+unsafe fn on_cpu(inputs: &RowInputs, why: &str) {
+    crate::log::once(
+        crate::log::Level::Warn,
+        "cdef row on the cpu",
+        format_args!("CDEF rows go to the CPU reference: {why}"),
+    );
+    crate::stats::add(&ROWS_ON_CPU, 1);
+    // (Exact where the GPU wrote none of the row: a device lost while it ran may have
+    // written some blocks already, which are then filtered again.)
+    if inputs.params.bitdepth > 8 {
+        filter_on_cpu::<u16>(inputs);
+    } else {
+        filter_on_cpu::<u8>(inputs);
     }
 }
 
@@ -265,7 +409,7 @@ unsafe fn filter(
 unsafe fn planes_in_one_buffer(
     call: &CdefRowCall,
     params: &FrameParams,
-) -> Option<(std::sync::Arc<crate::regions::Region>, Vec<PlaneAt>)> {
+) -> Option<(Arc<Region>, Vec<PlaneAt>)> {
     let region = crate::regions::containing(call.data[0] as usize)?;
     let base = region.in_place.as_ref()?.base();
     let mut planes = Vec::new();
@@ -296,7 +440,8 @@ struct RowBuffers {
 /// Those free for the next row: one set per thread that filters rows at once.
 static FREE: Mutex<Vec<RowBuffers>> = Mutex::new(Vec::new());
 
-fn run_on_gpu(record: &GpuRecord, frame: BufferRef) -> GpuResult<()> {
+/// Submits a row's record over the frame; returns its buffers, to wait on.
+fn start_on_gpu(record: &GpuRecord, frame: BufferRef) -> GpuResult<RowBuffers> {
     let gpu = crate::gpu::get().ok_or("no usable device")?;
     let taken = FREE.lock().unwrap_or_else(|p| p.into_inner()).pop();
     let mut b = match taken {
@@ -325,24 +470,23 @@ fn run_on_gpu(record: &GpuRecord, frame: BufferRef) -> GpuResult<()> {
         )
     };
     let (r, s) = (b.record.as_ref(), b.snapshot.as_ref());
-    let ran = b.runner.run(
+    let started = b.runner.start(
         &[
             (CDEF_ROW_COPY_KERNEL, record.copy_jobs),
             (CDEF_ROW_KERNEL, record.block_jobs),
         ],
         [r, frame, s, r, r],
     );
-    match &ran {
-        Ok(()) => FREE.lock().unwrap_or_else(|p| p.into_inner()).push(b),
+    match started {
+        Ok(()) => Ok(b),
         Err(why) => {
             // The device is treated as lost from here on (every later row goes to the CPU at
-            // once); the run may still be in flight, so its objects are neither reused nor
-            // destroyed.
+            // once); its objects are neither reused nor destroyed.
             gpu.mark_lost(&format!("a CDEF row: {why}"));
             std::mem::forget(b);
+            Err(why)
         }
     }
-    ran
 }
 
 /// Pixels of one or two bytes (little-endian) from bytes.
@@ -364,14 +508,10 @@ fn pixels_of<P: Pixel>(bytes: &[u8]) -> Vec<P> {
 /// threads may filter the rows around them meanwhile), filtered, and copied back.
 ///
 /// # Safety
-/// As [`cdef_row`]; the row's rows are this call's alone.
-unsafe fn filter_on_cpu<P: Pixel>(
-    call: &CdefRowCall,
-    params: &FrameParams,
-    row: &Row,
-    top: Option<&[Vec<u8>]>,
-    bottom: Option<&[Vec<u8>]>,
-) {
+/// The row's planes are valid, and its rows this call's alone.
+unsafe fn filter_on_cpu<P: Pixel>(inputs: &RowInputs) {
+    let (call, params, row) = (inputs, &inputs.params, &inputs.row);
+    let (top, bottom) = (inputs.top.as_deref(), inputs.bottom.as_deref());
     let n = params.layout.planes();
     let bpp = std::mem::size_of::<P>();
     let strides: Vec<usize> = (0..n)

@@ -25,6 +25,8 @@ pub struct Runner {
     fence: vk::Fence,
     /// The buffer ids the set points at.
     bound: [u64; 5],
+    /// The serial of the run started and not yet waited for.
+    in_flight: Option<u64>,
 }
 
 // The handles are plain values; a runner is used by one thread at a time.
@@ -43,6 +45,7 @@ impl Runner {
                 cmd: vk::CommandBuffer::null(),
                 fence: vk::Fence::null(),
                 bound: [0; 5],
+                in_flight: None,
             };
             r.pool = d
                 .create_command_pool(
@@ -90,7 +93,7 @@ impl Runner {
         if ids == self.bound {
             return;
         }
-        // SAFETY: the set is not in use: the last run was waited for.
+        // SAFETY: the set is not in use: the last run was waited for (`start` waits first).
         unsafe { super::memory::point_set_at(&self.gpu.device, self.set, &buffers) };
         self.bound = ids;
     }
@@ -98,12 +101,21 @@ impl Runner {
     /// Runs each `(kernel, workgroups)` of `levels` over `buffers` (the five bindings), one
     /// after the other, and waits; the host may then read what they wrote.
     pub fn run(&mut self, levels: &[(usize, u32)], buffers: [BufferRef; 5]) -> GpuResult<()> {
+        self.start(levels, buffers)?;
+        self.wait()
+    }
+
+    /// Submits `levels` over `buffers` as [`Runner::run`] does, and returns at once: the
+    /// caller keeps the buffers alive and calls [`Runner::wait`] before it reads what the
+    /// levels write or starts another run.
+    pub fn start(&mut self, levels: &[(usize, u32)], buffers: [BufferRef; 5]) -> GpuResult<()> {
+        self.wait()?;
         let gpu = self.gpu;
         gpu.pipelines.ensure(levels.iter().map(|&(k, _)| k))?;
         self.bind(buffers);
         let (d, cmd) = (&gpu.device, self.cmd);
         // SAFETY: the command buffer and fence are free (the last run was waited for), and
-        // the caller keeps the bound buffers alive until this returns.
+        // the caller keeps the bound buffers alive until the wait.
         unsafe {
             d.reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty())
                 .map_err(vkerr("vkResetCommandBuffer"))?;
@@ -152,18 +164,33 @@ impl Runner {
             );
             d.end_command_buffer(cmd)
                 .map_err(vkerr("vkEndCommandBuffer"))?;
-            let serial = gpu.submit(cmd, self.fence)?;
-            let waited = d.wait_for_fences(&[self.fence], true, 20_000_000_000);
-            gpu.retire(serial);
-            waited.map_err(vkerr("vkWaitForFences"))
+            self.in_flight = Some(gpu.submit(cmd, self.fence)?);
         }
+        Ok(())
+    }
+
+    /// Waits for the run started last, if any is in flight.
+    pub fn wait(&mut self) -> GpuResult<()> {
+        let Some(serial) = self.in_flight.take() else {
+            return Ok(());
+        };
+        // SAFETY: the fence belongs to a submission of this runner.
+        let waited = unsafe {
+            self.gpu
+                .device
+                .wait_for_fences(&[self.fence], true, 20_000_000_000)
+        };
+        self.gpu.retire(serial);
+        waited.map_err(vkerr("vkWaitForFences"))
     }
 }
 
 impl Drop for Runner {
     fn drop(&mut self) {
+        // A run still in flight is waited for (an owner whose wait failed forgets its runner).
+        let _ = self.wait();
         let d = &self.gpu.device;
-        // SAFETY: no run is in flight (each is waited for); null handles are ignored.
+        // SAFETY: no run is in flight; null handles are ignored.
         unsafe {
             d.destroy_fence(self.fence, None);
             d.destroy_descriptor_pool(self.descriptors, None);
