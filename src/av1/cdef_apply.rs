@@ -200,6 +200,9 @@ pub unsafe extern "C" fn cdef_row(call: *const CdefRowCall) -> c_int {
 }
 
 /// `cdef_rows_done`: the calling thread's deferred rows are in the frame when it returns.
+///
+/// # Safety
+/// The pictures of the calling thread's deferred rows are still allocated.
 pub unsafe extern "C" fn cdef_rows_done() {
     crate::ffi::guard("cdef_rows_done", (), || {
         if PENDING.with(|p| p.borrow().is_empty()) {
