@@ -2,13 +2,15 @@
 //!
 //! The patched `dav1d_cdef_dsp_init_{8,16}bpc` looks `daedalus_av1_provider` up with
 //! `dlsym(RTLD_DEFAULT, ...)` (found whether this library is LD_PRELOADed or linked into the
-//! program) and calls `attach_cdef` with its own `fb[0..2]`. Where CDEF is placed on the GPU
-//! (`DAEDALUS_KERNELS`, else a calibration against those functions of dav1d, cached as
-//! VP9's), it hands back the `daedalus_av1_cdef_filter_*` exports; otherwise dav1d keeps its
-//! own. `dir` stays dav1d's. Each call records its block (the input window is
-//! taken at call time, so dav1d's `left`, `top` and `bottom` buffers may change at once after
-//! it). After each superblock row's CDEF the decoder calls `sync`, which completes the calling
-//! thread's pending calls: resize, loop restoration, progress and output read those rows next.
+//! program) and calls `attach_cdef` with its own `fb[0..2]`. On the GPU path with the row
+//! kernels, CDEF goes by superblock rows (`cdef_row`, [`cdef_apply`]; who takes a picture's
+//! rows: `DAEDALUS_KERNELS`, else a trial on the decode, [`cdef_choice`]) and dav1d keeps its
+//! own `fb` for the rows it filters. Otherwise, where `DAEDALUS_KERNELS` places CDEF on the
+//! GPU (or on the CPU path) it hands back the `daedalus_av1_cdef_filter_*` exports, the C ABI
+//! per block: each call records its block (the input window is taken at call time, so
+//! dav1d's `left`, `top` and `bottom` buffers may change at once after it), and after each
+//! superblock row's CDEF the decoder calls `sync`, which completes the calling thread's
+//! pending calls: resize, loop restoration, progress and output read those rows next.
 //!
 //! The pictures' memory comes from the FFmpeg patch's `libdav1d.c`, which takes its pool's
 //! buffers from the VP9 provider's `frame_alloc`: on the GPU path, device memory of the frame
@@ -20,6 +22,7 @@
 //! staging (a call whose window meets pending copied blocks completes them first). A plane is
 //! released only after the syncs of every row written in it.
 pub mod cdef_apply;
+pub mod cdef_choice;
 
 use crate::batch;
 use crate::stats::Reason;
@@ -30,7 +33,7 @@ use std::sync::Mutex;
 
 /// Must equal the `abi_version` the dav1d patch accepts (3: `fb` holds dav1d's functions on
 /// entry; `cdef_row` takes whole superblock rows; 4: rows may be deferred until
-/// `cdef_rows_done`).
+/// `cdef_rows_done`, and `cdef_row_filtered` follows a row left to dav1d).
 pub const ABI_VERSION: c_int = 4;
 
 /// Any function pointer, as the patch's `void (*)(void)`: dav1d casts each back to its `cdef_fn`.
@@ -60,6 +63,8 @@ pub struct DaedalusAv1Provider {
     /// The calling thread's deferred rows are in the frame when it returns: dav1d calls it
     /// when a one-thread frame's decode ends.
     pub cdef_rows_done: unsafe extern "C" fn(),
+    /// dav1d filtered the row `cdef_row` returned 0 for, in the calling thread.
+    pub cdef_row_filtered: unsafe extern "C" fn(),
 }
 
 pub static PROVIDER: DaedalusAv1Provider = DaedalusAv1Provider {
@@ -70,6 +75,7 @@ pub static PROVIDER: DaedalusAv1Provider = DaedalusAv1Provider {
     picture_released,
     cdef_row: cdef_apply::cdef_row,
     cdef_rows_done: cdef_apply::cdef_rows_done,
+    cdef_row_filtered: cdef_apply::cdef_row_filtered,
 };
 
 /// An export as the untyped pointer the patch takes; dav1d casts it back to its `cdef_fn`,
@@ -123,7 +129,15 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
             );
             return 0;
         }
-        // Placed on the GPU, the device is set up anyway (the pictures go to its memory).
+        // Placed on the GPU, the device is set up anyway (the pictures go to its memory). On
+        // the GPU path with the row kernels, CDEF's rows go there whole (`cdef_apply`), and
+        // dav1d keeps its own functions for the rows the GPU does not take.
+        if crate::config::get().mode == crate::config::Mode::Gpu
+            && crate::av1::cdef_apply::row_kernels()
+        {
+            crate::debug!("dav1d's CDEF ({pixel_bytes}-byte pixels) by superblock rows");
+            return 0;
+        }
         if crate::gpu::get().is_some_and(|g| !g.pipelines.has(crate::kernels::CDEF_KERNEL)) {
             // The device could not build CDEF's kernel (logged once): dav1d keeps its own.
             return 0;
@@ -215,6 +229,7 @@ unsafe extern "C" fn picture_released(data: *const *mut u8) {
         if data.is_null() {
             return;
         }
+        cdef_choice::released(*data as usize);
         let mut registered = lock_registered();
         for i in 0..3 {
             let ptr = *data.add(i) as usize;

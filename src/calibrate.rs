@@ -1,6 +1,7 @@
 //! The default placement of the decoder's call families (when `DAEDALUS_KERNELS` is unset):
 //! a short calibration on the chosen device, run once per device, driver, CPU and library
-//! version and cached under the user's cache directory.
+//! version and cached under the user's cache directory. (AV1's CDEF is placed here only as far
+//! as the device allows: its rows are tried on the decode itself, `crate::av1::cdef_choice`.)
 //!
 //! The calibration times, per family, a frame-like batch of that family's calls two ways on
 //! two frames of the pool: recorded and executed on the GPU (recording, submission and wait:
@@ -20,7 +21,6 @@ use crate::kernels::lf::{LfDir, LfFunction};
 use crate::kernels::mc::{McFilter, McFunction};
 use crate::stats::Reason;
 use once_cell::sync::OnceCell;
-use std::ffi::c_int;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -31,8 +31,8 @@ const CALIBRATION_VERSION: u32 = 1;
 #[derive(Clone, Debug)]
 pub struct Decision {
     pub placement: Placement,
-    /// `DAEDALUS_KERNELS`, `calibration`, `cache`, `no-device`, `cpu-path` or
-    /// `calibration-failed`.
+    /// `DAEDALUS_KERNELS`, `calibration`, `cache`, `no-device`, `cpu-path`,
+    /// `calibration-failed`, or for CDEF `no-kernel` or `trial`.
     pub by: &'static str,
     /// Per family `family:gpu_ns/cpu_ns` host nanoseconds per call, rounded (empty if not
     /// measured); a family goes to the GPU only where its time is lower, ties stay on the CPU.
@@ -53,9 +53,8 @@ impl Decision {
     }
 }
 
-/// Families calibrated together, at their decoder's first attach: VP9's three with FFmpeg's
-/// table, CDEF with dav1d's functions (at their pixel size). Each has its own decision and
-/// cache line.
+/// Families decided together, at their decoder's first attach: VP9's three, calibrated with
+/// FFmpeg's table and cached; CDEF, tried on the decode itself. Each has its own decision.
 struct Group {
     /// As `kernels_by=` names the group where the groups' decisions differ.
     name: &'static str,
@@ -70,16 +69,11 @@ const VP9_GROUP: Group = Group {
     key_suffix: "",
 };
 
-const CDEF8_GROUP: Group = Group {
+/// CDEF's, decided by [`decide_cdef`] (no cache line: its trial runs on each decode).
+const CDEF_GROUP: Group = Group {
     name: "cdef",
     families: &[Family::Cdef],
-    key_suffix: " cdef8",
-};
-
-const CDEF16_GROUP: Group = Group {
-    name: "cdef",
-    families: &[Family::Cdef],
-    key_suffix: " cdef16",
+    key_suffix: " cdef",
 };
 
 /// VP9's families.
@@ -111,7 +105,7 @@ pub fn cdef_decision() -> Option<&'static Decision> {
 /// chose it (per group where the groups differ) and what was measured; `None` before any.
 pub fn describe_decisions() -> Option<(String, String, String)> {
     let decided: Vec<(&Group, &Decision)> =
-        [(&VP9_GROUP, &DECISION), (&CDEF8_GROUP, &CDEF_DECISION)]
+        [(&VP9_GROUP, &DECISION), (&CDEF_GROUP, &CDEF_DECISION)]
             .into_iter()
             .filter_map(|(g, cell)| cell.get().map(|d| (g, d)))
             .collect();
@@ -183,17 +177,41 @@ pub fn decide() -> &'static Decision {
     DECISION.get_or_init(|| decide_group(&VP9_GROUP, || unsafe { measure_vp9() }))
 }
 
-/// Decides CDEF's placement once per process. Needs dav1d's functions
-/// ([`crate::av1::DAV1D_CDEF`]), so `attach_cdef` calls it.
-/// One decision per process, at the pixel size of the first attach that showed dav1d's
-/// functions (cached per pixel size).
+/// Decides CDEF's placement once per process, at dav1d's first attach: `DAEDALUS_KERNELS`,
+/// the CPU path, earlier runs' trials that kept dav1d for every kind of row, no device or no
+/// row kernels (dav1d's own functions), else the GPU with a trial (or an earlier run's
+/// decision) per kind of row on the decode itself ([`crate::av1::cdef_choice`]), which
+/// decides per picture which rows the GPU takes.
 pub fn decide_cdef() -> &'static Decision {
     CDEF_DECISION.get_or_init(|| {
-        let group = match crate::av1::DAV1D_CDEF.get() {
-            Some((2, _)) => &CDEF16_GROUP,
-            _ => &CDEF8_GROUP,
+        let config = crate::config::get();
+        let decision = |placement, by, device: &str| Decision {
+            placement,
+            by,
+            measured: String::new(),
+            device: device.to_string(),
         };
-        decide_group(group, || unsafe { measure_cdef() })
+        if config.kernels.names_any(&[Family::Cdef]) {
+            return decision(config.kernels, "DAEDALUS_KERNELS", "");
+        }
+        if config.mode != crate::config::Mode::Gpu {
+            return decision(config.kernels, "cpu-path", "");
+        }
+        let mut placement = Placement::ALL_GPU;
+        placement.set(Family::Cdef, Place::Cpu);
+        // Earlier runs kept dav1d for every kind of row: no device is set up.
+        if crate::av1::cdef_choice::dav1d_kept() {
+            return decision(placement, "cache", "");
+        }
+        let Some(gpu) = gpu::get() else {
+            return decision(placement, "no-device", "");
+        };
+        // Kernels the device could not build (logged once) leave nothing to try on it.
+        if !crate::av1::cdef_apply::row_kernels() {
+            return decision(placement, "no-kernel", &gpu.info.name);
+        }
+        placement.set(Family::Cdef, Place::Gpu);
+        decision(placement, "trial", &gpu.info.name)
     })
 }
 
@@ -238,11 +256,6 @@ fn decide_group(
     let Some(gpu) = gpu::get() else {
         return on_cpu("no-device");
     };
-    // A kernel the device could not build (logged once) leaves nothing to time on it; not
-    // cached, as the device is not at fault.
-    if group.families.contains(&Family::Cdef) && !gpu.pipelines.has(crate::kernels::CDEF_KERNEL) {
-        return on_cpu("no-kernel");
-    }
     let started = Instant::now();
     match crate::stats::quietly(measure) {
         Ok(times) => {
@@ -807,313 +820,4 @@ fn best_of_both(
         ));
     }
     Ok(best)
-}
-
-/// One CDEF call of the workload: a block, its size (dav1d's `fb` index: 0 8x8, 2 4x4) and
-/// where its `left` pairs start in the left buffer.
-struct CdefBlock {
-    x: usize,
-    y: usize,
-    size: usize,
-    left: usize,
-}
-
-/// dav1d's 8 bpc CDEF function (`cdef_fn` without `bitdepth_max`).
-#[cfg(not(target_arch = "x86_64"))]
-type Dav1dCdef8 = unsafe extern "C" fn(
-    *mut u8,
-    isize,
-    *const [u8; 2],
-    *const u8,
-    *const u8,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-);
-/// dav1d's 16 bpc CDEF function.
-#[cfg(not(target_arch = "x86_64"))]
-type Dav1dCdef16 = unsafe extern "C" fn(
-    *mut u16,
-    isize,
-    *const [u16; 2],
-    *const u16,
-    *const u16,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-);
-
-/// Calls dav1d's function `f` with up to twelve integer or pointer arguments (the C ABI's way;
-/// unused ones are ignored by the callee) on a stack aligned to 32 bytes. dav1d's x86-64
-/// assembly may assume that alignment at its entry points (its own C code, built with
-/// `-mpreferred-stack-boundary=5` where the compiler has it, keeps the stack so); the C ABI,
-/// and Rust, keep 16. Called from here directly, dav1d's AVX2 CDEF stored to a misaligned
-/// stack slot and crashed, depending on where the stack happened to stand.
-#[cfg(target_arch = "x86_64")]
-unsafe fn call_on_32_byte_stack(f: crate::av1::AnyFn, args: &[usize; 12]) {
-    std::arch::asm!(
-        "push rbp",
-        "mov rbp, rsp",
-        "and rsp, -32",
-        "sub rsp, 64",
-        "mov rax, [r11 + 48]",
-        "mov [rsp], rax",
-        "mov rax, [r11 + 56]",
-        "mov [rsp + 8], rax",
-        "mov rax, [r11 + 64]",
-        "mov [rsp + 16], rax",
-        "mov rax, [r11 + 72]",
-        "mov [rsp + 24], rax",
-        "mov rax, [r11 + 80]",
-        "mov [rsp + 32], rax",
-        "mov rax, [r11 + 88]",
-        "mov [rsp + 40], rax",
-        "mov rdi, [r11]",
-        "mov rsi, [r11 + 8]",
-        "mov rdx, [r11 + 16]",
-        "mov rcx, [r11 + 24]",
-        "mov r8, [r11 + 32]",
-        "mov r9, [r11 + 40]",
-        "call r10",
-        "mov rsp, rbp",
-        "pop rbp",
-        inout("r10") f as usize => _,
-        inout("r11") args.as_ptr() => _,
-        clobber_abi("C"),
-    );
-}
-
-/// The rows of 8x8 blocks above, of 4x4 blocks below: about twice as many 4x4 calls as 8x8
-/// ones, as a 4:2:0 frame has (two chroma blocks per luma block; 4:2:2's 4x8 is not timed).
-const CDEF_LUMA_ROWS: usize = 336;
-
-/// 8x8 blocks over the upper rows of the picture and 4x4 blocks over the lower, in raster
-/// order as dav1d filters them, each reading its unfiltered right neighbour; their `left`
-/// pairs, of the unfiltered picture, in 32-bit words (aligned for two-byte pixels) with 16
-/// bytes to spare after the last block (dav1d's SIMD loads 8 pairs for a 4-row block).
-fn cdef_workload(frame: &Scratch, pixel_bytes: usize) -> (Vec<CdefBlock>, Vec<u32>) {
-    let width = WIDTH / pixel_bytes;
-    let mut blocks = Vec::new();
-    let mut left = Vec::new();
-    for (size, n, rows) in [(0, 8, 0..CDEF_LUMA_ROWS), (2, 4, CDEF_LUMA_ROWS..HEIGHT)] {
-        for y in rows.step_by(n) {
-            for x in (0..width).step_by(n) {
-                blocks.push(CdefBlock {
-                    x,
-                    y,
-                    size,
-                    left: left.len(),
-                });
-                for row in 0..n {
-                    // Two pixels left of the block (inside the margin at x = 0).
-                    let from = frame
-                        .at(x * pixel_bytes, y + row)
-                        .wrapping_sub(2 * pixel_bytes);
-                    left.extend_from_slice(unsafe {
-                        std::slice::from_raw_parts(from, 2 * pixel_bytes)
-                    });
-                }
-            }
-        }
-    }
-    let mut words = vec![0u32; left.len().div_ceil(4) + 4];
-    // SAFETY: the words hold at least `left.len()` bytes.
-    unsafe { std::ptr::copy_nonoverlapping(left.as_ptr(), words.as_mut_ptr().cast(), left.len()) };
-    (blocks, words)
-}
-
-/// Runs the CDEF workload on `frame` (top and bottom rows from `reference`), recorded for the
-/// GPU or with dav1d's functions; returns the host nanoseconds per call.
-unsafe fn run_cdef(
-    blocks: &[CdefBlock],
-    left: &[u32],
-    frame: &Scratch,
-    reference: &Scratch,
-    (pixel_bytes, dav1d): (usize, [crate::av1::AnyFn; 3]),
-    gpu: bool,
-) -> Result<f64, String> {
-    use crate::kernels::cdef::{self, CdefCall, Strengths};
-    let width = WIDTH / pixel_bytes;
-    let bitdepth_max: c_int = if pixel_bytes == 1 { 255 } else { 1023 };
-    let start = Instant::now();
-    for (k, b) in blocks.iter().enumerate() {
-        let n = if b.size == 0 { 8 } else { 4 };
-        let dst = frame.at(b.x * pixel_bytes, b.y);
-        let top = reference.at(b.x * pixel_bytes, b.y) as *const u8;
-        let bottom = reference.at(b.x * pixel_bytes, b.y + n) as *const u8;
-        let left = (left.as_ptr() as *const u8).add(b.left);
-        let mut edges = 0;
-        for (present, flag) in [
-            (b.x > 0, cdef::HAVE_LEFT),
-            (b.x + n < width, cdef::HAVE_RIGHT),
-            (b.y > 0, cdef::HAVE_TOP),
-            (b.y + n < HEIGHT, cdef::HAVE_BOTTOM),
-        ] {
-            if present {
-                edges |= flag;
-            }
-        }
-        let (primary, secondary) = (1 + (k % 15) as c_int, [0, 1, 2, 4][k % 4]);
-        let (dir, damping) = ((k % 8) as c_int, 3 + (k % 4) as c_int);
-        let stride = STRIDE as isize;
-        if gpu {
-            let call = CdefCall {
-                dst,
-                stride,
-                left,
-                top,
-                bottom,
-                strengths: Strengths {
-                    primary,
-                    secondary,
-                    dir,
-                    damping,
-                    bitdepth_min_8: if pixel_bytes == 1 { 0 } else { 2 },
-                },
-                size: b.size,
-                two_bytes: pixel_bytes == 2,
-                edges,
-            };
-            batch::record_cdef(call, Origin::Api);
-        } else {
-            let f = dav1d[b.size];
-            let e = edges as c_int;
-            #[cfg(target_arch = "x86_64")]
-            {
-                // SAFETY: dav1d's `cdef_fn` for this pixel size, with its arguments in order
-                // (`bitdepth_max` only read by the 16 bpc ones).
-                let args = [
-                    dst as usize,
-                    stride as usize,
-                    left as usize,
-                    top as usize,
-                    bottom as usize,
-                    primary as usize,
-                    secondary as usize,
-                    dir as usize,
-                    damping as usize,
-                    e as usize,
-                    bitdepth_max as usize,
-                    0,
-                ];
-                call_on_32_byte_stack(f, &args);
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            if pixel_bytes == 1 {
-                // SAFETY: dav1d passed its 8 bpc `cdef_fn`s for one-byte pixels.
-                let f = std::mem::transmute::<crate::av1::AnyFn, Dav1dCdef8>(f);
-                f(
-                    dst,
-                    stride,
-                    left.cast(),
-                    top,
-                    bottom,
-                    primary,
-                    secondary,
-                    dir,
-                    damping,
-                    e,
-                );
-            } else {
-                // SAFETY: and its 16 bpc ones for two-byte pixels.
-                let f = std::mem::transmute::<crate::av1::AnyFn, Dav1dCdef16>(f);
-                let (dst, left, top, bottom) = (dst.cast(), left.cast(), top.cast(), bottom.cast());
-                f(
-                    dst,
-                    stride,
-                    left,
-                    top,
-                    bottom,
-                    primary,
-                    secondary,
-                    dir,
-                    damping,
-                    e,
-                    bitdepth_max,
-                );
-            }
-        }
-    }
-    if gpu {
-        batch::flush_for(Reason::Caller);
-    }
-    Ok(start.elapsed().as_nanos() as f64 / blocks.len() as f64)
-}
-
-/// Host nanoseconds per CDEF call, (GPU, dav1d), as [`measure_vp9`] measures VP9's families,
-/// at the pixel size of the dav1d functions the first `attach_cdef` received.
-unsafe fn measure_cdef() -> Result<Vec<(f64, f64)>, String> {
-    let functions = *crate::av1::DAV1D_CDEF
-        .get()
-        .ok_or("dav1d's CDEF functions are not known")?;
-    let pixel_bytes = functions.0;
-    let gpu = gpu::get().ok_or("no device")?;
-    let (frame, reference) = (Scratch::new(gpu)?, Scratch::new(gpu)?);
-    reference.fill(2, pixel_bytes);
-    frame.fill(1, pixel_bytes);
-    let (blocks, left) = cdef_workload(&frame, pixel_bytes);
-    let times = best_of_both(Family::Cdef, &frame, pixel_bytes, |on_gpu| {
-        run_cdef(&blocks, &left, &frame, &reference, functions, on_gpu)
-    })?;
-    Ok(vec![times])
-}
-
-#[cfg(all(test, target_arch = "x86_64"))]
-mod tests {
-    use super::call_on_32_byte_stack;
-
-    // A callee that reports what it was given: `*out` = its entry stack's misalignment to 32
-    // bytes (of the stack as it stood before the call) plus 256 times the sum of its 7th and
-    // 12th arguments (the first and last passed on the stack).
-    std::arch::global_asm!(
-        ".globl daedalus_stack_probe",
-        "daedalus_stack_probe:",
-        "lea rax, [rsp + 8]",
-        "and rax, 31",
-        "mov r10, [rsp + 8]",
-        "add r10, [rsp + 48]",
-        "shl r10, 8",
-        "or rax, r10",
-        "mov [rdi], rax",
-        "ret",
-    );
-    extern "C" {
-        fn daedalus_stack_probe();
-    }
-
-    /// Calls the probe from `depth` frames down, each frame of a different size, so that the
-    /// stack stands at every alignment the compiler gives.
-    #[inline(never)]
-    fn probe_at(depth: usize, out: &mut Vec<u64>) {
-        let pad = [depth as u8; 24];
-        std::hint::black_box(&pad);
-        if depth > 0 {
-            return probe_at(depth - 1, out);
-        }
-        let mut seen = 0u64;
-        let mut args = [0usize; 12];
-        args[0] = &mut seen as *mut u64 as usize;
-        args[6] = 7;
-        args[11] = 12;
-        // SAFETY: the probe takes twelve words and writes one to `args[0]`.
-        unsafe { call_on_32_byte_stack(daedalus_stack_probe, &args) };
-        out.push(seen);
-    }
-
-    #[test]
-    fn dav1d_calls_find_a_32_byte_aligned_stack_and_their_arguments() {
-        let mut seen = Vec::new();
-        for depth in 0..16 {
-            probe_at(depth, &mut seen);
-        }
-        for (depth, s) in seen.iter().enumerate() {
-            assert_eq!(s & 255, 0, "depth {depth}: stack misaligned by {}", s & 255);
-            assert_eq!(s >> 8, 19, "depth {depth}: stack arguments");
-        }
-    }
 }

@@ -709,78 +709,98 @@ fn default_placement_is_calibrated_once_and_cached() {
     let _ = std::fs::remove_dir_all(&cache);
 }
 
-/// Without `DAEDALUS_KERNELS` CDEF's placement comes from a calibration against dav1d's own
-/// functions (those the patched dav1d shows `attach_cdef`), cached beside VP9's under a key of
-/// its own: the stats line says which and what it measured, decodes stay exact, CDEF rows are
-/// taken exactly where CDEF is placed on the GPU, and where it is not dav1d keeps its own
-/// functions (`path=ffmpeg`), also when `DAEDALUS_KERNELS` says so.
+/// Without `DAEDALUS_KERNELS`, CDEF's rows are tried on the decode itself, per kind of row
+/// (left on their way with one thread, waited for with dav1d's task threads): the first
+/// pictures go to the GPU, then pictures alternate between the GPU and dav1d until one side
+/// is kept, and kept for later runs. The frames stay exact with pictures of both in one
+/// decode, the stats line says what the trial found (`gpu` exactly where its time ratio is
+/// below 1), and no call goes block by block. A later run follows the kept decisions (where
+/// both keep dav1d, with no device at all); `DAEDALUS_TRIAL_FRAMES` asks for a new trial.
+/// `DAEDALUS_KERNELS` fixes the placement instead: `cdef=cpu` leaves dav1d its own functions
+/// and sets no device up (`path=ffmpeg`), `cdef=gpu` takes every row.
 #[test]
-fn cdef_placement_is_calibrated_once_and_cached() {
+fn cdef_rows_are_tried_on_the_decode_and_kept_unless_placed() {
     let stream = stream_named("av1-svt-natural-bikes");
-    let (cache, file) = empty_cache("cdef-cal");
+    let (cache, _) = empty_cache("cdef-trial");
     let cache_str = cache.to_str().unwrap();
-    let decode = |kernels_setting: &str, expected_by: &str| -> String {
-        let env = [
-            ("DAEDALUS_KERNELS", kernels_setting),
-            ("XDG_CACHE_HOME", cache_str),
-        ];
-        let what = format!("{} / {kernels_setting:?}", stream.name);
-        let threading: (&str, &[&str]) = ("1 thread", &["-threads", "1"]);
+    let decode = |env: &[(&str, &str)], threading: (&str, &[&str])| -> String {
+        let mut env = env.to_vec();
+        env.push(("XDG_CACHE_HOME", cache_str));
+        let what = format!("{} / {env:?} / {}", stream.name, threading.0);
         let out = decode_as_debian(stream, Way::Preload, "gpu", threading, &env, &what)
             .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            stat(&out.stderr, "kernels_by"),
-            Some(expected_by),
-            "{}",
-            out.stderr
-        );
-        let kernels = stat(&out.stderr, "kernels").expect("kernels=").to_string();
-        let on_gpu = match kernels.as_str() {
-            "cdef:gpu" => true,
-            "cdef:cpu" => false,
-            _ => panic!("kernels={kernels}: only CDEF is placed in an AV1 decode"),
-        };
-        if expected_by != "DAEDALUS_KERNELS" {
-            let measured = stat(&out.stderr, "calibration").expect("calibration=");
-            let place = measured_place(measured, "cdef");
-            assert_eq!(on_gpu, place == "gpu", "{kernels} vs {measured}");
-        }
-        // On the GPU CDEF takes whole superblock rows; no call is deferred block by block.
-        let rows: u64 = stat(&out.stderr, "cdef_rows").unwrap().parse().unwrap();
-        assert_eq!(rows > 0, on_gpu, "{}", out.stderr);
         assert_eq!(
             stat(&out.stderr, "cdef_deferred"),
             Some("0"),
             "{}",
             out.stderr
         );
-        let path = if on_gpu { "gpu" } else { "ffmpeg" };
-        assert_eq!(stat(&out.stderr, "path"), Some(path), "{}", out.stderr);
-        // dav1d's pictures are daedalus's memory only where its CDEF works on them (dav1d
-        // sets its functions up before it allocates a picture).
-        // Nor is any picture imported then (or taken from the frame pool, on a device
-        // without import); on the GPU every picture is daedalus's own buffer.
-        let count = |key| -> u64 { stat(&out.stderr, key).unwrap().parse().unwrap() };
-        let (buffers, imports, pool) = (
-            count("frame_buffers"),
-            count("imports"),
-            count("pool_buffers"),
-        );
-        match on_gpu {
-            true => assert!(buffers > 0 && imports + pool == buffers, "{}", out.stderr),
-            false => assert_eq!(buffers + imports + pool, 0, "{}", out.stderr),
-        }
-        kernels
+        out.stderr
     };
-    let first = decode("", "calibration");
-    let text = std::fs::read_to_string(&file).expect("the calibration was cached");
-    assert_eq!(text.lines().count(), 1, "{text}");
-    assert!(text.lines().all(|l| l.contains(" cdef8\tcdef:")), "{text}");
-    assert_eq!(decode("", "cache"), first, "the cached placement differs");
-    // A setting that names only VP9's families leaves CDEF's to the calibration.
-    assert_eq!(decode("mc=cpu", "cache"), first);
-    assert_eq!(decode("cdef=cpu", "DAEDALUS_KERNELS"), "cdef:cpu");
-    assert_eq!(decode("cdef=gpu", "DAEDALUS_KERNELS"), "cdef:gpu");
+    let count = |stderr: &str, key| -> u64 { stat(stderr, key).unwrap().parse().unwrap() };
+    // Each kind's decision, as `cdef_trial=` shows it: (pick, ratio).
+    let decided = |stderr: &str, kind: &str| -> Option<(String, f64)> {
+        let trial = stat(stderr, "cdef_trial").expect("cdef_trial=");
+        let found = trial
+            .split(',')
+            .find_map(|t| t.strip_prefix(kind)?.strip_prefix(':'))?;
+        let (pick, ratio) = found.strip_suffix(')')?.split_once('(')?;
+        let ratio: f64 = ratio.parse().ok()?;
+        assert!(matches!(pick, "gpu" | "dav1d") && ratio > 0.0, "{trial}");
+        assert_eq!(pick == "gpu", ratio < 1.0, "{trial}");
+        Some((pick.to_string(), ratio))
+    };
+    let (one_thread, threads) = (AV1_THREADING[0], AV1_THREADING[1]);
+    let mut kept = Vec::new();
+    for (threading, kind) in [(one_thread, "deferred"), (threads, "waited")] {
+        let stderr = decode(&[("DAEDALUS_KERNELS", "")], threading);
+        assert_eq!(stat(&stderr, "kernels_by"), Some("trial"), "{stderr}");
+        assert_eq!(stat(&stderr, "kernels"), Some("cdef:gpu"), "{stderr}");
+        // The warm-up's pictures at least went to the GPU.
+        assert!(count(&stderr, "cdef_rows") > 0, "{stderr}");
+        let d = decided(&stderr, kind);
+        kept.push(d.unwrap_or_else(|| panic!("{kind} undecided after 60 pictures: {stderr}")));
+    }
+    // A later run follows the kept decisions.
+    let stderr = decode(&[("DAEDALUS_KERNELS", "")], one_thread);
+    if kept.iter().all(|(pick, _)| pick == "dav1d") {
+        assert_eq!(stat(&stderr, "kernels_by"), Some("cache"), "{stderr}");
+        assert_eq!(stat(&stderr, "path"), Some("ffmpeg"), "{stderr}");
+        assert_eq!(stat(&stderr, "device"), Some("\"none\""), "{stderr}");
+        assert_eq!(count(&stderr, "cdef_rows"), 0, "{stderr}");
+    } else {
+        assert_eq!(stat(&stderr, "kernels_by"), Some("trial"), "{stderr}");
+        assert_eq!(
+            decided(&stderr, "deferred"),
+            Some(kept[0].clone()),
+            "{stderr}"
+        );
+    }
+    // A trial asked for runs again.
+    let stderr = decode(
+        &[("DAEDALUS_KERNELS", ""), ("DAEDALUS_TRIAL_FRAMES", "16")],
+        one_thread,
+    );
+    assert_eq!(stat(&stderr, "kernels_by"), Some("trial"), "{stderr}");
+    assert!(count(&stderr, "cdef_rows") > 0, "{stderr}");
+    let stderr = decode(&[("DAEDALUS_KERNELS", "cdef=cpu")], one_thread);
+    assert_eq!(
+        stat(&stderr, "kernels_by"),
+        Some("DAEDALUS_KERNELS"),
+        "{stderr}"
+    );
+    assert_eq!(stat(&stderr, "path"), Some("ffmpeg"), "{stderr}");
+    assert_eq!(count(&stderr, "cdef_rows"), 0, "{stderr}");
+    // dav1d's pictures are daedalus's memory only where CDEF may go to the GPU.
+    assert_eq!(
+        count(&stderr, "frame_buffers") + count(&stderr, "imports"),
+        0,
+        "{stderr}"
+    );
+    let stderr = decode(&[("DAEDALUS_KERNELS", "cdef=gpu")], one_thread);
+    let rows = count(&stderr, "cdef_rows");
+    assert!(rows > 0 && count(&stderr, "cdef_rows_cpu") == 0, "{stderr}");
+    assert_eq!(stat(&stderr, "cdef_trial"), Some("-"), "{stderr}");
     let _ = std::fs::remove_dir_all(&cache);
 }
 

@@ -19,6 +19,7 @@
 //! row the GPU fails on is filtered by the CPU reference from the same inputs, logged once, and
 //! the device is treated as lost from then on.
 
+use super::cdef_choice::{self, Pick};
 use crate::gpu::memory::{BufferRef, DeviceBuffer, HostBuffer};
 use crate::gpu::once::{run_once, Runner};
 use crate::gpu::GpuResult;
@@ -74,6 +75,8 @@ pub static ROWS_ON_CPU: AtomicU64 = AtomicU64::new(0);
 /// Rows submitted and waited for only at the caller's `cdef_rows_done` (or when too many
 /// were on their way).
 pub static ROWS_DEFERRED: AtomicU64 = AtomicU64::new(0);
+/// Rows submitted to the GPU.
+pub static ROW_SUBMISSIONS: AtomicU64 = AtomicU64::new(0);
 /// The calling threads' time in `cdef_row` and `cdef_rows_done`, nanoseconds.
 pub static HOST_NS: AtomicU64 = AtomicU64::new(0);
 
@@ -81,29 +84,41 @@ pub static HOST_NS: AtomicU64 = AtomicU64::new(0);
 pub fn describe() -> String {
     let r = crate::stats::read;
     format!(
-        "cdef_rows={} cdef_rows_empty={} cdef_rows_cpu={} cdef_rows_deferred={} cdef_rows_host_ms={:.3}",
+        "cdef_rows={} cdef_rows_empty={} cdef_rows_cpu={} cdef_rows_deferred={} cdef_row_submissions={} cdef_rows_host_ms={:.3} cdef_trial={}",
         r(&ROWS),
         r(&ROWS_EMPTY),
         r(&ROWS_ON_CPU),
         r(&ROWS_DEFERRED),
-        r(&HOST_NS) as f64 / 1e6
+        r(&ROW_SUBMISSIONS),
+        r(&HOST_NS) as f64 / 1e6,
+        cdef_choice::describe()
     )
 }
 
-/// Whether rows are filtered here: CDEF placed on the GPU, and a device with the row kernels.
-/// Decided at the first row for the process, so that no picture is filtered partly here and
-/// partly by dav1d (its backups between rows would not match); a device lost later sends the
-/// rows to the CPU reference.
-fn rows_wanted() -> bool {
-    static WANTED: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
-    *WANTED.get_or_init(|| {
-        crate::config::get().mode == crate::config::Mode::Gpu
-            && crate::calibrate::cdef_decision().is_some_and(|d| {
-                d.placement.of(crate::config::Family::Cdef) == crate::config::Place::Gpu
-            })
-            && crate::gpu::get().is_some_and(|g| {
-                g.pipelines.has(CDEF_ROW_COPY_KERNEL) && g.pipelines.has(CDEF_ROW_KERNEL)
-            })
+/// Whether the device has the row kernels.
+pub fn row_kernels() -> bool {
+    crate::gpu::get()
+        .is_some_and(|g| g.pipelines.has(CDEF_ROW_COPY_KERNEL) && g.pipelines.has(CDEF_ROW_KERNEL))
+}
+
+/// Who filters a row: `None` where rows are not placed at all (off the GPU path, without the
+/// row kernels, CDEF placed on the CPU), else the GPU where `DAEDALUS_KERNELS` put CDEF
+/// there, or the pick of the row's picture in its kind's trial. Every row of a picture gets
+/// the same answer (a device lost later sends the rows to the CPU reference).
+fn who_filters(call: &CdefRowCall) -> Option<Pick> {
+    static ON_GPU_PATH: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
+    let on_gpu_path = *ON_GPU_PATH
+        .get_or_init(|| crate::config::get().mode == crate::config::Mode::Gpu && row_kernels());
+    let decision = crate::calibrate::cdef_decision().filter(|_| on_gpu_path)?;
+    if decision.placement.of(crate::config::Family::Cdef) != crate::config::Place::Gpu {
+        return None;
+    }
+    Some(match decision.by {
+        "trial" => cdef_choice::pick(
+            cdef_choice::kind(call.deferrable != 0),
+            call.data[0] as usize,
+        ),
+        _ => Pick::Gpu,
     })
 }
 
@@ -194,9 +209,16 @@ pub unsafe extern "C" fn cdef_row(call: *const CdefRowCall) -> c_int {
     let started = std::time::Instant::now();
     let taken = take_row(call);
     if taken != 0 {
-        crate::stats::add_time(&HOST_NS, started);
+        let ns = started.elapsed().as_nanos() as u64;
+        crate::stats::add(&HOST_NS, ns);
+        cdef_choice::add_to_last(ns);
     }
     taken
+}
+
+/// `cdef_row_filtered`: dav1d filtered the row the calling thread's `cdef_row` left to it.
+pub extern "C" fn cdef_row_filtered() {
+    crate::ffi::guard("cdef_row_filtered", (), cdef_choice::dav1d_filtered)
 }
 
 /// `cdef_rows_done`: the calling thread's deferred rows are in the frame when it returns.
@@ -210,7 +232,9 @@ pub unsafe extern "C" fn cdef_rows_done() {
         }
         let started = std::time::Instant::now();
         while complete_oldest() {}
-        crate::stats::add_time(&HOST_NS, started);
+        let ns = started.elapsed().as_nanos() as u64;
+        crate::stats::add(&HOST_NS, ns);
+        cdef_choice::add_to_last(ns);
     })
 }
 
@@ -221,12 +245,20 @@ unsafe fn take_row(call: *const CdefRowCall) -> c_int {
     // so that dav1d never filters a row a second time.
     let taken = crate::ffi::guard("cdef_row", None, || {
         let call = call.as_ref()?;
-        if !rows_wanted() {
+        if who_filters(call)? == Pick::Dav1d {
+            cdef_choice::declined_now();
             return None;
         }
-        let (params, row) = row_of(call)?;
-        let (region, planes) = planes_in_one_buffer(call, &params)?;
-        Some((call, params, row, region, planes))
+        let taken = row_of(call).and_then(|(params, row)| {
+            let (region, planes) = planes_in_one_buffer(call, &params)?;
+            Some((call, params, row, region, planes))
+        });
+        if taken.is_none() {
+            // dav1d filters it after all: the picture's time is not the GPU's.
+            let kind = cdef_choice::kind(call.deferrable != 0);
+            cdef_choice::untimed(kind, call.data[0] as usize);
+        }
+        taken
     });
     let Some((call, params, row, region, planes)) = taken else {
         return 0;
@@ -370,20 +402,9 @@ fn complete_oldest() -> bool {
 ///
 /// # Safety
 /// The row's planes are valid.
-unsafe fn complete(mut pending: Pending) {
-    match pending.buffers.runner.wait() {
-        Ok(()) => FREE
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(pending.buffers),
-        Err(why) => {
-            if let Some(gpu) = crate::gpu::get() {
-                gpu.mark_lost(&format!("a CDEF row: {why}"));
-            }
-            // The run may still be in flight: its objects are neither reused nor destroyed.
-            std::mem::forget(pending.buffers);
-            on_cpu(&pending.inputs, &why);
-        }
+unsafe fn complete(pending: Pending) {
+    if let Err(why) = finish_on_gpu(pending.buffers) {
+        on_cpu(&pending.inputs, &why);
     }
 }
 
@@ -432,9 +453,28 @@ unsafe fn planes_in_one_buffer(
     Some((region, planes))
 }
 
+/// Waits for a row [`start_on_gpu`] submitted; its buffers then serve the next row. (Where
+/// the wait fails the device is treated as lost, and the buffers are neither reused nor
+/// destroyed.)
+pub fn finish_on_gpu(mut buffers: RowBuffers) -> GpuResult<()> {
+    match buffers.runner.wait() {
+        Ok(()) => {
+            FREE.lock().unwrap_or_else(|p| p.into_inner()).push(buffers);
+            Ok(())
+        }
+        Err(why) => {
+            if let Some(gpu) = crate::gpu::get() {
+                gpu.mark_lost(&format!("a CDEF row: {why}"));
+            }
+            std::mem::forget(buffers);
+            Err(why)
+        }
+    }
+}
+
 /// What a row's submission needs: its runner, the record (host memory the GPU reads) and the
 /// snapshot (device memory where there is some), kept for the next row.
-struct RowBuffers {
+pub struct RowBuffers {
     runner: Runner,
     record: HostBuffer,
     snapshot: DeviceBuffer,
@@ -443,8 +483,8 @@ struct RowBuffers {
 /// Those free for the next row: one set per thread that filters rows at once.
 static FREE: Mutex<Vec<RowBuffers>> = Mutex::new(Vec::new());
 
-/// Submits a row's record over the frame; returns its buffers, to wait on.
-fn start_on_gpu(record: &GpuRecord, frame: BufferRef) -> GpuResult<RowBuffers> {
+/// Submits a row's record over the frame; returns its buffers, for [`finish_on_gpu`].
+pub fn start_on_gpu(record: &GpuRecord, frame: BufferRef) -> GpuResult<RowBuffers> {
     let gpu = crate::gpu::get().ok_or("no usable device")?;
     let taken = FREE.lock().unwrap_or_else(|p| p.into_inner()).pop();
     let mut b = match taken {
@@ -481,7 +521,10 @@ fn start_on_gpu(record: &GpuRecord, frame: BufferRef) -> GpuResult<RowBuffers> {
         [r, frame, s, r, r],
     );
     match started {
-        Ok(()) => Ok(b),
+        Ok(()) => {
+            crate::stats::add(&ROW_SUBMISSIONS, 1);
+            Ok(b)
+        }
         Err(why) => {
             // The device is treated as lost from here on (every later row goes to the CPU at
             // once); its objects are neither reused nor destroyed.

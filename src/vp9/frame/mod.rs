@@ -15,7 +15,7 @@
 
 mod choice;
 mod copies;
-mod decisions;
+pub(crate) mod decisions;
 pub mod header;
 mod inter;
 mod intra;
