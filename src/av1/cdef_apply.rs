@@ -106,11 +106,15 @@ pub fn row_kernels() -> bool {
 /// there, or the pick of the row's picture in its kind's trial. Every row of a picture gets
 /// the same answer (a device lost later sends the rows to the CPU reference).
 fn who_filters(call: &CdefRowCall) -> Option<Pick> {
+    let decision = crate::calibrate::cdef_decision()?;
+    if decision.placement.of(crate::config::Family::Cdef) != crate::config::Place::Gpu {
+        return None;
+    }
+    // (Asked only now: CDEF kept on the CPU sets no device up.)
     static ON_GPU_PATH: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
     let on_gpu_path = *ON_GPU_PATH
         .get_or_init(|| crate::config::get().mode == crate::config::Mode::Gpu && row_kernels());
-    let decision = crate::calibrate::cdef_decision().filter(|_| on_gpu_path)?;
-    if decision.placement.of(crate::config::Family::Cdef) != crate::config::Place::Gpu {
+    if !on_gpu_path {
         return None;
     }
     Some(match decision.by {
