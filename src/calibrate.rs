@@ -32,7 +32,8 @@ const CALIBRATION_VERSION: u32 = 1;
 pub struct Decision {
     pub placement: Placement,
     /// `DAEDALUS_KERNELS`, `calibration`, `cache`, `no-device`, `cpu-path`,
-    /// `calibration-failed`, or for CDEF `no-kernel` or `trial`.
+    /// `calibration-failed`, or for CDEF `no-kernel` or `trial`; `DAEDALUS_KERNELS+...` where
+    /// it named some of the group's families and the rest were decided so.
     pub by: &'static str,
     /// Per family `family:gpu_ns/cpu_ns` host nanoseconds per call, rounded (empty if not
     /// measured); a family goes to the GPU only where its time is lower, ties stay on the CPU.
@@ -228,12 +229,41 @@ fn decide_group(
         measured: String::new(),
         device: String::new(),
     };
-    if config.kernels.names_any(group.families) {
+    let named: Vec<Family> = group
+        .families
+        .iter()
+        .copied()
+        .filter(|&f| config.kernels.names(f))
+        .collect();
+    if named.len() == group.families.len() {
         return fixed("DAEDALUS_KERNELS");
     }
     if config.mode != crate::config::Mode::Gpu {
         return fixed("cpu-path");
     }
+    // The families `DAEDALUS_KERNELS` names go where it says; the others where they would
+    // without it.
+    let mut d = decide_unnamed(group, measure);
+    if !named.is_empty() {
+        for f in named {
+            d.placement.set(f, config.kernels.of(f));
+        }
+        d.placement.forced = true;
+        d.by = match d.by {
+            "calibration" => "DAEDALUS_KERNELS+calibration",
+            "cache" => "DAEDALUS_KERNELS+cache",
+            "no-device" => "DAEDALUS_KERNELS+no-device",
+            _ => "DAEDALUS_KERNELS+calibration-failed",
+        };
+    }
+    d
+}
+
+/// A group's decision without `DAEDALUS_KERNELS`: the cache, no device, or `measure`.
+fn decide_unnamed(
+    group: &Group,
+    measure: impl FnOnce() -> Result<Vec<(f64, f64)>, String>,
+) -> Decision {
     // A cached result needs no Vulkan at all (an instance alone costs tens of ms).
     let key = format!("{}{}", cache_key(), group.key_suffix);
     if let Some(d) = read_cache(&key, group) {

@@ -14,7 +14,7 @@
 //! | `DAEDALUS_TRIAL_FRAMES` | a number 1 to 1000 | frames per block of that trial (5 blocks: the frame path to warm up, then FFmpeg, the frame path twice, FFmpeg; each timed after its first frames to end, one per frame thread, which are the switch); at least twice the decoder's frame threads; set, a CPU device gets a trial too; default: 16 |
 //! | `DAEDALUS_FRAME_PARTS` | a number 1 to 64 | the frame path: how many parts (each a submission of superblock rows, submitted while the decoder parses the next) a frame's reconstruction goes out in; default: 1 on a CPU device (lavapipe: its work competes with the decoder for the same cores), else 2 |
 //! | `DAEDALUS_FRAME_PATH_MEMORY` | `device`, `host` | the frame path: `device` the GPU works on device-local copies (each part's parsed data copied there at its start; the frames reconstructed there, each copied back to the decoder's buffer at its end, references uploaded once where FFmpeg reconstructed them); `host` in place, in the host memory the decoder writes and reads; default: `device` where that host memory is not device-local (a discrete GPU), else `host` |
-//! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoders' calls runs (`itx`, `mc`, `lf` of VP9, `cdef` of AV1; `all`): `gpu` deferred to the device (AV1's CDEF: whole superblock rows on the device, `src/av1/cdef_apply.rs`), `cpu` FFmpeg's (dav1d's) own function (VP9: at once, after what it touches completes; motion compensation, and transforms placed with it, straight from FFmpeg's table); default: calibrated per device |
+//! | `DAEDALUS_KERNELS` | e.g. `mc=cpu,lf=gpu` | where each family of the decoders' calls runs (`itx`, `mc`, `lf` of VP9, `cdef` of AV1; `all`): `gpu` deferred to the device (AV1's CDEF: whole superblock rows on the device, `src/av1/cdef_apply.rs`), `cpu` FFmpeg's (dav1d's) own function (VP9: at once, after what it touches completes; motion compensation, and transforms placed with it, straight from FFmpeg's table); a family not named keeps its default: VP9's calibrated per device, CDEF's tried on the decode |
 //! | `DAEDALUS_FRAME_MEMORY` | `pool`, `import` | where the decoder's frames live: `pool` device memory daedalus allocates (the portable path), `import` the decoder's own memory imported with VK_EXT_external_memory_host; default: import where the device can, else pool |
 //! | `DAEDALUS_FRAME_SPLIT` | `auto` (default), `off`, `rows`, per cent | on a thread that decodes a VP9 frame whole (`-threads 1`), submit the frame's work so far without waiting, so that the GPU runs it while the CPU decodes the rest: `rows` at every superblock row where only loop filters are deferred (motion compensation and transforms placed on the CPU) and the part before has finished, a per cent once that share of the rows is decoded; `auto`, `rows` where it applies with the split order of the loop filter's passes, else nothing, without a warning; `off`: one submission at the frame's end. Where an explicit setting cannot apply (frame threads; `rows` with motion compensation or transforms on the GPU) one warning says so |
 //! | `DAEDALUS_LF_ORDER` | `split` (default), `wavefront`, `rows` | how the GPU orders the decoder's superblock loop-filter passes: `split`, a workgroup per pass, a plane's columns pass split where its masks leave a gap and its rows pass's last 8 columns apart, each job placed after what it reads; `wavefront`, a workgroup per pass with superblock diagonals side by side (two dispatch levels per diagonal); `rows`, one workgroup per plane walks a superblock row's passes in the decoder's order (a level per superblock row: about a fifth of the dispatches, but each pass waits for the one before inside the workgroup; 6 times the GPU time on the H100, where frames are host memory over PCIe) |
@@ -98,6 +98,11 @@ impl Placement {
 
     pub fn of(&self, f: Family) -> Place {
         self.places[f as usize]
+    }
+
+    /// Whether `DAEDALUS_KERNELS` named `f` (or `all`).
+    pub fn names(&self, f: Family) -> bool {
+        self.named[f as usize]
     }
 
     pub fn set(&mut self, f: Family, place: Place) {

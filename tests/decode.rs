@@ -565,7 +565,14 @@ fn kernel_placement_keeps_decodes_exact() {
         .iter()
         .filter(|s| names.contains(&s.name.as_str()))
     {
-        for placement in ["itx=cpu", "mc=cpu", "lf=cpu", "mc=cpu,itx=cpu", "all=cpu"] {
+        // (Each family named: one left out would keep its calibrated place.)
+        for placement in [
+            "itx=cpu,mc=gpu,lf=gpu",
+            "mc=cpu,itx=gpu,lf=gpu",
+            "lf=cpu,itx=gpu,mc=gpu",
+            "mc=cpu,itx=cpu,lf=gpu",
+            "all=cpu",
+        ] {
             for threading in THREADING {
                 jobs.push((stream.clone(), placement, threading));
             }
@@ -582,8 +589,8 @@ fn kernel_placement_keeps_decodes_exact() {
         // Motion compensation on the CPU keeps FFmpeg's functions in the table, and so do
         // transforms when both are there; the loop filter always goes through daedalus.
         let direct = match placement {
-            "mc=cpu" => "mc",
-            "mc=cpu,itx=cpu" | "all=cpu" => "mc,itx",
+            "mc=cpu,itx=gpu,lf=gpu" => "mc",
+            "mc=cpu,itx=cpu,lf=gpu" | "all=cpu" => "mc,itx",
             _ => "-",
         };
         if placed.direct != direct {
@@ -607,7 +614,10 @@ fn kernel_placement_keeps_decodes_exact() {
                 stream.name, threading.0
             ));
         }
-        let in_order_expected = matches!(placement, "itx=cpu" | "lf=cpu" | "all=cpu");
+        let in_order_expected = matches!(
+            placement,
+            "itx=cpu,mc=gpu,lf=gpu" | "lf=cpu,itx=gpu,mc=gpu" | "all=cpu"
+        );
         if in_order_expected && placed.in_order == 0 {
             return Err(format!(
                 "{} / {placement} / {}: no call placed on the CPU",
@@ -655,14 +665,20 @@ fn measured_place(measured: &str, family: &str) -> &'static str {
 /// Without `DAEDALUS_KERNELS` the placement comes from a calibration on the device, measured
 /// by the first run and cached under `XDG_CACHE_HOME`; the stats line says which and what it
 /// measured, decodes stay exact, a family placed on the GPU is deferred and, where every family
-/// stays on the CPU, nothing is. A damaged cache line is measured again.
+/// stays on the CPU, nothing is. A damaged cache line is measured again. A setting that names
+/// one family places that one and leaves the others where the calibration put them.
 #[test]
 fn default_placement_is_calibrated_once_and_cached() {
     let stream = stream_named("natural-bikes");
     let (cache, file) = empty_cache("calibration");
     let cache_str = cache.to_str().unwrap();
-    let env = [("DAEDALUS_KERNELS", ""), ("XDG_CACHE_HOME", cache_str)];
-    let decode = |expected_by: &str| -> String {
+    // `named`: a `DAEDALUS_KERNELS` item, `(family, place)`.
+    let decode_with = |expected_by: &str, named: Option<(&str, &str)>| -> String {
+        let setting = named.map_or(String::new(), |(f, p)| format!("{f}={p}"));
+        let env = [
+            ("DAEDALUS_KERNELS", setting.as_str()),
+            ("XDG_CACHE_HOME", cache_str),
+        ];
         let out = ours(
             Way::Preload,
             "gpu",
@@ -682,7 +698,10 @@ fn default_placement_is_calibrated_once_and_cached() {
         let kernels = stat(&out.stderr, "kernels").expect("kernels=").to_string();
         let measured = stat(&out.stderr, "calibration").expect("calibration=");
         for family in ["itx", "mc", "lf"] {
-            let place = measured_place(measured, family);
+            let place = match named {
+                Some((f, p)) if f == family => p,
+                _ => measured_place(measured, family),
+            };
             assert!(
                 kernels.contains(&format!("{family}:{place}")),
                 "{kernels} vs {measured}"
@@ -692,10 +711,18 @@ fn default_placement_is_calibrated_once_and_cached() {
         assert_eq!(deferred > 0, kernels.contains("gpu"), "{}", out.stderr);
         kernels
     };
+    let decode = |expected_by: &str| decode_with(expected_by, None);
     let first = decode("calibration");
     let text = std::fs::read_to_string(&file).expect("the calibration was cached");
     assert_eq!(text.lines().count(), 1, "{text}");
     assert_eq!(decode("cache"), first, "the cached placement differs");
+    // The loop filter placed where the calibration did not put it; the others as cached.
+    let lf = if first.contains("lf:gpu") {
+        "cpu"
+    } else {
+        "gpu"
+    };
+    decode_with("DAEDALUS_KERNELS+cache", Some(("lf", lf)));
     // A line of the same key that does not parse is ignored: measured again, and replaced.
     let key = text.split('\t').next().unwrap();
     std::fs::write(&file, format!("{key}\titx:fast\tx\tdevice\ngarbage\n")).unwrap();

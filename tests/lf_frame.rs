@@ -232,7 +232,10 @@ fn decoder_superblocks_equal_ffmpegs_loopfilter_sb_in_each_order() {
                 ("row", Memory::Registered),
                 ("frame", Memory::RegisteredOffWord),
             ] {
-                let env = [("DAEDALUS_KERNELS", "lf=gpu"), ("DAEDALUS_LF_ORDER", order)];
+                let env = [
+                    ("DAEDALUS_KERNELS", "all=gpu"),
+                    ("DAEDALUS_LF_ORDER", order),
+                ];
                 let seed = i as u64 * 11 + 5;
                 let text = frame_with((w, h, chroma), memory, flush, seed, Way::Decoder, &env);
                 assert!(counter(&text, "changed") > (w * h / 20) as u64, "{text}");
