@@ -116,7 +116,7 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
             ],
             _ => return 0,
         };
-        crate::vp9::register_stats_at_exit();
+        crate::stats::line::register_stats_at_exit();
         let decision = crate::calibrate::decide_cdef();
         if decision.placement.of(crate::config::Family::Cdef) == crate::config::Place::Cpu {
             crate::log::once(

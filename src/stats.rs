@@ -1,6 +1,8 @@
 //! Process-wide counters: what ran where, how often the GPU was asked, and how many bytes
 //! crossed between host and device memory. They prove which path a benchmark measured.
 
+pub mod line;
+
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 #[derive(Default)]
