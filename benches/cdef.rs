@@ -15,44 +15,6 @@ use common::*;
 use daedalus::kernels::cdef::{BLOCK_SIZES, HAVE_BOTTOM, HAVE_LEFT, HAVE_RIGHT, HAVE_TOP};
 use support::*;
 
-#[cfg(daedalus_dav1d_oracle_asm)]
-extern "C" {
-    fn dav1d_init_cpu();
-    fn dav1d_set_cpu_flags_mask(mask: u32);
-    fn dav1d_cdef_dsp_init_8bpc(c: *mut CdefDsp);
-    fn dav1d_cdef_dsp_init_16bpc(c: *mut CdefDsp);
-}
-
-/// dav1d's CDEF tables from the static build with asm: (C only, with its x86 SIMD).
-fn dav1d_tables(high_bitdepth: bool) -> (CdefDsp, CdefDsp) {
-    #[cfg(daedalus_dav1d_oracle_asm)]
-    unsafe {
-        let empty = || CdefDsp {
-            dir: std::ptr::null(),
-            fb: [std::ptr::null(); 3],
-        };
-        let init = |c: &mut CdefDsp| {
-            if high_bitdepth {
-                dav1d_cdef_dsp_init_16bpc(c)
-            } else {
-                dav1d_cdef_dsp_init_8bpc(c)
-            }
-        };
-        dav1d_init_cpu();
-        let (mut c, mut simd) = (empty(), empty());
-        dav1d_set_cpu_flags_mask(0);
-        init(&mut c);
-        dav1d_set_cpu_flags_mask(!0);
-        init(&mut simd);
-        (c, simd)
-    }
-    #[cfg(not(daedalus_dav1d_oracle_asm))]
-    {
-        let _ = high_bitdepth;
-        panic!("the dav1d SIMD build (build/dav1d-oracle-asm) is missing: run scripts/setup, then rebuild");
-    }
-}
-
 /// A frame-like batch of one `fb[]` size: blocks side by side in raster order over a plane
 /// 1920 pixels wide, each with its strengths, direction, damping and edges (every side but the
 /// plane's border), and dav1d's `left`, `top` and `bottom` inputs in buffers of their own.

@@ -15,57 +15,15 @@
 mod common;
 mod support;
 
-use common::CdefDsp;
+use common::{CdefDsp, Fb8};
 use daedalus::av1::cdef_apply::{finish_on_gpu, start_on_gpu};
 use daedalus::gpu::memory::HostBuffer;
 use daedalus::kernels::cdef::{HAVE_BOTTOM, HAVE_LEFT, HAVE_RIGHT, HAVE_TOP};
 use daedalus::kernels::cdef_row::{adjust_strength, FrameParams, Layout, PlaneAt, Row};
 use std::time::Instant;
-use support::Run;
-
-#[cfg(daedalus_dav1d_oracle_asm)]
-extern "C" {
-    fn dav1d_init_cpu();
-    fn dav1d_set_cpu_flags_mask(mask: u32);
-    fn dav1d_cdef_dsp_init_8bpc(c: *mut CdefDsp);
-}
-
-/// dav1d's 8 bpc CDEF tables from the static build with asm: (C only, with its x86 SIMD).
-fn dav1d_tables() -> (CdefDsp, CdefDsp) {
-    #[cfg(daedalus_dav1d_oracle_asm)]
-    unsafe {
-        let empty = || CdefDsp {
-            dir: std::ptr::null(),
-            fb: [std::ptr::null(); 3],
-        };
-        dav1d_init_cpu();
-        let (mut c, mut simd) = (empty(), empty());
-        dav1d_set_cpu_flags_mask(0);
-        dav1d_cdef_dsp_init_8bpc(&mut c);
-        dav1d_set_cpu_flags_mask(!0);
-        dav1d_cdef_dsp_init_8bpc(&mut simd);
-        (c, simd)
-    }
-    #[cfg(not(daedalus_dav1d_oracle_asm))]
-    panic!(
-        "the dav1d SIMD build (build/dav1d-oracle-asm) is missing: run scripts/setup, then rebuild"
-    );
-}
+use support::{dav1d_tables, Run};
 
 type Dir = unsafe extern "C" fn(*const u8, isize, *mut u32) -> i32;
-type Fb = unsafe extern "C" fn(
-    *mut u8,
-    isize,
-    *const [u8; 2],
-    *const u8,
-    *const u8,
-    i32,
-    i32,
-    i32,
-    i32,
-    i32,
-);
-
 /// 64x64 superblocks, in 4x4 blocks.
 const SB: usize = 16;
 
@@ -197,7 +155,7 @@ impl Frame {
             (
                 std::mem::transmute::<*const std::ffi::c_void, Dir>(dsp.dir),
                 dsp.fb
-                    .map(|f| std::mem::transmute::<*const std::ffi::c_void, Fb>(f)),
+                    .map(|f| std::mem::transmute::<*const std::ffi::c_void, Fb8>(f)),
             )
         };
         let mut left = [[[0u8; 2]; 8]; 3];
@@ -299,7 +257,7 @@ type Way<'a> = (&'a str, Box<dyn Fn() + 'a>);
 
 fn main() {
     let mut run = Run::start("daedalus AV1 CDEF rows, frame in host memory");
-    let (c, simd) = dav1d_tables();
+    let (c, simd) = dav1d_tables(false);
     let (sizes, passes): (&[(usize, usize)], usize) = match run.opts.full {
         true => (&[(1280, 720), (1920, 1080)], 15),
         false => (&[(320, 180)], 3),

@@ -1,9 +1,9 @@
-//! Helpers shared by the benchmarks: the options, FFmpeg's C and SIMD tables from the static
-//! SIMD build, pinning to one core, the report with its device line and totals, and the
-//! checksum that every path must share.
+//! Helpers shared by the benchmarks: the options, FFmpeg's and dav1d's C and SIMD tables from
+//! their static SIMD builds, pinning to one core, the report with its device line and totals,
+//! and the checksum that every path must share.
 #![allow(dead_code)]
 
-use crate::common::{require_gpu, stats};
+use crate::common::{require_gpu, stats, CdefDsp};
 use daedalus::ffi;
 use daedalus::vp9dsp::Vp9DspContext;
 
@@ -232,5 +232,43 @@ pub fn measure_passes(
         checksum: sum,
         submissions: (after.submissions - before.submissions) as f64 / runs,
         dispatches: (after.dispatches - before.dispatches) as f64 / runs,
+    }
+}
+
+#[cfg(daedalus_dav1d_oracle_asm)]
+extern "C" {
+    fn dav1d_init_cpu();
+    fn dav1d_set_cpu_flags_mask(mask: u32);
+    fn dav1d_cdef_dsp_init_8bpc(c: *mut CdefDsp);
+    fn dav1d_cdef_dsp_init_16bpc(c: *mut CdefDsp);
+}
+
+/// dav1d's CDEF tables from the static build with asm: (C only, with its x86 SIMD).
+pub fn dav1d_tables(high_bitdepth: bool) -> (CdefDsp, CdefDsp) {
+    #[cfg(daedalus_dav1d_oracle_asm)]
+    unsafe {
+        let empty = || CdefDsp {
+            dir: std::ptr::null(),
+            fb: [std::ptr::null(); 3],
+        };
+        let init = |c: &mut CdefDsp| {
+            if high_bitdepth {
+                dav1d_cdef_dsp_init_16bpc(c)
+            } else {
+                dav1d_cdef_dsp_init_8bpc(c)
+            }
+        };
+        dav1d_init_cpu();
+        let (mut c, mut simd) = (empty(), empty());
+        dav1d_set_cpu_flags_mask(0);
+        init(&mut c);
+        dav1d_set_cpu_flags_mask(!0);
+        init(&mut simd);
+        (c, simd)
+    }
+    #[cfg(not(daedalus_dav1d_oracle_asm))]
+    {
+        let _ = high_bitdepth;
+        panic!("the dav1d SIMD build (build/dav1d-oracle-asm) is missing: run scripts/setup, then rebuild");
     }
 }
