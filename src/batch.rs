@@ -519,7 +519,7 @@ unsafe fn run_job_fast(
 
 /// Copies a coefficient block (any alignment) and zeroes it, sizes known at compile time so
 /// that both become a few vector moves. (Non-temporal stores into the upload buffer were
-/// measured: 4 to 7 times slower on both machines of docs/benchmarks.md.)
+/// measured: 4 to 7 times slower on both machines of docs/benchmarks-history.md.)
 #[inline(always)]
 unsafe fn move_and_zero<const BYTES: usize>(from: *mut u8, to: *mut u8) {
     ptr::copy_nonoverlapping(from as *const [u8; BYTES], to as *mut [u8; BYTES], 1);

@@ -18,7 +18,7 @@
 //! | `DAEDALUS_FRAME_MEMORY` | `pool`, `import` | where the decoder's frames live: `pool` device memory daedalus allocates (the portable path), `import` the decoder's own memory imported with VK_EXT_external_memory_host; default: import where the device can, else pool |
 //! | `DAEDALUS_FRAME_SPLIT` | `auto` (default), `off`, `rows`, per cent | on a thread that decodes a VP9 frame whole (`-threads 1`), submit the frame's work so far without waiting, so that the GPU runs it while the CPU decodes the rest: `rows` at every superblock row where only loop filters are deferred (motion compensation and transforms placed on the CPU) and the part before has finished, a per cent once that share of the rows is decoded; `auto`, `rows` where it applies with the split order of the loop filter's passes, else nothing, without a warning; `off`: one submission at the frame's end. Where an explicit setting cannot apply (frame threads; `rows` with motion compensation or transforms on the GPU) one warning says so |
 //! | `DAEDALUS_LF_ORDER` | `split` (default), `wavefront`, `rows` | how the GPU orders the decoder's superblock loop-filter passes: `split`, a workgroup per pass, a plane's columns pass split where its masks leave a gap and its rows pass's last 8 columns apart, each job placed after what it reads; `wavefront`, a workgroup per pass with superblock diagonals side by side (two dispatch levels per diagonal); `rows`, one workgroup per plane walks a superblock row's passes in the decoder's order (a level per superblock row: about a fifth of the dispatches, but each pass waits for the one before inside the workgroup; 6 times the GPU time on the H100, where frames are host memory over PCIe) |
-//! | `DAEDALUS_LF_CALLS` | `edges`, `superblocks` | how the VP9 decoder's loop filter reaches a device: a call per edge, or one per superblock (`ff_vp9_loopfilter_sb`'s hook: 6 passes placed by position instead of about 50 calls placed by their pixels); default: superblocks on every thread; with the `wavefront` or `rows` order, except on a decoding thread that publishes its rows to others (frame threads), which wait for them and on whom those orders' longer chain on the GPU weighs (docs/benchmarks.md) |
+//! | `DAEDALUS_LF_CALLS` | `edges`, `superblocks` | how the VP9 decoder's loop filter reaches a device: a call per edge, or one per superblock (`ff_vp9_loopfilter_sb`'s hook: 6 passes placed by position instead of about 50 calls placed by their pixels); default: superblocks on every thread; with the `wavefront` or `rows` order, except on a decoding thread that publishes its rows to others (frame threads), which wait for them and on whom those orders' longer chain on the GPU weighs (docs/benchmarks-history.md) |
 
 use crate::log::Level;
 use once_cell::sync::Lazy;
@@ -400,7 +400,7 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
     let frame_split = match var("DAEDALUS_FRAME_SPLIT").as_deref().map(str::trim) {
         // By rows where only the loop filter is deferred, with its passes split by their
         // masks (the default order): a row's filters are then a few levels on the GPU, which
-        // run while the CPU decodes the next row (docs/benchmarks.md); on the wavefront they
+        // run while the CPU decodes the next row (docs/benchmarks-history.md); on the wavefront they
         // chained through the row and did not pay. A per cent stays off unless set: with motion
         // compensation deferred, making the next row's reads final costs the CPU more than
         // the shorter wait at the frame's end saves.

@@ -36,7 +36,7 @@ const MEASURED: [Pick; 4] = [Pick::Ffmpeg, Pick::Frame, Pick::Frame, Pick::Ffmpe
 /// sees the frame path faster than a whole decode does. On the NVIDIA H200 host with one
 /// thread and FFmpeg's asm build, 720p trials put it at 0.71 to 0.99 of FFmpeg's time on a day
 /// when whole decodes ran it at 1.22 to 1.25, and at 0.72 to 0.89 on another when they ran it
-/// at 0.91; 1080p trials at 0.61 to 0.81 where it ran at 0.67 to 0.98 (docs/benchmarks.md).
+/// at 0.91; 1080p trials at 0.61 to 0.81 where it ran at 0.67 to 0.98 (docs/benchmarks-history.md).
 pub const MARGIN: f64 = 0.75;
 
 /// The same with frame threads, where a trial measures less well still: there the same host's

@@ -462,7 +462,7 @@ impl Decoder {
         // A CPU device's work competes with the decoder's for the same cores: nothing to
         // overlap. Elsewhere each part's wavefront ramps up and down again, so more parts
         // overlap more of the parse but cost the GPU more: two were the fastest of 1, 2 and 4
-        // at -threads 1 on the NVIDIA H200 host (docs/benchmarks.md).
+        // at -threads 1 on the NVIDIA H200 host (docs/benchmarks-history.md).
         let parts = crate::config::get().frame_parts.unwrap_or(
             if gpu.info.kind == ash::vk::PhysicalDeviceType::CPU {
                 1
