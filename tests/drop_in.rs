@@ -286,3 +286,62 @@ fn daedalus_run_says_what_is_missing_before_setup() {
     assert!(!marker.exists(), "the program ran without daedalus");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The defined dynamic symbols of a shared library, with their versions.
+fn exported(lib: &Path) -> Vec<String> {
+    let out = Command::new("objdump")
+        .arg("-T")
+        .arg(lib)
+        .output()
+        .expect("objdump (binutils)");
+    assert!(out.status.success(), "objdump -T {}", lib.display());
+    let mut symbols: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(" DF ") || l.contains(" DO "))
+        .filter(|l| !l.contains("*UND*"))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 2).then(|| format!("{} {}", f[f.len() - 2], f[f.len() - 1]))
+        })
+        .collect();
+    symbols.sort();
+    symbols
+}
+
+/// Each patched library a program linked against Debian's loads in its place exports exactly
+/// what Debian's does, under the same soname: no symbol a program needs is missing, none is
+/// added.
+#[test]
+fn the_patched_libraries_export_what_debians_do() {
+    let ours = root().join("build/ffmpeg/lib");
+    let cache = Command::new("/sbin/ldconfig")
+        .arg("-p")
+        .output()
+        .expect("ldconfig -p");
+    let cache = String::from_utf8_lossy(&cache.stdout).into_owned();
+    for soname in [
+        "libavcodec.so.59",
+        "libavformat.so.59",
+        "libavfilter.so.8",
+        "libavdevice.so.59",
+        "libavutil.so.57",
+        "libswscale.so.6",
+        "libswresample.so.4",
+        "libpostproc.so.56",
+        "libdav1d.so.6",
+    ] {
+        let debian = cache
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{soname} ")))
+            .and_then(|l| l.split(" => ").nth(1))
+            .unwrap_or_else(|| panic!("Debian's {soname} is not installed"));
+        let (a, b) = (exported(&ours.join(soname)), exported(Path::new(debian)));
+        assert!(!b.is_empty(), "{debian} exports nothing");
+        let missing: Vec<&String> = b.iter().filter(|s| !a.contains(s)).collect();
+        let added: Vec<&String> = a.iter().filter(|s| !b.contains(s)).collect();
+        assert!(
+            missing.is_empty() && added.is_empty(),
+            "{soname}: missing {missing:?}, added {added:?}"
+        );
+    }
+}
