@@ -12,8 +12,8 @@
 //! when all its rows are done. The GPU is kept where its pictures took less time.
 //!
 //! A decision is kept for later runs under the calibration's key (device, driver, CPU,
-//! program, library version), per kind; where both kinds keep dav1d, a later decode sets no
-//! device up at all. `DAEDALUS_TRIAL_FRAMES` asks for new trials, as for VP9's frame path.
+//! program, library version), per kind; one kind's decision may settle the other's (`implied`).
+//! Where both kinds keep dav1d, a later decode sets no device up at all. `DAEDALUS_TRIAL_FRAMES` asks for new trials, as for VP9's frame path.
 //!
 //! Every row of a picture gets its picture's answer, so that no picture is filtered partly
 //! by each (dav1d's backups between rows would not match); pictures are independent.
@@ -232,16 +232,51 @@ pub fn released(picture: usize) {
             .collect()
     };
     for (kind, d) in decided {
-        let pick = match d.pick {
-            Pick::Gpu => "gpu",
-            Pick::Dav1d => "dav1d",
-        };
         crate::info!(
-            "CDEF rows ({}): {pick} kept (the GPU's pictures took {:.2} times dav1d's time)",
+            "CDEF rows ({}): {} kept (the GPU's pictures took {:.2} times dav1d's time)",
             KINDS[kind],
+            name(d.pick),
             d.ratio
         );
-        crate::calibrate::cache_fact(&fact(kind), &format!("{pick} {:.3}", d.ratio));
+        crate::calibrate::cache_fact(&fact(kind), &format!("{} {:.3}", name(d.pick), d.ratio));
+        if let Some((other, pick)) = implied(kind, d.pick) {
+            let undecided = cached()[other].is_none()
+                && TRIALS.lock().unwrap_or_else(|p| p.into_inner())[other]
+                    .as_ref()
+                    .is_none_or(|t| t.decision().is_none());
+            if undecided {
+                crate::info!(
+                    "CDEF rows ({}): {} kept too (a row waited for costs the host what one left on its way does, and the wait)",
+                    KINDS[other],
+                    name(pick)
+                );
+                // The ratio kept is the bound the measured kind gives.
+                crate::calibrate::cache_fact(
+                    &fact(other),
+                    &format!("{} {:.3}", name(pick), d.ratio),
+                );
+            }
+        }
+    }
+}
+
+fn name(pick: Pick) -> &'static str {
+    match pick {
+        Pick::Gpu => "gpu",
+        Pick::Dav1d => "dav1d",
+    }
+}
+
+/// What one kind's decision says of the other's: a waited row costs the GPU's side its
+/// deferred cost and the wait, dav1d's side the same, so dav1d kept for deferred rows is kept
+/// for waited ones, and the GPU kept for waited rows is kept for deferred ones. (Without this
+/// a decode with one thread, which tries only deferred rows, would leave waited rows undecided
+/// and every later decode would set a device up in case one came.)
+fn implied(kind: usize, pick: Pick) -> Option<(usize, Pick)> {
+    match (KINDS[kind], pick) {
+        ("deferred", Pick::Dav1d) => Some((1, Pick::Dav1d)),
+        ("waited", Pick::Gpu) => Some((0, Pick::Gpu)),
+        _ => None,
     }
 }
 
@@ -299,6 +334,14 @@ mod tests {
         let mut t = Trial::default();
         run(&mut t, WARM_UP + 2 * PER_SIDE, 1000, 1000);
         assert_eq!(t.decision().map(|d| d.pick), Some(Pick::Dav1d), "ties stay");
+    }
+
+    #[test]
+    fn a_decision_implies_the_other_kind_only_where_the_wait_cannot_change_it() {
+        assert_eq!(implied(0, Pick::Dav1d), Some((1, Pick::Dav1d)));
+        assert_eq!(implied(1, Pick::Gpu), Some((0, Pick::Gpu)));
+        assert_eq!(implied(0, Pick::Gpu), None);
+        assert_eq!(implied(1, Pick::Dav1d), None);
     }
 
     #[test]
