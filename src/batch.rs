@@ -1115,6 +1115,18 @@ struct GpuBatch {
     backup_copies: Vec<usize>,
 }
 
+/// The dispatch of a job whose 16-bit lanes overflowed, by the job's index in the job buffer
+/// (what the transform kernels report). A dispatch's `first` counts in its own job size (each
+/// bucket starts at a multiple of it), so an index names one job only among dispatches of one
+/// size: only the full transforms' (4-word jobs, and the only kernels that report) are
+/// searched, whatever the others' sizes and order.
+fn overflowed_dispatch(dispatches: &[Dispatch], index: u32) -> Option<usize> {
+    dispatches.iter().position(|d| {
+        matches!(KERNELS.get(d.kernel), Some(ItxKernel::Full(_)))
+            && (d.first..d.first + d.count).contains(&index)
+    })
+}
+
 impl GpuBatch {
     fn new(stream: Stream) -> GpuBatch {
         let max_words = stream.max_buffer_bytes() as usize / 4 - 2 * MAX_CALL_WORDS;
@@ -2272,11 +2284,9 @@ impl GpuBatch {
         // FFmpeg's own function (after the copies back, which left them unchanged). No call of
         // the batch comes after them on their pixels (`Need::after_cpu_redo`).
         for index in stream.overflowed_jobs()? {
-            let (n, d) = dispatches
-                .iter()
-                .enumerate()
-                .find(|(_, d)| (d.first..d.first + d.count).contains(&index))
-                .ok_or("an overflowed job outside the submission")?;
+            let n = overflowed_dispatch(&dispatches, index)
+                .ok_or("an overflowed job outside the submission's transforms")?;
+            let d = &dispatches[n];
             let size = job_words(d.kernel);
             let at = (index - d.first) as usize * size;
             let words = &self.buckets[order[n]][at..at + size];
@@ -3695,4 +3705,41 @@ pub fn thread_uses_gpu() -> bool {
             r.gpu.is_some()
         })
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dispatch(kernel: usize, first: u32, count: u32) -> Dispatch {
+        Dispatch {
+            level: 0,
+            kernel,
+            slot: 1,
+            source: 0,
+            first,
+            count,
+        }
+    }
+
+    /// A motion compensation bucket at words 480..540 (its jobs 40..45, counted in 12 words)
+    /// and a full transform at word 168 (its job 42, in 4 words): index 42 is the transform's,
+    /// whichever dispatch is listed first; a DC-only transform (which cannot overflow) is not
+    /// searched.
+    #[test]
+    fn an_overflowed_index_names_a_full_transform_whatever_the_other_job_sizes() {
+        let full = 0;
+        let dc_only = Transform::ALL.len();
+        assert!(matches!(KERNELS[full], ItxKernel::Full(_)));
+        assert!(matches!(KERNELS[dc_only], ItxKernel::DcOnly(_)));
+        assert_eq!(job_words(MC_KERNEL), 12);
+        let dispatches = [
+            dispatch(MC_KERNEL, 40, 5),
+            dispatch(dc_only, 30, 20),
+            dispatch(full, 42, 1),
+        ];
+        assert_eq!(overflowed_dispatch(&dispatches, 42), Some(2));
+        assert_eq!(overflowed_dispatch(&dispatches, 41), None);
+        assert_eq!(overflowed_dispatch(&dispatches[..2], 42), None);
+    }
 }
