@@ -75,7 +75,8 @@ void main()
     uvec4 job = live ? jobs[pc.first_job + j] : uvec4(0);
     live = live && job.x != SKIP_JOB; // completed early on the CPU
     int stride = int(job.y);
-    int column = int(job.x) + int(lane);
+    // Byte offsets stay unsigned (a binding may span up to 2 GiB); a row's step is signed.
+    uint column = job.x + lane;
 
     if (DC_ONLY) {
         // No 16-bit lane can overflow here: |dc| <= 32768 keeps every step in range.
@@ -83,7 +84,7 @@ void main()
             int t = r14(r14(int(job.z) * 11585) * 11585);
             int r = final_round(t);
             for (int row = 0; row < N; row++)
-                add_pixel(uint(column + row * stride), r);
+                add_pixel(column + uint(row * stride), r);
         }
     } else {
         uint base = block * uint(N * ROW);
@@ -118,7 +119,7 @@ void main()
                     overflow_jobs[atomicAdd(overflow_count, 1u)] = pc.first_job + j;
             } else {
                 for (int row = 0; row < N; row++)
-                    add_pixel(uint(column + row * stride), o[row]);
+                    add_pixel(column + uint(row * stride), o[row]);
             }
         }
     }

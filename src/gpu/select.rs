@@ -103,7 +103,7 @@ unsafe fn examine(
             name,
             kind: props.device_type,
             api_version: props.api_version,
-            max_storage_buffer_range: l.max_storage_buffer_range as u64,
+            max_storage_buffer_range: storage_range(l.max_storage_buffer_range),
             non_coherent_atom_size: l.non_coherent_atom_size.max(1),
             max_shared_bytes: l.max_compute_shared_memory_size,
             max_invocations: l.max_compute_work_group_invocations,
@@ -169,4 +169,24 @@ pub unsafe fn choose(instance: &ash::Instance, wanted: Option<&str>) -> Result<C
         .into_iter()
         .min_by_key(|c| rank(c.info.kind))
         .ok_or_else(|| format!("no usable device: {}", reasons.join("; ")))
+}
+
+/// The largest buffer a kernel binds: the device's limit, but below 2 GiB, so that every byte
+/// offset inside a binding is a non-negative `int` in the shaders. (A larger region, e.g.
+/// registered through the public API, is then not imported: its calls copy their blocks.)
+pub fn storage_range(limit: u32) -> u64 {
+    u64::from(limit).min(i32::MAX as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// NVIDIA's drivers report 4 GiB - 1: offsets past 2 GiB would be negative `int`s.
+    #[test]
+    fn bindings_stay_below_2_gib_whatever_the_device_allows() {
+        assert_eq!(storage_range(u32::MAX), i32::MAX as u64);
+        assert_eq!(storage_range(1 << 31), i32::MAX as u64);
+        assert_eq!(storage_range(128 << 20), 128 << 20);
+    }
 }
