@@ -777,7 +777,11 @@ fn cdef_rows_are_tried_on_the_decode_and_kept_unless_placed() {
         let (pick, ratio) = found.strip_suffix(')')?.split_once('(')?;
         let ratio: f64 = ratio.parse().ok()?;
         assert!(matches!(pick, "gpu" | "dav1d") && ratio > 0.0, "{trial}");
-        assert_eq!(pick == "gpu", ratio < 1.0, "{trial}");
+        // (The ratio as printed, to two places: 0.996 shows as 1.00.)
+        assert!(
+            (pick == "gpu" && ratio <= 1.0) || (pick == "dav1d" && ratio >= 1.0),
+            "{trial}"
+        );
         Some((pick.to_string(), ratio))
     };
     let (one_thread, threads) = (AV1_THREADING[0], AV1_THREADING[1]);
@@ -809,7 +813,12 @@ fn cdef_rows_are_tried_on_the_decode_and_kept_unless_placed() {
         assert_eq!(count(&stderr, "cdef_rows"), 0, "{stderr}");
     } else {
         assert_eq!(stat(&stderr, "kernels_by"), Some("trial"), "{stderr}");
-        assert_eq!(decided(&stderr, "deferred"), Some(deferred), "{stderr}");
+        // (The kept ratio is rounded again on the way: compare the picks.)
+        assert_eq!(
+            decided(&stderr, "deferred").map(|d| d.0),
+            Some(deferred.0),
+            "{stderr}"
+        );
     }
     // A trial asked for runs again.
     let stderr = decode(

@@ -12,7 +12,8 @@
 //! when all its rows are done. The GPU is kept where its pictures took less time.
 //!
 //! A decision is kept for later runs under the calibration's key (device, driver, CPU,
-//! program, library version), per kind; one kind's decision may settle the other's (`implied`).
+//! program, library version), per kind; one kind's decision may settle the other's where this
+//! run has none for it (`implied`).
 //! Where both kinds keep dav1d, a later decode sets no device up at all. `DAEDALUS_TRIAL_FRAMES` asks for new trials, as for VP9's frame path.
 //!
 //! Every row of a picture gets its picture's answer, so that no picture is filtered partly
@@ -225,39 +226,60 @@ pub fn dav1d_filtered() {
 
 /// The picture whose luma starts at `picture` was released.
 pub fn released(picture: usize) {
-    let decided: Vec<(usize, Decision)> = {
+    let kept = {
         let mut trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
-        (0..KINDS.len())
-            .filter_map(|k| Some((k, trials[k].as_mut()?.released(picture)?)))
-            .collect()
+        release(&mut trials, cached(), picture)
     };
-    for (kind, d) in decided {
-        crate::info!(
-            "CDEF rows ({}): {} kept (the GPU's pictures took {:.2} times dav1d's time)",
-            KINDS[kind],
-            name(d.pick),
-            d.ratio
-        );
+    for (kind, d, implied) in kept {
+        if implied {
+            crate::info!(
+                "CDEF rows ({}): {} kept too (a row waited for costs the host what one left on its way does, and the wait)",
+                KINDS[kind],
+                name(d.pick)
+            );
+        } else {
+            crate::info!(
+                "CDEF rows ({}): {} kept (the GPU's pictures took {:.2} times dav1d's time)",
+                KINDS[kind],
+                name(d.pick),
+                d.ratio
+            );
+        }
+        // An implied decision keeps the ratio the measured kind gives as its bound.
         crate::calibrate::cache_fact(&fact(kind), &format!("{} {:.3}", name(d.pick), d.ratio));
+    }
+}
+
+/// [`released`] on the trials, under their lock: the decisions taken now, as (kind, decision,
+/// implied by the other kind's). A kind implied here is decided for this process at once,
+/// before another thread can decide it otherwise.
+fn release(
+    trials: &mut [Option<Trial>; 2],
+    cached: &[Option<Decision>; 2],
+    picture: usize,
+) -> Vec<(usize, Decision, bool)> {
+    let mut kept = Vec::new();
+    for kind in 0..KINDS.len() {
+        let Some(d) = trials[kind].as_mut().and_then(|t| t.released(picture)) else {
+            continue;
+        };
+        kept.push((kind, d, false));
         if let Some((other, pick)) = implied(kind, d.pick) {
-            let undecided = cached()[other].is_none()
-                && TRIALS.lock().unwrap_or_else(|p| p.into_inner())[other]
-                    .as_ref()
-                    .is_none_or(|t| t.decision().is_none());
-            if undecided {
-                crate::info!(
-                    "CDEF rows ({}): {} kept too (a row waited for costs the host what one left on its way does, and the wait)",
-                    KINDS[other],
-                    name(pick)
-                );
-                // The ratio kept is the bound the measured kind gives.
-                crate::calibrate::cache_fact(
-                    &fact(other),
-                    &format!("{} {:.3}", name(pick), d.ratio),
-                );
+            let t = trials[other].get_or_insert_with(|| Trial {
+                decided: cached[other],
+                ..Trial::default()
+            });
+            if t.decision().is_none() {
+                let d = Decision {
+                    pick,
+                    ratio: d.ratio,
+                };
+                t.decided = Some(d);
+                kept.push((other, d, true));
             }
         }
     }
+    kept
 }
 
 fn name(pick: Pick) -> &'static str {
@@ -342,6 +364,55 @@ mod tests {
         assert_eq!(implied(1, Pick::Gpu), Some((0, Pick::Gpu)));
         assert_eq!(implied(0, Pick::Gpu), None);
         assert_eq!(implied(1, Pick::Dav1d), None);
+    }
+
+    /// A deferred trial that keeps dav1d decides waited rows too, in memory at once, unless
+    /// they have a decision of their own (kept, or measured in this run).
+    #[test]
+    fn dav1d_kept_for_deferred_rows_is_kept_for_waited_ones_without_their_own() {
+        let decide = |waited: Option<Trial>, cached: [Option<Decision>; 2]| {
+            let mut trials = [Some(Trial::default()), waited];
+            let mut kept = Vec::new();
+            for p in 0..WARM_UP + 2 * PER_SIDE {
+                let t = trials[0].as_mut().unwrap();
+                let pick = t.pick(p);
+                t.add(p, if pick == Pick::Gpu { 300 } else { 100 });
+                kept.extend(release(&mut trials, &cached, p));
+            }
+            (kept, trials[1].as_ref().and_then(|t| t.decision()))
+        };
+        let (kept, waited) = decide(None, [None, None]);
+        assert_eq!(kept.len(), 2, "{kept:?}");
+        assert!(matches!(
+            kept[0],
+            (
+                0,
+                Decision {
+                    pick: Pick::Dav1d,
+                    ..
+                },
+                false
+            )
+        ));
+        assert!(matches!(
+            kept[1],
+            (
+                1,
+                Decision {
+                    pick: Pick::Dav1d,
+                    ..
+                },
+                true
+            )
+        ));
+        assert_eq!(waited.map(|d| d.pick), Some(Pick::Dav1d));
+        let own = Decision {
+            pick: Pick::Gpu,
+            ratio: 0.5,
+        };
+        let (kept, waited) = decide(None, [None, Some(own)]);
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert_eq!(waited, Some(own));
     }
 
     #[test]
