@@ -237,21 +237,27 @@ fn gstreamer_decodes_through_daedalus_as_on_debians_libraries() {
         .args(["-c", "copy", "-y"])
         .arg(&webm);
     assert_eq!(run(remux).status, Some(0), "remuxing to WebM");
-    let pipeline = |mut cmd: Command, out: &Path| {
+    // Each run with a registry of the test's own (never the user's), written by its libraries.
+    let pipeline = |mut cmd: Command, out: &Path, registry: &str| {
         cmd.arg("-q")
             .arg("filesrc")
             .arg(format!("location={}", webm.display()))
             .args(["!", "matroskademux", "!", "avdec_vp9", "!", "filesink"])
             .arg(format!("location={}", out.display()))
-            // A registry of the test's own, for Debian's libraries too: never the user's.
-            .env("GST_REGISTRY_1_0", dir.join("registry-debian.bin"));
+            .env("GST_REGISTRY_1_0", dir.join(registry));
         run(cmd)
     };
     let (a, b) = (dir.join("ours.yuv"), dir.join("debian.yuv"));
-    let mut ours = through_daedalus_run("gst-launch-1.0", Some("calls"));
-    ours.env("GST_REGISTRY_1_0", dir.join("registry-daedalus.bin"));
-    let ours = pipeline(ours, &a);
-    let theirs = pipeline(on_debians_libraries("gst-launch-1.0"), &b);
+    let ours = pipeline(
+        through_daedalus_run("gst-launch-1.0", Some("calls")),
+        &a,
+        "registry-daedalus.bin",
+    );
+    let theirs = pipeline(
+        on_debians_libraries("gst-launch-1.0"),
+        &b,
+        "registry-debian.bin",
+    );
     same_frames(
         "gst-launch-1.0 with avdec_vp9",
         &ours,
@@ -335,6 +341,17 @@ fn the_patched_libraries_export_what_debians_do() {
             .find(|l| l.trim_start().starts_with(&format!("{soname} ")))
             .and_then(|l| l.split(" => ").nth(1))
             .unwrap_or_else(|| panic!("Debian's {soname} is not installed"));
+        let ours_soname = Command::new("objdump")
+            .arg("-p")
+            .arg(ours.join(soname))
+            .output()
+            .expect("objdump -p");
+        assert!(
+            String::from_utf8_lossy(&ours_soname.stdout)
+                .lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["SONAME", soname]),
+            "build/ffmpeg/lib/{soname} does not carry the soname {soname}"
+        );
         let (a, b) = (exported(&ours.join(soname)), exported(Path::new(debian)));
         assert!(!b.is_empty(), "{debian} exports nothing");
         let missing: Vec<&String> = b.iter().filter(|s| !a.contains(s)).collect();
