@@ -151,6 +151,11 @@ typedef struct DaedalusStats {
    */
   uint64_t lf_sb_by_masks;
   uint64_t lf_sb_split;
+  /**
+   * Submissions that failed where the GPU may have written part of their pixels in place:
+   * those pixels may be wrong (the patched decoder fails the frames decoded meanwhile).
+   */
+  uint64_t damaged_batches;
 } DaedalusStats;
 
 #ifdef __cplusplus

@@ -888,6 +888,27 @@ fn split_key(key: u32) -> BucketKey {
 }
 
 /// A batch on the GPU: what its completion needs.
+/// A failed step of a batch's submission, by how much of the batch took effect.
+enum Failure {
+    /// Nothing reached the GPU: the whole batch may run on the CPU.
+    NotRun(String),
+    /// The batch was submitted: the GPU may have run any part of it, and the host completed
+    /// on the CPU what it could still complete exactly ([`GpuBatch::finish`]). `damaged`:
+    /// pixels may be left wrong (written in part in place, or a transform left undone).
+    Submitted { why: String, damaged: bool },
+}
+
+/// A transform the GPU left to FFmpeg's function (its 16-bit lanes overflowed).
+struct Redo {
+    tx: Transform,
+    dst: *mut u8,
+    stride: isize,
+    coefs: *const i16,
+    eob: i32,
+    /// Its pixels are a copied block's.
+    copied: bool,
+}
+
 struct Submitted {
     serial: u64,
     order: Vec<usize>,
@@ -1113,6 +1134,11 @@ struct GpuBatch {
     after_in_flight: bool,
     /// The calls that copy the decoder's backup lines ([`note_backup_copy`]).
     backup_copies: Vec<usize>,
+    /// The job words the call being placed pushed, (bucket, first word, end), and
+    /// `copied_calls.len()` before it: what leaves the batch if placing it panics
+    /// ([`Recorder::poison`]).
+    journal: Vec<(u32, u32, u32)>,
+    copied_mark: usize,
 }
 
 /// The dispatch of a job whose 16-bit lanes overflowed, by the job's index in the job buffer
@@ -1179,6 +1205,8 @@ impl GpuBatch {
             slot_open: [0; MAX_SLOTS],
             after_in_flight: false,
             backup_copies: Vec::new(),
+            journal: Vec::new(),
+            copied_mark: 0,
         }
     }
 
@@ -1598,6 +1626,7 @@ impl GpuBatch {
         // SAFETY: the words up to `out` were written above.
         unsafe { bucket.set_len(out) };
         self.pending_words += tiles * WORDS;
+        self.journal.push((index as u32, at as u32, out as u32));
         (index as u32, at as u32, tiles as u32)
     }
 
@@ -1619,7 +1648,29 @@ impl GpuBatch {
         }
         let at = at as u32;
         self.pending_words += words;
+        self.journal.push((index as u32, at, at + words as u32));
         (index as u32, at)
+    }
+
+    /// A call is about to be placed: nothing of it is in the batch yet.
+    fn journal_start(&mut self) {
+        self.journal.clear();
+        self.copied_mark = self.copied_calls.len();
+    }
+
+    /// Takes the jobs of the call being placed out of the batch again (after a panic while
+    /// placing it): its pushed jobs are skipped, its copied calls forgotten.
+    fn take_out_journaled(&mut self) {
+        for &(bucket, from, to) in &self.journal {
+            let key = split_key(self.keys[bucket as usize]);
+            let words = job_words(key.kernel);
+            let jobs = &mut self.buckets[bucket as usize][from as usize..to as usize];
+            for job in jobs.chunks_exact_mut(words) {
+                job[0] = SKIP_JOB;
+            }
+        }
+        self.journal.clear();
+        self.copied_calls.truncate(self.copied_mark);
     }
 
     /// Notes the call just placed (with serial `serial`): its jobs (`jobs` from word
@@ -2168,8 +2219,8 @@ impl GpuBatch {
     }
 
     /// Submits the pending batch and waits for it. `arena_len`: coefficients in the arena.
-    fn execute(&mut self, arena: *const i16, arena_len: usize) -> GpuResult<()> {
-        self.submit(arena, arena_len)?;
+    fn execute(&mut self, arena: *const i16, arena_len: usize) -> Result<(), Failure> {
+        self.submit(arena, arena_len).map_err(Failure::NotRun)?;
         self.finish()
     }
 
@@ -2251,7 +2302,12 @@ impl GpuBatch {
 
     /// Waits for the submitted batch and does what is left for the host: copying copied
     /// blocks back, redoing transforms whose lanes overflowed. The batch stays to be cleared.
-    fn finish(&mut self) -> GpuResult<()> {
+    ///
+    /// A failure comes after the host did on the CPU what it could still do exactly: where
+    /// the GPU's results cannot be read back, the calls on copied blocks run on the CPU from
+    /// their pixels, which nothing has touched yet; what cannot be made exact is reported as
+    /// damage ([`Failure::Submitted`]), never redone over pixels the GPU may have written.
+    fn finish(&mut self) -> Result<(), Failure> {
         let Some(Submitted {
             serial: _,
             order,
@@ -2263,28 +2319,88 @@ impl GpuBatch {
         else {
             return Ok(());
         };
-        let stream = &mut self.stream;
-        let stage = stream.staging.ptr;
-        stream.finish()?;
+        if let Err(why) = self.stream.finish() {
+            // The GPU may have written any part of the batch in place; copied blocks wait in
+            // the staging buffer, their own pixels untouched.
+            let exact = self.run_copied_on_cpu(arena);
+            let damaged = !exact || self.has_jobs_in_place();
+            return Err(Failure::Submitted { why, damaged });
+        }
 
         let unpacking = Instant::now();
-        stream.staging.invalidate(0..self.staging_len as u64)?;
-        for c in &self.copied {
-            for row in 0..c.rect.h {
-                unsafe {
-                    ptr::copy_nonoverlapping(
-                        stage.add(c.staging + row * c.rect.w),
-                        c.rect.pixel(row, 0),
-                        c.rect.w,
-                    )
-                };
+        // The GPU ran the whole batch. Read the list of transforms it left to the host first:
+        // copied blocks are copied back only where it could be read, so that their pixels stay
+        // untouched otherwise.
+        let mut failed = None;
+        let mut damaged = false;
+        let redo = match self.overflowed_transforms(&order, &dispatches, arena) {
+            Ok(redo) => redo,
+            Err(why) => {
+                // Transforms in place whose coefficients did not prove them safe may have been
+                // left undone.
+                damaged |= self.may_redo;
+                failed = Some(why);
+                Vec::new()
+            }
+        };
+        let copied_back = failed.is_none()
+            && match self.stream.read_staging(self.staging_len) {
+                Ok(()) => true,
+                Err(why) => {
+                    failed = Some(why);
+                    false
+                }
+            };
+        if copied_back {
+            let stage = self.stream.staging.ptr;
+            for c in &self.copied {
+                for row in 0..c.rect.h {
+                    unsafe {
+                        ptr::copy_nonoverlapping(
+                            stage.add(c.staging + row * c.rect.w),
+                            c.rect.pixel(row, 0),
+                            c.rect.w,
+                        )
+                    };
+                }
             }
         }
-        // Transforms of FFmpeg's decoder whose 16-bit lanes overflowed: the GPU left them for
-        // FFmpeg's own function (after the copies back, which left them unchanged). No call of
-        // the batch comes after them on their pixels (`Need::after_cpu_redo`).
-        for index in stream.overflowed_jobs()? {
-            let n = overflowed_dispatch(&dispatches, index)
+        // After the copies back, which left their pixels unchanged. No call of the batch comes
+        // after them on their pixels (`Need::after_cpu_redo`).
+        for r in redo.iter().filter(|r| copied_back || !r.copied) {
+            let coefs = unsafe { std::slice::from_raw_parts(r.coefs, r.tx.coefs()) };
+            unsafe { run_ffmpeg(r.tx, r.dst, r.stride, coefs, r.eob) };
+        }
+        if !copied_back {
+            damaged |= !self.run_copied_on_cpu(arena);
+        }
+        stats::add_time(&COUNTERS.pack_ns, unpacking);
+        let on_gpu = (self.pending - self.completed_early) as u64;
+        stats::add(&COUNTERS.gpu_calls, on_gpu);
+        stats::max(&COUNTERS.max_calls_per_submission, on_gpu);
+        stats::add(&COUNTERS.pixel_bytes_copied, 2 * self.staging_len as u64);
+        stats::add(
+            &COUNTERS.bytes_to_device,
+            (job_bytes + self.staging_len + 2 * arena_len) as u64,
+        );
+        stats::add(&COUNTERS.bytes_from_device, self.staging_len as u64);
+        match failed {
+            None => Ok(()),
+            Some(why) => Err(Failure::Submitted { why, damaged }),
+        }
+    }
+
+    /// The transforms of FFmpeg's decoder whose 16-bit lanes overflowed in the submission:
+    /// the GPU left their pixels for FFmpeg's own function.
+    fn overflowed_transforms(
+        &self,
+        order: &[usize],
+        dispatches: &[Dispatch],
+        arena: *const i16,
+    ) -> GpuResult<Vec<Redo>> {
+        let mut redo = Vec::new();
+        for index in self.stream.overflowed_jobs()? {
+            let n = overflowed_dispatch(dispatches, index)
                 .ok_or("an overflowed job outside the submission's transforms")?;
             let d = &dispatches[n];
             let size = job_words(d.kernel);
@@ -2321,21 +2437,68 @@ impl GpuBatch {
                     format_args!("a transform whose coefficients proved no 16-bit overflow overflowed; the frame may differ from FFmpeg's (please report)"),
                 );
             }
-            let coefs =
-                unsafe { std::slice::from_raw_parts(arena.add(job.coef as usize), tx.coefs()) };
-            unsafe { run_ffmpeg(tx, dst, stride, coefs, job_eob(job.reserved)) };
+            redo.push(Redo {
+                tx,
+                dst,
+                stride,
+                coefs: unsafe { arena.add(job.coef as usize) },
+                eob: job_eob(job.reserved),
+                copied: d.slot == 0,
+            });
         }
-        stats::add_time(&COUNTERS.pack_ns, unpacking);
-        let on_gpu = (self.pending - self.completed_early) as u64;
-        stats::add(&COUNTERS.gpu_calls, on_gpu);
-        stats::max(&COUNTERS.max_calls_per_submission, on_gpu);
-        stats::add(&COUNTERS.pixel_bytes_copied, 2 * self.staging_len as u64);
-        stats::add(
-            &COUNTERS.bytes_to_device,
-            (job_bytes + self.staging_len + 2 * arena_len) as u64,
-        );
-        stats::add(&COUNTERS.bytes_from_device, self.staging_len as u64);
-        Ok(())
+        Ok(redo)
+    }
+
+    /// Whether jobs in place are pending (not completed early on the CPU).
+    fn has_jobs_in_place(&self) -> bool {
+        (0..self.keys.len()).any(|b| {
+            let key = split_key(self.keys[b]);
+            key.slot != 0
+                && self.buckets[b]
+                    .chunks_exact(job_words(key.kernel))
+                    .any(|words| words[0] != SKIP_JOB)
+        })
+    }
+
+    /// Runs the calls on copied blocks with the CPU reference, in level order, from their
+    /// own pixels (after a failure that left the staging buffer unread). Returns whether that
+    /// is exact: not where a call reads a slot the batch writes in place, whose pixels the
+    /// GPU may have moved past what the call was to read.
+    fn run_copied_on_cpu(&self, arena: *const i16) -> bool {
+        let mut calls: Vec<&Call> = self.copied_calls.iter().collect();
+        calls.sort_by_key(|c| c.level); // stable: recorded order within a level
+        let mut exact = true;
+        for c in calls {
+            exact &= c.source == 0 || self.written_slots & 1 << c.source == 0;
+            let source = self.source_base(c.source as usize, arena);
+            unsafe { run_job_on_cpu(c.kernel, c.dst, c.stride, &c.job, arena, source) };
+        }
+        stats::add(&COUNTERS.cpu_calls, self.copied_calls.len() as u64);
+        exact
+    }
+
+    /// After a failed step of the batch's submission: the device is not used again; a batch
+    /// that never reached the GPU runs on the CPU reference, and one that may have left
+    /// pixels wrong is reported, so that the decoder fails its frame ([`damaged_batches`]).
+    /// Nothing is applied twice.
+    fn recover(&mut self, failure: Failure, arena: *const i16) {
+        let (why, damaged) = match failure {
+            Failure::NotRun(why) => {
+                self.run_on_cpu(arena);
+                (why, false)
+            }
+            Failure::Submitted { why, damaged } => (why, damaged),
+        };
+        self.stream.gpu().mark_lost(&why);
+        if damaged {
+            stats::add(&COUNTERS.damaged_batches, 1);
+            crate::log::once(
+                crate::log::Level::Error,
+                "damaged-batch",
+                format_args!("the device failed while its work may have written pixels in place; those frames are reported as failed to the decoder"),
+            );
+        }
+        self.retire();
     }
 
     /// Runs the pending batch with the CPU reference (after a GPU failure), level by level,
@@ -2423,6 +2586,8 @@ impl GpuBatch {
         self.slot_open = [0; MAX_SLOTS];
         self.after_in_flight = false;
         self.backup_copies.clear();
+        self.journal.clear();
+        self.copied_mark = 0;
     }
 
     /// Tells threads waiting for this batch's submission that its pixels are final (see
@@ -2457,6 +2622,22 @@ struct Recorder {
     inter_frame: bool,
     /// The index of the call the last `record` placed in the GPU batch, if it did.
     last_placed: Option<usize>,
+    /// `record` is placing a call: only its own jobs (journaled) and coefficients
+    /// (`moved_coefs`) changed the pending work, and `calls` held `cpu_mark` jobs before it.
+    placing: bool,
+    cpu_mark: usize,
+    moved_coefs: Option<Moved>,
+    /// A panic while recording left this thread's calls to run at once on the CPU.
+    poisoned: bool,
+}
+
+/// Where `capture` moved a transform's coefficients from the decoder's block.
+#[derive(Clone, Copy)]
+enum Moved {
+    /// Into the arena, at this index.
+    Arena(usize),
+    /// A DC-only call's one value.
+    Dc(i16),
 }
 
 thread_local! {
@@ -2483,6 +2664,10 @@ impl Recorder {
             counts: RecordedCounts::default(),
             inter_frame: false,
             last_placed: None,
+            placing: false,
+            cpu_mark: 0,
+            moved_coefs: None,
+            poisoned: false,
         }
     }
 
@@ -2529,11 +2714,9 @@ impl Recorder {
                 a.clear();
                 self.spare = Some(a);
             }
-            Err(e) => {
-                a.stream.gpu().mark_lost(&e);
+            Err(failure) => {
                 let arena = a.stream.coefs.ptr as *const i16;
-                a.run_on_cpu(arena);
-                a.retire();
+                a.recover(failure, arena);
                 std::mem::forget(a); // the GPU may still use its objects
                 if let Some(g) = &mut self.gpu {
                     g.run_on_cpu(self.arena.ptr);
@@ -2603,9 +2786,7 @@ impl Recorder {
                 serial
             }
             Err(e) => {
-                // Nothing reached the GPU.
-                g.stream.gpu().mark_lost(&e);
-                g.run_on_cpu(arena);
+                g.recover(Failure::NotRun(e), arena);
                 drop(next); // never submitted
                 self.drop_gpu();
                 self.arena.len = 0;
@@ -2748,6 +2929,7 @@ impl Recorder {
                 if tx.is_dc_only_call(eob) {
                     let v = ptr::read_unaligned(block);
                     ptr::write_unaligned(block, 0);
+                    self.moved_coefs = Some(Moved::Dc(v));
                     return v as i32 as u32;
                 }
                 let at = self.take(tx.coefs());
@@ -2759,6 +2941,7 @@ impl Recorder {
                     TxSize::T16 => move_and_zero::<512>(from, to),
                     TxSize::T32 => move_and_zero::<2048>(from, to),
                 }
+                self.moved_coefs = Some(Moved::Arena(at));
                 at as u32
             }
             Op::Mc { f, .. } => {
@@ -2898,6 +3081,11 @@ impl Recorder {
 
     unsafe fn record(&mut self, op: Op, dst: *mut u8, stride: isize, origin: Origin) {
         self.last_placed = None;
+        if self.poisoned {
+            op.run_at_once(dst, stride, origin);
+            stats::add(&COUNTERS.immediate, 1);
+            return;
+        }
         if !self.backend_chosen {
             self.choose_backend();
         }
@@ -2956,6 +3144,9 @@ impl Recorder {
                     Placement::Straddles => return self.run_now(op, dst, stride, origin),
                 }
             }
+            self.cpu_mark = self.calls.len();
+            self.moved_coefs = None;
+            self.placing = true;
             let captured = Captured::of(&op, self.capture(&op));
             let calls = &mut self.calls;
             Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, job| {
@@ -2969,6 +3160,7 @@ impl Recorder {
                 })
             });
             self.cpu_calls += 1;
+            self.placing = false;
             self.note_written(&rect);
             self.counts.count(&op, self.inter_frame);
             return;
@@ -2978,12 +3170,13 @@ impl Recorder {
         // remains).
         let mut placed = None;
         for _ in 0..2 {
-            match self
-                .gpu
-                .as_mut()
-                .expect("GPU path")
-                .place(&op, &rect, origin)
-            {
+            let g = self.gpu.as_mut().expect("GPU path");
+            g.journal_start();
+            self.moved_coefs = None;
+            self.placing = true;
+            let tried = g.place(&op, &rect, origin);
+            self.placing = tried.is_ok();
+            match tried {
                 Ok(p) => {
                     placed = Some(p);
                     break;
@@ -3017,11 +3210,13 @@ impl Recorder {
         let (captured, source_slot) = match source {
             Source::Arena => {
                 if self.in_flight.is_some() && self.source_may_be_in_flight(&op) {
+                    self.placing = false;
                     self.settle();
                     if self.gpu.is_none() {
                         // The device failed: this call too goes to the CPU path.
                         return self.record(op, dst, stride, origin);
                     }
+                    self.placing = true;
                 }
                 (Captured::of(&op, self.capture(&op)), 0)
             }
@@ -3127,6 +3322,9 @@ impl Recorder {
                 self.note_written(&rect);
             }
         }
+        if crate::gpu::testing::take_panic_while_placing() {
+            panic!("a panic injected by a test while placing a call");
+        }
         if let Some(g) = &mut self.gpu {
             let (bucket, first_word) = first.expect("a call has jobs");
             let cost = call_cost(&op, jobs);
@@ -3148,7 +3346,60 @@ impl Recorder {
             g.pending += 1;
             self.last_placed = Some(g.calls.len() - 1);
         }
+        self.placing = false;
         self.counts.count(&op, self.inter_frame);
+    }
+
+    /// After a panic in `record`: this thread's calls run at once on the CPU from now on, and
+    /// nothing pending is lost or applied twice. Where the panic struck while a call was being
+    /// placed, that call's jobs leave the batch, its coefficients go back to the decoder's
+    /// block, the batch completes on the CPU reference and the call runs after it, in
+    /// FFmpeg's order. Elsewhere (inside a completion the call needed) what took effect is
+    /// unknown: the pending work is dropped and counted damaged, so the decoder fails the
+    /// frame rather than hand it out silently wrong.
+    unsafe fn poison(&mut self, op: Op, dst: *mut u8, stride: isize, origin: Origin) {
+        let placing = std::mem::take(&mut self.placing);
+        self.poisoned = true;
+        crate::log::once(
+            crate::log::Level::Error,
+            "recorder-poisoned",
+            format_args!("internal error while recording a call (a bug: please report it); this thread's calls run at once on the CPU from now on"),
+        );
+        let arena = self.arena.ptr;
+        if placing {
+            if let Some(g) = &mut self.gpu {
+                g.take_out_journaled();
+            }
+            self.calls.truncate(self.cpu_mark);
+            if let (Op::Itx { tx, block, .. }, Some(moved)) = (op, self.moved_coefs.take()) {
+                match moved {
+                    Moved::Dc(v) => ptr::write_unaligned(block, v),
+                    Moved::Arena(at) => ptr::copy_nonoverlapping(arena.add(at), block, tx.coefs()),
+                }
+            }
+        }
+        self.settle();
+        let pending = self.pending() > 0;
+        if placing {
+            if let Some(g) = &mut self.gpu {
+                g.run_on_cpu(self.arena.ptr);
+                g.retire();
+            } else {
+                for c in &self.calls {
+                    run_job_on_cpu(c.kernel, c.dst, c.stride, &c.job, arena, arena as *const u8);
+                }
+                stats::add(&COUNTERS.cpu_calls, self.cpu_calls as u64);
+            }
+            op.run_at_once(dst, stride, origin);
+            stats::add(&COUNTERS.immediate, 1);
+        } else if pending {
+            stats::add(&COUNTERS.damaged_batches, 1);
+        }
+        self.calls.clear();
+        self.cpu_calls = 0;
+        self.drop_gpu();
+        self.arena.len = 0;
+        self.written = (usize::MAX, 0);
     }
 
     /// Runs a call of FFmpeg's decoder whose family is placed on the CPU: its own function at
@@ -3321,12 +3572,8 @@ impl Recorder {
                 self.arena.len = 0;
                 return;
             }
-            if let Err(e) = g.execute(arena, self.arena.len) {
-                g.stream.gpu().mark_lost(&e);
-                // Nothing reached the GPU when the submission itself failed; after a lost or
-                // hung device, blocks of imported memory may hold partial results (documented).
-                g.run_on_cpu(arena);
-                g.retire();
+            if let Err(failure) = g.execute(arena, self.arena.len) {
+                g.recover(failure, arena);
                 self.drop_gpu();
                 self.arena.len = 0;
                 self.sync_arena();
@@ -3380,8 +3627,13 @@ unsafe fn record_op_then(
 ) {
     let recorded = RECORDER.try_with(|r| match r.try_borrow_mut() {
         Ok(mut r) => {
-            r.record(op, dst, stride, origin);
-            then(&mut r);
+            let recording = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                r.record(op, dst, stride, origin)
+            }));
+            match recording {
+                Ok(()) => then(&mut r),
+                Err(_) => r.poison(op, dst, stride, origin),
+            }
             true
         }
         Err(_) => false,
@@ -3640,6 +3892,12 @@ pub fn await_submission(serial: u64) {
         stats::add_time(&COUNTERS.await_ns, waiting);
         stats::add_cpu_time(&COUNTERS.wait_cpu_ns, cpu);
     }
+}
+
+/// Batches of any thread that may have left pixels wrong after the device failed: a
+/// decoder fails the frames it decoded meanwhile.
+pub fn damaged_batches() -> u64 {
+    stats::read(&COUNTERS.damaged_batches)
 }
 
 /// Executes every call the calling thread recorded; returns with the pixels in place.

@@ -935,6 +935,9 @@ pub struct DaedalusStats {
     /// of those the ones whose columns pass was split.
     pub lf_sb_by_masks: u64,
     pub lf_sb_split: u64,
+    /// Submissions that failed where the GPU may have written part of their pixels in place:
+    /// those pixels may be wrong (the patched decoder fails the frames decoded meanwhile).
+    pub damaged_batches: u64,
 }
 
 /// Fills `out` with the current counters; ignores a null `out`.
@@ -987,6 +990,7 @@ pub unsafe extern "C" fn daedalus_get_stats(out: *mut DaedalusStats) {
             run_ahead: stats::read(&c.run_ahead),
             lf_sb_by_masks: stats::read(&c.lf_sb_by_masks),
             lf_sb_split: stats::read(&c.lf_sb_split),
+            damaged_batches: stats::read(&c.damaged_batches),
         })
     })
 }

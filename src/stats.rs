@@ -49,6 +49,10 @@ pub struct Counters {
     pub rejected: AtomicU64,
     /// Deferred calls that the GPU executed.
     pub gpu_calls: AtomicU64,
+    /// Submissions of the per-call path that failed where the GPU may have written part of
+    /// their pixels in place (or left a transform undone that the host could not find): the
+    /// decoder fails the frames decoded meanwhile.
+    pub damaged_batches: AtomicU64,
     /// Deferred calls that the CPU reference executed (CPU mode, fallback, straddling calls).
     pub cpu_calls: AtomicU64,
     /// Calls of FFmpeg's decoder run by FFmpeg's own function because their 16-bit lanes
@@ -151,6 +155,7 @@ pub static COUNTERS: Counters = Counters {
     inter_intra_itx_at_once: AtomicU64::new(0),
     rejected: AtomicU64::new(0),
     gpu_calls: AtomicU64::new(0),
+    damaged_batches: AtomicU64::new(0),
     cpu_calls: AtomicU64::new(0),
     ffmpeg_calls: AtomicU64::new(0),
     itx_redo_possible: AtomicU64::new(0),

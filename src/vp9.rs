@@ -30,7 +30,7 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
-pub const ABI_VERSION: c_int = 9;
+pub const ABI_VERSION: c_int = 10;
 
 /// The frame the decoder writes (the patch's `FFVP9ProviderFrame`).
 #[repr(C)]
@@ -82,7 +82,8 @@ pub struct DaedalusVp9Provider {
         size: c_int,
         edges: c_int,
     ),
-    pub frame_end: unsafe extern "C" fn(ctx: *mut c_void, frame: *const DaedalusVp9Frame),
+    /// 0, or a negative AVERROR code: the frame may be wrong, and the decoder fails it.
+    pub frame_end: unsafe extern "C" fn(ctx: *mut c_void, frame: *const DaedalusVp9Frame) -> c_int,
     pub detach: unsafe extern "C" fn(ctx: *mut c_void),
     /// Memory for the decoder's frame pool while the provider is attached: `size` zeroed
     /// bytes, or null (the decoder allocates as usual); `*opaque` goes back to `frame_free`.
@@ -711,6 +712,7 @@ unsafe extern "C" fn frame_begin(ctx: *mut c_void, frame: *const DaedalusVp9Fram
             }
         }
         REGISTERED.with(|r| *r.borrow_mut() = registered);
+        DAMAGE_SEEN.with(|d| d.set(batch::damaged_batches()));
         let inter = frame
             .as_ref()
             .is_some_and(|f| f.ref_buf_data.iter().flatten().any(|p| !p.is_null()));
@@ -996,13 +998,23 @@ fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
     batch::split_frame(&lines);
 }
 
-unsafe extern "C" fn frame_end(ctx: *mut c_void, frame: *const DaedalusVp9Frame) {
-    crate::ffi::guard("frame_end", (), || {
+/// FFmpeg's `AVERROR_EXTERNAL` ("Generic error in an external library").
+const AVERROR_EXTERNAL: c_int = -i32::from_le_bytes(*b"EXT ");
+
+thread_local! {
+    /// [`batch::damaged_batches`] at this thread's `frame_begin`: where it grew by the frame's
+    /// end, a batch of this frame (or of one decoded meanwhile, which it may read) may have
+    /// left pixels wrong.
+    static DAMAGE_SEEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+unsafe extern "C" fn frame_end(ctx: *mut c_void, frame: *const DaedalusVp9Frame) -> c_int {
+    crate::ffi::guard("frame_end", 0, || {
         if !per_call(ctx) {
             if let (Some(f), false) = (frame.as_ref(), ctx.is_null()) {
                 frame::frame_end(ctx, f.data[0] as usize);
             }
-            return;
+            return 0;
         }
         let planes = PLANES.with(|p| p.replace(None));
         BACKUP.with(|b| b.set(None));
@@ -1013,6 +1025,10 @@ unsafe extern "C" fn frame_end(ctx: *mut c_void, frame: *const DaedalusVp9Frame)
             published::forget(p.data[0] as usize);
         }
         unregister_frame();
+        if batch::damaged_batches() > DAMAGE_SEEN.with(|d| d.get()) {
+            return AVERROR_EXTERNAL;
+        }
+        0
     })
 }
 

@@ -539,6 +539,71 @@ fn failed_submission_with_parts_in_flight_keeps_decodes_exact() {
     assert_all_decoded(&failures, cases.len(), "decodes with a failed submission");
 }
 
+/// Submissions of the per-call path that fail after the GPU ran them (`DAEDALUS_TEST_FAIL_STEP`):
+/// where reading its results back fails, the host completes the batch exactly and every frame
+/// equals Debian's ffmpeg (with frame threads too); where the device is lost with pixels
+/// written in place, nothing is written twice and the decoder fails that frame through its own
+/// error path (its message, exit status 0 as with damaged data): the frames before it equal
+/// Debian's, the failed one is not output.
+#[test]
+fn failures_after_the_gpu_ran_are_exact_or_fail_the_frame() {
+    let stream = stream_named("altref-2pass");
+    let cases = [
+        ("unpack", THREADING[0]),
+        ("overflow", THREADING[1]),
+        ("wait", THREADING[0]),
+    ];
+    let failures = in_parallel(cases.to_vec(), |(step, threading)| {
+        let env = [
+            ("DAEDALUS_TEST_FAIL_SUBMISSION", "12"),
+            ("DAEDALUS_TEST_FAIL_STEP", step),
+        ];
+        let what = format!("{} / {} / {step} fails", stream.name, threading.0);
+        if step != "wait" {
+            let out = decode_as_debian(stream, Way::Preload, "gpu", threading, &env, &what)?;
+            return match stat(&out.stderr, "damaged_batches") {
+                Some("0") => Ok(()),
+                _ => Err(format!("{what}: no batch may be damaged: {}", out.stderr)),
+            };
+        }
+        let out = ours(
+            Way::Preload,
+            "gpu",
+            &stream.path,
+            threading.1,
+            "framemd5",
+            &env,
+        );
+        let (ours, theirs) = (frames(&out.stdout), reference(stream));
+        let failed_frame = out
+            .stderr
+            .lines()
+            .filter(|l| l.contains("The DSP provider failed to reconstruct the frame"))
+            .count();
+        let first_difference = ours.iter().zip(&theirs).position(|(a, b)| a != b);
+        if out.status != Some(0)
+            || failed_frame != 1
+            || stat(&out.stderr, "damaged_batches") != Some("1")
+            || ours.len() + 1 != theirs.len()
+            || first_difference == Some(0)
+        {
+            return Err(format!(
+                "{what}: expected one failed frame ({} of {} frames, first difference {first_difference:?}): exit {:?}: {}",
+                ours.len(),
+                theirs.len(),
+                out.status,
+                out.stderr
+            ));
+        }
+        Ok(())
+    });
+    assert_all_decoded(
+        &failures,
+        cases.len(),
+        "decodes with a failure after the GPU ran",
+    );
+}
+
 #[test]
 fn cpu_path_equals_debian_ffmpeg() {
     matrix("cpu", &[]);

@@ -5,6 +5,13 @@
 //! - a device that fails mid-stream (a failed submission, injected), also while the
 //!   coefficient buffer is full: exactly one error, the pending work and everything after it
 //!   runs on the CPU reference, the output is FFmpeg's, nothing crashes;
+//! - a submission that fails after the GPU ran it (injected at each later step: reading back
+//!   the copied blocks, reading the list of transforms left to the host, the wait itself as
+//!   after a lost device): nothing is applied twice. Where the host can still complete the
+//!   batch exactly (copied blocks from their untouched pixels) the output is FFmpeg's and no
+//!   batch is damaged; a lost device while pixels in place were written is counted damaged
+//!   (the decoder fails such a frame), and since the injected loss comes after the GPU
+//!   finished, the output is still FFmpeg's only if those pixels were not written again;
 //! - a device that cannot build the kernels one decoder alone uses (CDEF, the superblock loop
 //!   filter; injected, met when first wanted): one warning each, those calls run on the CPU,
 //!   everything else still on the device;
@@ -16,14 +23,32 @@ mod common;
 
 use common::*;
 use daedalus::ffi;
+use daedalus::gpu::testing::Step;
 use daedalus::kernels::itx::{Transform, Tx1d, TxSize};
 use std::process::Command;
 
 const CHILD: &str = "DAEDALUS_FALLBACK_CHILD";
 
-/// Records `blocks` over `cs` (the first canvas registered), flushes, compares with FFmpeg.
-/// `fail_after`: make the next submission fail once that many blocks are recorded.
+/// Records `blocks` over `cs` (the first canvas registered, the others copied), flushes,
+/// compares with FFmpeg. `fail_after`: make the next submission fail (at `Step::Submit`) once
+/// that many blocks are recorded.
 fn decode_like_ffmpeg(cs: &[Canvas], blocks: &[Placed], fail_after: Option<usize>) {
+    decode_failing_at(cs, blocks, fail_after.map(|n| (n, Step::Submit)))
+}
+
+/// [`decode_like_ffmpeg`], the failure at any step.
+fn decode_failing_at(cs: &[Canvas], blocks: &[Placed], fail: Option<(usize, Step)>) {
+    let arm = fail.map(|(after, step)| {
+        (after, move || {
+            daedalus::gpu::testing::fail_next_submission_at(step)
+        })
+    });
+    decode_arming(cs, blocks, arm)
+}
+
+/// [`decode_like_ffmpeg`], with `arm.1` called once `arm.0` blocks are recorded.
+fn decode_arming(cs: &[Canvas], blocks: &[Placed], arm: Option<(usize, impl Fn())>) {
+    let fail_after = arm.as_ref().map(|a| a.0);
     let dsp = ffmpeg_c();
     let (mut ff, mut ours) = (clone_canvases(cs), clone_canvases(cs));
     apply_ffmpeg(&dsp, &mut ff, &mut blocks.to_vec());
@@ -35,8 +60,8 @@ fn decode_like_ffmpeg(cs: &[Canvas], blocks: &[Placed], fail_after: Option<usize
     let mut ours_blocks = blocks.to_vec();
     let split = fail_after.unwrap_or(0).min(ours_blocks.len());
     record_daedalus(&mut ours, &mut ours_blocks[..split]);
-    if fail_after.is_some() {
-        daedalus::gpu::testing::fail_next_submission();
+    if let Some((_, arm)) = &arm {
+        arm();
     }
     record_daedalus(&mut ours, &mut ours_blocks[split..]);
     ffi::daedalus_flush();
@@ -122,6 +147,92 @@ fn device_loss() {
     assert!(after.cpu_calls > before.cpu_calls);
 }
 
+/// A failure at `step`, after the GPU ran the batch, of a batch with blocks in place and
+/// copied blocks. Returns the batches counted damaged.
+fn fails_after_the_gpu_ran(step: Step) -> u64 {
+    assert_eq!(
+        ffi::daedalus_backend(),
+        ffi::DaedalusBackend::DAEDALUS_BACKEND_GPU,
+        "needs a device"
+    );
+    let mut rng = Rng::new(42);
+    let cs = vec![
+        Canvas::new(&mut rng, 300, 200),
+        Canvas::new(&mut rng, 200, 100),
+    ];
+    let blocks = place_blocks(&mut rng, &cs, 600, &Transform::ALL);
+    assert!(
+        blocks.iter().any(|b| b.canvas == 0) && blocks.iter().any(|b| b.canvas == 1),
+        "blocks in place and copied ones"
+    );
+    let before = stats();
+    decode_failing_at(&cs, &blocks, Some((0, step)));
+    let after = stats();
+    assert_eq!(after.submissions, before.submissions + 1, "one submission");
+    assert!(after.cpu_calls > before.cpu_calls, "the CPU took over");
+    assert_eq!(
+        ffi::daedalus_backend(),
+        ffi::DaedalusBackend::DAEDALUS_BACKEND_CPU
+    );
+    after.damaged_batches - before.damaged_batches
+}
+
+fn fail_unpack() {
+    assert_eq!(
+        fails_after_the_gpu_ran(Step::Unpack),
+        0,
+        "exact, not damaged"
+    );
+}
+
+fn fail_overflow_list() {
+    assert_eq!(
+        fails_after_the_gpu_ran(Step::Overflow),
+        0,
+        "exact, not damaged"
+    );
+}
+
+fn fail_wait() {
+    assert_eq!(fails_after_the_gpu_ran(Step::Wait), 1, "damaged");
+}
+
+/// A panic while the recorder places a call (after its jobs joined the batch, before the batch
+/// noted it), then more calls: every block still equals FFmpeg's (the call neither lost nor
+/// applied twice), and the thread's later calls run at once.
+fn panic_while_placing() {
+    assert_eq!(
+        ffi::daedalus_backend(),
+        ffi::DaedalusBackend::DAEDALUS_BACKEND_GPU,
+        "needs a device"
+    );
+    let mut rng = Rng::new(43);
+    let cs = vec![
+        Canvas::new(&mut rng, 300, 200),
+        Canvas::new(&mut rng, 200, 100),
+    ];
+    let blocks = place_blocks(&mut rng, &cs, 600, &Transform::ALL);
+    let before = stats();
+    decode_arming(
+        &cs,
+        &blocks,
+        Some((300, daedalus::gpu::testing::panic_while_placing)),
+    );
+    let after = stats();
+    assert!(
+        after.immediate - before.immediate >= 300,
+        "the calls after the panic ran at once"
+    );
+    assert_eq!(
+        after.damaged_batches, before.damaged_batches,
+        "exact, not damaged"
+    );
+    assert_eq!(
+        after.submissions, before.submissions,
+        "nothing submitted after the panic"
+    );
+}
+
 fn optional_kernels_fail() {
     daedalus::gpu::testing::fail_optional_kernels();
     assert_eq!(
@@ -201,6 +312,10 @@ fn child(scenario: &str) {
     match scenario {
         "no-device" => no_device(),
         "device-loss" => device_loss(),
+        "fail-unpack" => fail_unpack(),
+        "fail-overflow-list" => fail_overflow_list(),
+        "fail-wait" => fail_wait(),
+        "panic-while-placing" => panic_while_placing(),
         "optional-kernels-fail" => optional_kernels_fail(),
         "required-kernels-fail" => required_kernels_fail(),
         other => panic!("unknown scenario {other}"),
@@ -272,6 +387,30 @@ fn main() {
         "the error says what happens: {error}"
     );
     println!("device loss: one error, CPU reference from then on, FFmpeg's output: ok");
+
+    for scenario in ["fail-unpack", "fail-overflow-list"] {
+        let stderr = run(scenario, &[]);
+        let error = only_line(&stderr, "daedalus: error:");
+        assert!(
+            error.contains("failure injected") && error.contains("CPU reference"),
+            "the error says what failed and what happens: {error}"
+        );
+    }
+    println!("a failure after the GPU ran, before the host read it back: one error, nothing applied twice, FFmpeg's output: ok");
+    let stderr = run("fail-wait", &[]);
+    let errors = lines(&stderr, "daedalus: error:");
+    assert_eq!(errors.len(), 2, "{stderr}");
+    assert!(errors[0].contains("failure injected") && errors[0].contains("CPU reference"));
+    assert!(errors[1].contains("pixels in place"), "{}", errors[1]);
+    println!("a lost device after the GPU wrote pixels in place: they are not written again, the batch is reported damaged: ok");
+
+    let stderr = run("panic-while-placing", &[]);
+    let error = only_line(&stderr, "daedalus: error:");
+    assert!(
+        error.contains("internal error while recording") && error.contains("at once on the CPU"),
+        "the error says what happens: {error}"
+    );
+    println!("a panic while placing a call: one error, nothing lost or applied twice, FFmpeg's output: ok");
 
     let stderr = run("optional-kernels-fail", &[]);
     let warnings = lines(&stderr, "daedalus: warning:");

@@ -256,12 +256,24 @@ impl Gpu {
     /// thread, having waited for `fence` itself, calls [`Gpu::retire`] and before it reuses
     /// the fence.
     pub fn submit(&self, cmd: vk::CommandBuffer, fence: vk::Fence) -> GpuResult<u64> {
+        self.submit_with_injection(cmd, fence)
+            .map(|(serial, _)| serial)
+    }
+
+    /// [`Gpu::submit`], also returning the later step of this submission at which a test
+    /// injected a failure ([`testing::Step`]), for the submitter to meet there.
+    pub fn submit_with_injection(
+        &self,
+        cmd: vk::CommandBuffer,
+        fence: vk::Fence,
+    ) -> GpuResult<(u64, Option<testing::Step>)> {
         if self.lost.load(Ordering::Relaxed) {
             // Another thread's submission failed: the device is not used again, and this
             // thread's batch runs on the CPU as after its own failure (nothing of it ran).
             return Err("the device was disabled after an error".into());
         }
-        if testing::take_injected_failure() {
+        let injected = testing::take_injected_failure();
+        if injected == Some(testing::Step::Submit) {
             return Err("vkQueueSubmit: failure injected by a test".into());
         }
         let cmds = [cmd];
@@ -279,7 +291,7 @@ impl Gpu {
                 fence,
                 waiters: 0,
             });
-        Ok(serial)
+        Ok((serial, injected))
     }
 
     /// The submitting thread is done with submission `serial` (it waited for its fence and
@@ -360,10 +372,38 @@ pub fn validation_messages() -> u64 {
 /// Failure injection for the tests of the fallback paths.
 #[doc(hidden)]
 pub mod testing {
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
     use std::sync::OnceLock;
 
-    static FAIL_NEXT_SUBMISSION: AtomicBool = AtomicBool::new(false);
+    /// The step of a submission at which an injected failure strikes.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Step {
+        /// The queue submission fails: nothing of the batch reaches the GPU.
+        Submit,
+        /// The GPU runs the whole batch, then the wait for it fails as after a lost device
+        /// (which may strike with any part of the batch written).
+        Wait,
+        /// The GPU ran; reading its results back (the copied blocks) then fails.
+        Unpack,
+        /// The GPU ran; reading the list of transforms it left to the host then fails.
+        Overflow,
+    }
+
+    impl Step {
+        const ALL: [Step; 4] = [Step::Submit, Step::Wait, Step::Unpack, Step::Overflow];
+
+        fn name(self) -> &'static str {
+            match self {
+                Step::Submit => "submit",
+                Step::Wait => "wait",
+                Step::Unpack => "unpack",
+                Step::Overflow => "overflow",
+            }
+        }
+    }
+
+    /// 0: none; else 1 + the index of a step in [`Step::ALL`].
+    static FAIL_NEXT_SUBMISSION: AtomicU8 = AtomicU8::new(0);
     static FAIL_OPTIONAL_KERNELS: AtomicBool = AtomicBool::new(false);
     static FAIL_REQUIRED_KERNELS: AtomicBool = AtomicBool::new(false);
 
@@ -399,7 +439,27 @@ pub mod testing {
 
     /// Makes the next queue submission (of any thread) fail as a lost device would.
     pub fn fail_next_submission() {
-        FAIL_NEXT_SUBMISSION.store(true, Ordering::SeqCst);
+        fail_next_submission_at(Step::Submit);
+    }
+
+    /// Makes the next queue submission (of any thread) fail at `step`. Steps after the
+    /// submission itself strike the recorder's submissions only (others ignore them).
+    pub fn fail_next_submission_at(step: Step) {
+        let index = Step::ALL.iter().position(|&s| s == step).unwrap_or(0);
+        FAIL_NEXT_SUBMISSION.store(1 + index as u8, Ordering::SeqCst);
+    }
+
+    static PANIC_WHILE_PLACING: AtomicBool = AtomicBool::new(false);
+
+    /// Makes the next call the recorder places panic after its jobs joined the batch and
+    /// before the batch notes it (as a bug there would).
+    pub fn panic_while_placing() {
+        PANIC_WHILE_PLACING.store(true, Ordering::SeqCst);
+    }
+
+    pub(crate) fn take_panic_while_placing() -> bool {
+        PANIC_WHILE_PLACING.load(Ordering::Relaxed)
+            && PANIC_WHILE_PLACING.swap(false, Ordering::SeqCst)
     }
 
     /// Submissions tried so far in this process (for `DAEDALUS_TEST_FAIL_SUBMISSION`).
@@ -407,18 +467,28 @@ pub mod testing {
 
     /// `DAEDALUS_TEST_FAIL_SUBMISSION=N`: the process's N-th queue submission fails as a lost
     /// device would, so that the end-to-end tests reach the fallbacks of parts in flight
-    /// (frame splits, published rows) through FFmpeg.
-    fn failing_submission() -> Option<u64> {
-        static AT: OnceLock<Option<u64>> = OnceLock::new();
+    /// (frame splits, published rows) through FFmpeg; `DAEDALUS_TEST_FAIL_STEP` names the
+    /// step (`submit`, the default, `wait`, `unpack`, `overflow`).
+    fn failing_submission() -> Option<(u64, Step)> {
+        static AT: OnceLock<Option<(u64, Step)>> = OnceLock::new();
         *AT.get_or_init(|| {
-            std::env::var("DAEDALUS_TEST_FAIL_SUBMISSION")
+            let at = std::env::var("DAEDALUS_TEST_FAIL_SUBMISSION")
                 .ok()
-                .and_then(|v| v.trim().parse().ok())
+                .and_then(|v| v.trim().parse().ok())?;
+            let step = match std::env::var("DAEDALUS_TEST_FAIL_STEP") {
+                Ok(name) => *Step::ALL.iter().find(|s| s.name() == name.trim())?,
+                Err(_) => Step::Submit,
+            };
+            Some((at, step))
         })
     }
 
-    pub(super) fn take_injected_failure() -> bool {
+    /// Called once per queue submission: the step of it that is to fail, if any.
+    pub(super) fn take_injected_failure() -> Option<Step> {
         let tried = SUBMISSIONS_TRIED.fetch_add(1, Ordering::SeqCst) + 1;
-        FAIL_NEXT_SUBMISSION.swap(false, Ordering::SeqCst) || failing_submission() == Some(tried)
+        match FAIL_NEXT_SUBMISSION.swap(0, Ordering::SeqCst) {
+            0 => failing_submission().and_then(|(at, step)| (at == tried).then_some(step)),
+            n => Step::ALL.get(n as usize - 1).copied(),
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 use super::memory::{BufferRef, DeviceBuffer, HostBuffer};
 use super::pipeline::PUSH_BYTES;
+use super::testing::Step;
 use super::{vkerr, Gpu, GpuResult};
 use crate::stats::{self, COUNTERS};
 use ash::vk;
@@ -55,6 +56,8 @@ pub struct Stream {
     /// a read across the bus by every level's jobs); `None` where the shaders read the host
     /// buffers themselves.
     local: Option<LocalCopies>,
+    /// The step of the submission in flight at which a test made it fail.
+    injected: Option<Step>,
 }
 
 /// The device-local copies of a stream's jobs and coefficients, grown as those are.
@@ -179,6 +182,7 @@ impl Stream {
                 overflow,
                 last_wait: Duration::ZERO,
                 local,
+                injected: None,
             };
             std::mem::forget(p); // the stream owns them now
             Ok(stream)
@@ -445,7 +449,8 @@ impl Stream {
         unsafe { d.reset_fences(&[self.fence]) }.map_err(vkerr("vkResetFences"))?;
         unsafe { (self.overflow.ptr as *mut u32).write(0) };
         self.overflow.flush(0..4)?;
-        let serial = gpu.submit(self.cmd, self.fence)?;
+        let (serial, injected) = gpu.submit_with_injection(self.cmd, self.fence)?;
+        self.injected = injected;
         stats::add(&COUNTERS.submissions, 1);
         if self.local.is_some() {
             stats::add(&COUNTERS.device_job_copies, 1);
@@ -467,9 +472,11 @@ impl Stream {
         let waited = self.wait();
         self.last_wait = waiting.elapsed();
         waited?;
+        if self.injected == Some(Step::Wait) {
+            return Err("vkWaitForFences: failure injected by a test (after the GPU ran)".into());
+        }
         stats::add(&COUNTERS.wait_ns, self.last_wait.as_nanos() as u64);
         stats::add_cpu_time(&COUNTERS.wait_cpu_ns, cpu);
-        self.overflow.invalidate(0..4)?;
         if let (Some(q), Some(period)) = (self.queries, gpu.info.timestamp_period_ns) {
             let mut ticks = [0u64; 2];
             let got = unsafe {
@@ -566,8 +573,21 @@ impl Drop for Stream {
 }
 
 impl Stream {
+    /// Makes the first `len` bytes of the staging buffer, which the last submission wrote,
+    /// visible to the host.
+    pub fn read_staging(&self, len: usize) -> GpuResult<()> {
+        if self.injected == Some(Step::Unpack) {
+            return Err("vkInvalidateMappedMemoryRanges: failure injected by a test".into());
+        }
+        self.staging.invalidate(0..len as u64)
+    }
+
     /// Indices (in the job buffer) of the jobs the last submission left to the host.
     pub fn overflowed_jobs(&self) -> GpuResult<Vec<u32>> {
+        if self.injected == Some(Step::Overflow) {
+            return Err("the overflow list: failure injected by a test".into());
+        }
+        self.overflow.invalidate(0..4)?;
         let count = unsafe { (self.overflow.ptr as *const u32).read() } as usize;
         if count == 0 {
             return Ok(Vec::new());

@@ -102,7 +102,7 @@ pub fn stats_line() -> String {
     };
     format!(
         "daedalus: device=\"{device}\" path={path} kernels={kernels} kernels_by={kernels_by} calibration={calibration} direct={direct} lf_order={lf_order} deferred={} itx_deferred={} mc_deferred={} \
-         lf_deferred={} lf_sb_deferred={} cdef_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} intra_itx_at_once={} inter_intra_itx_at_once={} gpu_calls={} cpu_calls={} ffmpeg_calls={} \
+         lf_deferred={} lf_sb_deferred={} cdef_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} intra_itx_at_once={} inter_intra_itx_at_once={} gpu_calls={} cpu_calls={} ffmpeg_calls={} damaged_batches={} \
          itx_redo_possible={} early_completions={} completed_early={} intra_syncs_in_row={} run_ahead={} inter_deferred={} inter_completed_early={} inter_run_ahead={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \
          flush_full={} flush_immediate={} flush_registry={} unattended_submissions={} \
@@ -125,6 +125,7 @@ pub fn stats_line() -> String {
         r(&c.gpu_calls),
         r(&c.cpu_calls),
         r(&c.ffmpeg_calls),
+        r(&c.damaged_batches),
         r(&c.itx_redo_possible),
         r(&c.early_completions),
         r(&c.completed_early),
