@@ -1,7 +1,7 @@
 //! Memory the caller declares long-lived (`daedalus_register_memory`), typically a decoder's
 //! frame planes. Where the device can import host pointers, a registered range is imported
 //! once and the GPU reads and writes its pixels in place; blocks elsewhere are copied. Frames
-//! of the pool (device memory the decoder uses as its frame buffers, `vp9.rs`) are registered
+//! of the pool (device memory the decoder uses as its frame buffers, `vp9/per_frame.rs`) are registered
 //! for as long as they exist, with their own buffer.
 //!
 //! The registry is shared by all threads. Each entry is reference counted, so a thread that

@@ -1,0 +1,184 @@
+//! The VP9 provider for FFmpeg 5.1 (see `ffmpeg-patches/ffmpeg-5.1`).
+//!
+//! The patched decoder looks `daedalus_vp9_provider` up with `dlsym(RTLD_DEFAULT, ...)`, so it
+//! is found both when this library is LD_PRELOADed and when it is linked into the program.
+//! After `ff_vp9dsp_init()` the decoder calls `attach`, which keeps FFmpeg's filled table as
+//! the CPU fallback and replaces every 8-bit `itxfm_add`, `mc` and loop-filter entry with a
+//! recording function; scaled motion compensation (`smc`) stays FFmpeg's, behind a wrapper
+//! that completes the pending work first. The decoder then reports each frame it writes
+//! (`frame_begin`/`frame_end`: the frame's buffers and those of its references are
+//! registered for the frame, so the GPU works on the frame and reads the references in place)
+//! and syncs wherever it reads or publishes pixels; each sync completes what that reader
+//! needs of the calling thread's pending work (see `sync`).
+//!
+//! The transient-memory rule: a call whose pixels are not inside a frame being decoded (the
+//! decoder's emulated-edge buffers) runs at once with FFmpeg's own function, because the
+//! decoder copies those pixels out right after the call; a motion compensation whose source
+//! is not inside a registered frame (an emulated-edge source) has its source window copied at
+//! call time.
+//!
+//! The parts: the ABI and the hooks' table here; `attach` (the DSP table taken over), `syncs`
+//! (what a reader of pixels completes), `rows` (a row's backup, frame splits, rows of other
+//! frame threads, a superblock's loop filter), `per_frame` (a frame's begin and end, the frame
+//! pool's memory), `published` (rows submitted for other frame threads); `frame` is the frame
+//! path.
+
+pub mod frame;
+
+mod attach;
+mod per_frame;
+mod published;
+mod rows;
+mod syncs;
+
+pub use attach::DirectFamilies;
+use attach::{attach, detach};
+use per_frame::{frame_alloc, frame_begin, frame_end, frame_free};
+use rows::{await_rows, backup_row, loopfilter_sb};
+use syncs::{intra_edges, sync};
+
+use crate::vp9dsp::Vp9DspContext;
+use std::ffi::{c_int, c_void};
+
+/// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
+pub const ABI_VERSION: c_int = 10;
+
+/// The frame the decoder writes (the patch's `FFVP9ProviderFrame`).
+#[repr(C)]
+pub struct DaedalusVp9Frame {
+    pub data: [*mut u8; 3],
+    pub linesize: [isize; 3],
+    pub width: c_int,
+    pub height: c_int,
+    pub ss_h: c_int,
+    pub ss_v: c_int,
+    pub bpp: c_int,
+    /// The buffers that hold the planes: every byte the decoder may write.
+    pub buf_data: [*mut u8; 3],
+    pub buf_size: [usize; 3],
+    /// `frame_begin` only: the buffers of the three references motion compensation reads.
+    pub ref_buf_data: [[*mut u8; 3]; 3],
+    pub ref_buf_size: [[usize; 3]; 3],
+}
+
+/// The hooks the patched decoder calls (the patch's `FFVP9Provider`).
+#[repr(C)]
+pub struct DaedalusVp9Provider {
+    pub abi_version: c_int,
+    pub dsp_size: usize,
+    pub attach: unsafe extern "C" fn(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void,
+    pub frame_begin: unsafe extern "C" fn(ctx: *mut c_void, frame: *const DaedalusVp9Frame),
+    pub sync: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        reason: c_int,
+        plane: c_int,
+        x: c_int,
+        y: c_int,
+        w: c_int,
+        h: c_int,
+    ),
+    pub backup_row: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        dst: *const *mut u8,
+        src: *const *const u8,
+        len: *const usize,
+    ) -> c_int,
+    /// Intra prediction of the `size` x `size` block at (`x`, `y`) of `plane` writes it and
+    /// reads the neighbours `edges` names (`INTRA_*`).
+    pub intra_edges: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        plane: c_int,
+        x: c_int,
+        y: c_int,
+        size: c_int,
+        edges: c_int,
+    ),
+    /// 0, or a negative AVERROR code: the frame may be wrong, and the decoder fails it.
+    pub frame_end: unsafe extern "C" fn(ctx: *mut c_void, frame: *const DaedalusVp9Frame) -> c_int,
+    pub detach: unsafe extern "C" fn(ctx: *mut c_void),
+    /// Memory for the decoder's frame pool while the provider is attached: `size` zeroed
+    /// bytes, or null (the decoder allocates as usual); `*opaque` goes back to `frame_free`.
+    pub frame_alloc: unsafe extern "C" fn(size: usize, opaque: *mut *mut c_void) -> *mut u8,
+    pub frame_free: unsafe extern "C" fn(opaque: *mut c_void, data: *mut u8),
+    /// Frame threads: the decoder is about to read superblock rows `0..=sb_row` of the
+    /// frame whose `data[0]` is `frame_data`, which another thread published.
+    pub await_rows: unsafe extern "C" fn(ctx: *mut c_void, frame_data: *const u8, sb_row: c_int),
+    /// The loop filter of one superblock (`ff_vp9_loopfilter_sb`'s work); 0: taken, nonzero:
+    /// the decoder filters it with its table.
+    pub loopfilter_sb: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        dst: *const *mut u8,
+        ls_y: isize,
+        ls_uv: isize,
+        ss_h: c_int,
+        ss_v: c_int,
+        row: c_int,
+        col: c_int,
+        level: *const u8,
+        mask: *const u8,
+        mblim_lut: *const u8,
+        lim_lut: *const u8,
+    ) -> c_int,
+    /// The frame path ([`frame`]): whether the provider takes the frame, parsed whole first
+    /// into the buffers it names.
+    pub parse_begin: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        info: *const frame::records::FrameParse,
+        bufs: *mut frame::records::ParseBuffers,
+    ) -> c_int,
+    /// Superblock rows `[0, rows)` of every tile column are parsed.
+    pub rows_parsed: unsafe extern "C" fn(ctx: *mut c_void, rows: c_int),
+    /// Parsing ended (`error` 0, or the parse's error after `rows` complete rows): 0 once the
+    /// provider reconstructed the frame, nonzero if the decoder must.
+    pub reconstruct: unsafe extern "C" fn(ctx: *mut c_void, rows: c_int, error: c_int) -> c_int,
+    /// The frame's parsed data is no longer read.
+    pub parse_end: unsafe extern "C" fn(ctx: *mut c_void),
+}
+
+pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
+    abi_version: ABI_VERSION,
+    dsp_size: std::mem::size_of::<Vp9DspContext>(),
+    attach,
+    frame_begin,
+    sync,
+    backup_row,
+    intra_edges,
+    frame_end,
+    detach,
+    frame_alloc,
+    frame_free,
+    await_rows,
+    loopfilter_sb,
+    parse_begin,
+    rows_parsed: frame::rows_parsed,
+    reconstruct: frame::reconstruct,
+    parse_end: frame::parse_end,
+};
+
+/// The frame path's `parse_begin`: a decoder whose DSP calls the provider takes parses and
+/// reconstructs block by block as before.
+unsafe extern "C" fn parse_begin(
+    ctx: *mut c_void,
+    info: *const frame::records::FrameParse,
+    bufs: *mut frame::records::ParseBuffers,
+) -> c_int {
+    if per_call(ctx) {
+        return 0;
+    }
+    frame::parse_begin(ctx, info, bufs)
+}
+
+/// The context of a decoder whose DSP calls the provider takes; it carries no state. (A
+/// decoder on the frame path holds a [`frame::Decoder`] instead.)
+static ATTACHED: u8 = 0;
+
+fn ctx() -> *mut c_void {
+    &ATTACHED as *const u8 as *mut c_void
+}
+
+/// Whether `ctx` is a decoder's whose DSP calls the provider takes (or none, from a caller that
+/// drives the hooks itself): the per-call hooks leave a decoder on the frame path alone (its
+/// table is FFmpeg's own).
+fn per_call(ctx: *mut c_void) -> bool {
+    ctx.is_null() || ctx == self::ctx()
+}
