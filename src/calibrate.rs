@@ -412,16 +412,9 @@ fn cache_key() -> String {
     format!(
         "v{CALIBRATION_VERSION} daedalus {} | {cpu} | {:016x}",
         env!("CARGO_PKG_VERSION"),
-        fnv1a(facts.join("\n").as_bytes())
+        crate::gpu::cache::fnv1a(facts.join("\n").as_bytes())
     )
     .replace('\t', " ")
-}
-
-/// A hash that stays the same across builds and Rust versions (64-bit FNV-1a).
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 /// `placement.tsv` in daedalus's cache directory ([`crate::config::cache_dir`]).

@@ -230,6 +230,14 @@ pub struct Config {
     pub frame_path_memory: JobMemory,
 }
 
+impl Config {
+    /// Whether a trial (`DAEDALUS_TRIAL_FRAMES`) or switches (`DAEDALUS_TEST_ALTERNATE`) are
+    /// asked for: kept decisions are not followed then.
+    pub fn trial_asked(&self) -> bool {
+        self.trial_frames.is_some() || self.test_alternate.is_some()
+    }
+}
+
 /// Where the GPU reads a submission's jobs and coefficients (`gpu::stream`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum JobMemory {

@@ -158,7 +158,7 @@ pub fn cached() -> &'static [Option<Decision>; 2] {
     static CACHED: once_cell::sync::OnceCell<[Option<Decision>; 2]> =
         once_cell::sync::OnceCell::new();
     CACHED.get_or_init(|| {
-        if crate::vp9::frame::decisions::trial_asked() {
+        if crate::config::get().trial_asked() {
             return [None, None];
         }
         let names = [fact(0), fact(1)];

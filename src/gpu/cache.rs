@@ -57,7 +57,7 @@ fn shaders_tag() -> [u8; 16] {
         named.extend_from_slice(spirv);
     }
     let mut tag = *b"daedpipe\0\0\0\0\0\0\0\0";
-    tag[8..].copy_from_slice(&crate::calibrate::fnv1a(&named).to_le_bytes());
+    tag[8..].copy_from_slice(&fnv1a(&named).to_le_bytes());
     tag
 }
 
@@ -216,6 +216,13 @@ impl DiskCache {
         }
         true
     }
+}
+
+/// A hash that stays the same across builds and Rust versions (64-bit FNV-1a).
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]

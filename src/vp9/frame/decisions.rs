@@ -25,19 +25,12 @@ fn fact(class: usize, threading: usize) -> String {
     format!("trial {} {}", CLASSES[class].1, THREADINGS[threading])
 }
 
-/// Whether a trial (`DAEDALUS_TRIAL_FRAMES`) or switches (`DAEDALUS_TEST_ALTERNATE`) are
-/// asked for: kept decisions are not followed then.
-pub fn trial_asked() -> bool {
-    let config = crate::config::get();
-    config.trial_frames.is_some() || config.test_alternate.is_some()
-}
-
 /// This process's cached decisions, read once: none where a trial is asked for.
 pub fn cached() -> &'static Cached {
     static CACHED: OnceCell<Cached> = OnceCell::new();
     CACHED.get_or_init(|| {
         let mut cached: Cached = Default::default();
-        if trial_asked() {
+        if crate::config::get().trial_asked() {
             return cached;
         }
         let names: Vec<String> = (0..CLASSES.len())

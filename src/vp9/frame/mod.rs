@@ -178,7 +178,10 @@ pub(crate) fn attach_choosing(bpp: c_int) -> Option<*mut c_void> {
     if decisions::any() {
         DEVICE_DEFERRED.store(true, Relaxed);
     } else {
-        if (!decisions::trial_asked() && on_cpu_device()) || !gpu_wanted() || !kernels_usable() {
+        if (!crate::config::get().trial_asked() && on_cpu_device())
+            || !gpu_wanted()
+            || !kernels_usable()
+        {
             return None;
         }
         note_host_import();
