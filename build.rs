@@ -1,12 +1,12 @@
 //! Build steps:
 //! 1. every `shaders/*.comp` -> SPIR-V (Vulkan 1.1) with glslangValidator, embedded in the
 //!    library through `$OUT_DIR/shaders.rs`; a shader that does not compile fails the build;
-//! 2. the C header from `src/ffi.rs` with cbindgen into `$OUT_DIR/daedalus.h`; with
-//!    `DAEDALUS_BLESS_HEADER=1` it is also written to `include/daedalus.h` (committed; a test
-//!    fails when the two differ);
+//! 2. the C header from `src/ffi/dsp.rs` and `src/ffi.rs` with cbindgen into
+//!    `$OUT_DIR/daedalus.h`; with `DAEDALUS_BLESS_HEADER=1` it is also written to
+//!    `include/daedalus.h` (committed; a test fails when the two differ);
 //! 3. the exports of the motion-compensation and loop-filter functions (146, named after
-//!    FFmpeg's), generated into `$OUT_DIR/exports.rs` for `src/ffi.rs` and, as prototypes, into
-//!    the header (cbindgen cannot see generated functions);
+//!    FFmpeg's), generated into `$OUT_DIR/exports.rs` for `src/ffi/dsp.rs` and, as
+//!    prototypes, into the header (cbindgen cannot see generated functions);
 //! 4. link lines for the oracles that `scripts/setup` builds: the pure-C static libavcodec
 //!    for tests (`cfg(daedalus_oracle_c)`), the SIMD one for benchmarks
 //!    (`cfg(daedalus_oracle_asm)`), and the static libdav1d without asm for tests
@@ -94,8 +94,13 @@ fn compile_shaders(dir: &Path, out: &Path) {
     fs::write(out.join("shaders.rs"), table).unwrap();
 }
 
+/// The C ABI's sources, in the header's order: the DSP exports, then the rest.
+const FFI_SOURCES: [&str; 2] = ["src/ffi/dsp.rs", "src/ffi.rs"];
+
 fn write_header(root: &Path, out: &Path, trailer: &str) {
-    println!("cargo:rerun-if-changed=src/ffi.rs");
+    for src in FFI_SOURCES {
+        println!("cargo:rerun-if-changed={src}");
+    }
     println!("cargo:rerun-if-env-changed=DAEDALUS_BLESS_HEADER");
     let config = cbindgen::Config {
         language: cbindgen::Language::C,
@@ -113,11 +118,14 @@ fn write_header(root: &Path, out: &Path, trailer: &str) {
         trailer: Some(trailer.into()),
         ..Default::default()
     };
-    let header = cbindgen::Builder::new()
-        .with_config(config)
-        .with_src(root.join("src/ffi.rs"))
+    // cbindgen keeps the order of its sources, and of the functions in each.
+    let mut builder = cbindgen::Builder::new().with_config(config);
+    for src in FFI_SOURCES {
+        builder = builder.with_src(root.join(src));
+    }
+    let header = builder
         .generate()
-        .expect("cbindgen could not generate the header from src/ffi.rs");
+        .expect("cbindgen could not generate the header from src/ffi.rs and src/ffi/");
     let generated = out.join("daedalus.h");
     header.write_to_file(&generated);
     if env::var_os("DAEDALUS_BLESS_HEADER").is_some_and(|v| v == "1") {

@@ -1,0 +1,726 @@
+//! The DSP exports: FFmpeg's VP9 inverse transforms, motion compensation and loop filters
+//! (one call each, and `daedalus_vp9_loopfilter_sb` for a superblock), and dav1d's CDEF
+//! blocks. Each records its call for the calling thread's next `daedalus_flush()`.
+
+use super::guard;
+use crate::batch;
+use crate::kernels::cdef;
+use crate::kernels::itx::{Transform, Tx1d, TxSize};
+use crate::kernels::lf::{LfDir, LfFunction};
+use crate::kernels::mc::{McFilter, McFunction};
+use crate::stats::{self, COUNTERS};
+use std::ffi::c_int;
+
+unsafe fn itx_entry(tx: Transform, dst: *mut u8, stride: isize, block: *mut i16, eob: c_int) {
+    guard("a transform call", (), || {
+        if dst.is_null() || block.is_null() {
+            stats::add(&COUNTERS.rejected, 1);
+            crate::log::once(
+                crate::log::Level::Warn,
+                "null-pointer",
+                format_args!("a transform call with a null pointer was ignored"),
+            );
+            return;
+        }
+        batch::record_itx(tx, dst, stride, block, eob, batch::Origin::Api)
+    })
+}
+
+fn reject_null(what: &str) {
+    stats::add(&COUNTERS.rejected, 1);
+    crate::log::once(
+        crate::log::Level::Warn,
+        "null-pointer",
+        format_args!("a {what} call with a null pointer was ignored"),
+    );
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn mc_entry(
+    f: McFunction,
+    origin: batch::Origin,
+    dst: *mut u8,
+    dst_stride: isize,
+    src: *const u8,
+    src_stride: isize,
+    h: c_int,
+    mx: c_int,
+    my: c_int,
+) {
+    guard("a motion-compensation call", (), || {
+        if dst.is_null() || src.is_null() {
+            return reject_null("motion-compensation");
+        }
+        batch::record_mc(f, dst, dst_stride, src, src_stride, h, mx, my, origin)
+    })
+}
+
+unsafe fn lf_entry(
+    f: LfFunction,
+    origin: batch::Origin,
+    dst: *mut u8,
+    stride: isize,
+    e: c_int,
+    i: c_int,
+    h: c_int,
+) {
+    guard("a loop-filter call", (), || {
+        if dst.is_null() {
+            return reject_null("loop-filter");
+        }
+        batch::record_lf(f, dst, stride, e, i, h, origin)
+    })
+}
+
+/// A superblock's loop filter from its C arguments (`level`: 64 bytes; `mask`: 128 bytes,
+/// `[plane type][dir][row][width]`; the lookup tables: 64 bytes each), checked, then recorded.
+/// Returns 0 when recorded, -1 for a null pointer or a subsampling other than 0 or 1.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn lf_sb_entry(
+    origin: batch::Origin,
+    dst: *const *mut u8,
+    strides: [isize; 2],
+    ss: [c_int; 2],
+    row: c_int,
+    col: c_int,
+    tables: [*const u8; 4],
+) -> c_int {
+    guard("a superblock loop-filter call", -1, || {
+        if dst.is_null() || tables.iter().any(|t| t.is_null()) {
+            reject_null("superblock loop-filter");
+            return -1;
+        }
+        let planes = [*dst, *dst.add(1), *dst.add(2)];
+        if planes.iter().any(|p| p.is_null()) {
+            reject_null("superblock loop-filter");
+            return -1;
+        }
+        let [ss_h, ss_v] = ss;
+        if !(0..=1).contains(&ss_h) || !(0..=1).contains(&ss_v) {
+            stats::add(&COUNTERS.rejected, 1);
+            return -1;
+        }
+        let [level, mask, mblim_lut, lim_lut] = tables;
+        let filter = crate::kernels::lf_sb::SbFilter {
+            level: &*(level as *const [u8; 64]),
+            mask: &*(mask as *const [[[[u8; 4]; 8]; 2]; 2]),
+            mblim_lut: &*(mblim_lut as *const [u8; 64]),
+            lim_lut: &*(lim_lut as *const [u8; 64]),
+        };
+        batch::record_lf_sb(
+            filter,
+            planes,
+            strides,
+            (row, col),
+            (ss_h as usize, ss_v as usize),
+            origin,
+        );
+        0
+    })
+}
+
+/// FFmpeg's `ff_vp9_loopfilter_sb` for one superblock of an 8-bit frame, in one call instead
+/// of one per edge: `dst[p]` is the superblock's top-left pixel in plane `p` (rows `ls_y` or
+/// `ls_uv` bytes apart), `ss_h`/`ss_v` the chroma subsampling (0 or 1), `row` and `col` its
+/// position in 8x8 blocks (edges at the frame's top and left are not filtered), `level` and
+/// `mask` a `VP9Filter`'s `level[64]` and `mask[2][2][8][4]`, `mblim_lut` and `lim_lut` the
+/// frame's 64-entry threshold tables. Returns 0 once recorded (the result is in the planes once
+/// [`daedalus_flush`] returns), -1 for a null pointer or another subsampling.
+///
+/// # Safety
+/// As for FFmpeg's function: every pixel the superblock's edges reach must be valid and stay
+/// untouched until the calling thread's next `daedalus_flush()`; the tables must hold their
+/// sizes in bytes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn daedalus_vp9_loopfilter_sb(
+    dst: *const *mut u8,
+    ls_y: isize,
+    ls_uv: isize,
+    ss_h: c_int,
+    ss_v: c_int,
+    row: c_int,
+    col: c_int,
+    level: *const u8,
+    mask: *const u8,
+    mblim_lut: *const u8,
+    lim_lut: *const u8,
+) -> c_int {
+    lf_sb_entry(
+        batch::Origin::Api,
+        dst,
+        [ls_y, ls_uv],
+        [ss_h, ss_v],
+        row,
+        col,
+        [level, mask, mblim_lut, lim_lut],
+    )
+}
+
+/// One CDEF call through the C ABI (strengths: primary, secondary, direction, damping):
+/// checked, then recorded; a call outside what dav1d passes (both strengths 0, which its C
+/// function asserts against; other ranges, bit depths than 10 and 12 for 16 bpc, misaligned
+/// 16-bit pixels or strides) is counted as rejected and does nothing.
+#[allow(clippy::too_many_arguments)]
+unsafe fn cdef_entry(
+    size: usize,
+    two_bytes: bool,
+    dst: *mut u8,
+    stride: isize,
+    left: *const u8,
+    top: *const u8,
+    bottom: *const u8,
+    [primary, secondary, dir, damping]: [c_int; 4],
+    edges: c_int,
+    bitdepth_max: c_int,
+) {
+    guard("a CDEF call", (), || {
+        let edges = edges as u32 & 15;
+        let needs = |flag: u32, p: *const u8| edges & flag != 0 && p.is_null();
+        if dst.is_null()
+            || needs(cdef::HAVE_LEFT, left)
+            || needs(cdef::HAVE_TOP, top)
+            || needs(cdef::HAVE_BOTTOM, bottom)
+        {
+            return reject_null("CDEF");
+        }
+        // dav1d's 16 bpc functions serve 10 and 12 bits; their pixels are aligned `u16`s.
+        let bits = match (two_bytes, bitdepth_max) {
+            (false, _) => 8,
+            (true, 1023) => 10,
+            (true, 4095) => 12,
+            _ => 0,
+        };
+        let aligned = |p: *const u8| !two_bytes || p as usize % 2 == 0;
+        let valid = bits > 0
+            && (0..=255).contains(&primary)
+            && (0..=255).contains(&secondary)
+            && primary + secondary > 0
+            && (0..8).contains(&dir)
+            && (0..32).contains(&damping)
+            && aligned(dst)
+            && aligned(left)
+            && aligned(top)
+            && aligned(bottom)
+            && (!two_bytes || stride % 2 == 0);
+        if !valid {
+            stats::add(&COUNTERS.rejected, 1);
+            return;
+        }
+        let call = cdef::CdefCall {
+            dst,
+            stride,
+            left,
+            top,
+            bottom,
+            strengths: cdef::Strengths {
+                primary,
+                secondary,
+                dir,
+                damping,
+                bitdepth_min_8: bits - 8,
+            },
+            size,
+            two_bytes,
+            edges,
+        };
+        batch::record_cdef(call, batch::Origin::Api)
+    })
+}
+
+/// dav1d 1.0.0's CDEF `fb[0]` (8x8: luma and 4:4:4 chroma), 8 bits per pixel: the result is in `dst`
+/// once [`daedalus_flush`] returns. Strides are in bytes.
+///
+/// # Safety
+/// As for dav1d's function: the block at `dst` with two pixels to its right, `left` (one pair
+/// per row), and two rows of `top` and `bottom` from two pixels left of the block to two right
+/// of it must be valid where `edges` has those sides; the block must stay valid and untouched
+/// until the calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_av1_cdef_filter_8x8_8bpc(
+    dst: *mut u8,
+    stride: isize,
+    left: *const [u8; 2],
+    top: *const u8,
+    bottom: *const u8,
+    pri_strength: c_int,
+    sec_strength: c_int,
+    dir: c_int,
+    damping: c_int,
+    edges: c_int,
+) {
+    let (l, t, b) = (left as *const u8, top, bottom);
+    let s = [pri_strength, sec_strength, dir, damping];
+    cdef_entry(0, false, dst, stride, l, t, b, s, edges, 255)
+}
+
+/// dav1d 1.0.0's CDEF `fb[0]` (8x8: luma and 4:4:4 chroma), 16 bits per pixel (`bitdepth_max`
+/// 1023 or 4095; pixels at most `bitdepth_max`; pointers and stride even): as the 8-bit
+/// function.
+///
+/// # Safety
+/// As the 8-bit function, with two-byte pixels.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_av1_cdef_filter_8x8_16bpc(
+    dst: *mut u16,
+    stride: isize,
+    left: *const [u16; 2],
+    top: *const u16,
+    bottom: *const u16,
+    pri_strength: c_int,
+    sec_strength: c_int,
+    dir: c_int,
+    damping: c_int,
+    edges: c_int,
+    bitdepth_max: c_int,
+) {
+    let (l, t, b) = (left as *const u8, top as *const u8, bottom as *const u8);
+    let s = [pri_strength, sec_strength, dir, damping];
+    cdef_entry(
+        0,
+        true,
+        dst as *mut u8,
+        stride,
+        l,
+        t,
+        b,
+        s,
+        edges,
+        bitdepth_max,
+    )
+}
+
+/// dav1d 1.0.0's CDEF `fb[1]` (4x8: 4:2:2 chroma), 8 bits per pixel: the result is in `dst`
+/// once [`daedalus_flush`] returns. Strides are in bytes.
+///
+/// # Safety
+/// As for dav1d's function: the block at `dst` with two pixels to its right, `left` (one pair
+/// per row), and two rows of `top` and `bottom` from two pixels left of the block to two right
+/// of it must be valid where `edges` has those sides; the block must stay valid and untouched
+/// until the calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_av1_cdef_filter_4x8_8bpc(
+    dst: *mut u8,
+    stride: isize,
+    left: *const [u8; 2],
+    top: *const u8,
+    bottom: *const u8,
+    pri_strength: c_int,
+    sec_strength: c_int,
+    dir: c_int,
+    damping: c_int,
+    edges: c_int,
+) {
+    let (l, t, b) = (left as *const u8, top, bottom);
+    let s = [pri_strength, sec_strength, dir, damping];
+    cdef_entry(1, false, dst, stride, l, t, b, s, edges, 255)
+}
+
+/// dav1d 1.0.0's CDEF `fb[1]` (4x8: 4:2:2 chroma), 16 bits per pixel (`bitdepth_max`
+/// 1023 or 4095; pixels at most `bitdepth_max`; pointers and stride even): as the 8-bit
+/// function.
+///
+/// # Safety
+/// As the 8-bit function, with two-byte pixels.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_av1_cdef_filter_4x8_16bpc(
+    dst: *mut u16,
+    stride: isize,
+    left: *const [u16; 2],
+    top: *const u16,
+    bottom: *const u16,
+    pri_strength: c_int,
+    sec_strength: c_int,
+    dir: c_int,
+    damping: c_int,
+    edges: c_int,
+    bitdepth_max: c_int,
+) {
+    let (l, t, b) = (left as *const u8, top as *const u8, bottom as *const u8);
+    let s = [pri_strength, sec_strength, dir, damping];
+    cdef_entry(
+        1,
+        true,
+        dst as *mut u8,
+        stride,
+        l,
+        t,
+        b,
+        s,
+        edges,
+        bitdepth_max,
+    )
+}
+
+/// dav1d 1.0.0's CDEF `fb[2]` (4x4: 4:2:0 chroma), 8 bits per pixel: the result is in `dst`
+/// once [`daedalus_flush`] returns. Strides are in bytes.
+///
+/// # Safety
+/// As for dav1d's function: the block at `dst` with two pixels to its right, `left` (one pair
+/// per row), and two rows of `top` and `bottom` from two pixels left of the block to two right
+/// of it must be valid where `edges` has those sides; the block must stay valid and untouched
+/// until the calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_av1_cdef_filter_4x4_8bpc(
+    dst: *mut u8,
+    stride: isize,
+    left: *const [u8; 2],
+    top: *const u8,
+    bottom: *const u8,
+    pri_strength: c_int,
+    sec_strength: c_int,
+    dir: c_int,
+    damping: c_int,
+    edges: c_int,
+) {
+    let (l, t, b) = (left as *const u8, top, bottom);
+    let s = [pri_strength, sec_strength, dir, damping];
+    cdef_entry(2, false, dst, stride, l, t, b, s, edges, 255)
+}
+
+/// dav1d 1.0.0's CDEF `fb[2]` (4x4: 4:2:0 chroma), 16 bits per pixel (`bitdepth_max`
+/// 1023 or 4095; pixels at most `bitdepth_max`; pointers and stride even): as the 8-bit
+/// function.
+///
+/// # Safety
+/// As the 8-bit function, with two-byte pixels.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_av1_cdef_filter_4x4_16bpc(
+    dst: *mut u16,
+    stride: isize,
+    left: *const [u16; 2],
+    top: *const u16,
+    bottom: *const u16,
+    pri_strength: c_int,
+    sec_strength: c_int,
+    dir: c_int,
+    damping: c_int,
+    edges: c_int,
+    bitdepth_max: c_int,
+) {
+    let (l, t, b) = (left as *const u8, top as *const u8, bottom as *const u8);
+    let s = [pri_strength, sec_strength, dir, damping];
+    cdef_entry(
+        2,
+        true,
+        dst as *mut u8,
+        stride,
+        l,
+        t,
+        b,
+        s,
+        edges,
+        bitdepth_max,
+    )
+}
+
+// The MC and loop-filter exports, generated by build.rs (with `MC_EXPORTS`, `LF_EXPORTS`).
+include!(concat!(env!("OUT_DIR"), "/exports.rs"));
+
+/// FFmpeg's `idct_idct_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_vp9_idct_idct_4x4_add(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    itx_entry(
+        Transform::new(TxSize::T4, Tx1d::Dct, Tx1d::Dct),
+        dst,
+        stride,
+        block,
+        eob,
+    )
+}
+
+/// FFmpeg's `iadst_idct_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_vp9_iadst_idct_4x4_add(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    itx_entry(
+        Transform::new(TxSize::T4, Tx1d::Adst, Tx1d::Dct),
+        dst,
+        stride,
+        block,
+        eob,
+    )
+}
+
+/// FFmpeg's `idct_iadst_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_vp9_idct_iadst_4x4_add(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    itx_entry(
+        Transform::new(TxSize::T4, Tx1d::Dct, Tx1d::Adst),
+        dst,
+        stride,
+        block,
+        eob,
+    )
+}
+
+/// FFmpeg's `iadst_iadst_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_vp9_iadst_iadst_4x4_add(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    itx_entry(
+        Transform::new(TxSize::T4, Tx1d::Adst, Tx1d::Adst),
+        dst,
+        stride,
+        block,
+        eob,
+    )
+}
+
+/// FFmpeg's `iwht_iwht_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_vp9_iwht_iwht_4x4_add(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    itx_entry(
+        Transform::new(TxSize::T4, Tx1d::Wht, Tx1d::Wht),
+        dst,
+        stride,
+        block,
+        eob,
+    )
+}
+
+/// FFmpeg's `idct_idct_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_vp9_idct_idct_8x8_add(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    itx_entry(
+        Transform::new(TxSize::T8, Tx1d::Dct, Tx1d::Dct),
+        dst,
+        stride,
+        block,
+        eob,
+    )
+}
+
+/// FFmpeg's `iadst_idct_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_vp9_iadst_idct_8x8_add(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    itx_entry(
+        Transform::new(TxSize::T8, Tx1d::Adst, Tx1d::Dct),
+        dst,
+        stride,
+        block,
+        eob,
+    )
+}
+
+/// FFmpeg's `idct_iadst_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_vp9_idct_iadst_8x8_add(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    itx_entry(
+        Transform::new(TxSize::T8, Tx1d::Dct, Tx1d::Adst),
+        dst,
+        stride,
+        block,
+        eob,
+    )
+}
+
+/// FFmpeg's `iadst_iadst_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_vp9_iadst_iadst_8x8_add(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    itx_entry(
+        Transform::new(TxSize::T8, Tx1d::Adst, Tx1d::Adst),
+        dst,
+        stride,
+        block,
+        eob,
+    )
+}
+
+/// FFmpeg's `idct_idct_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_vp9_idct_idct_16x16_add(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    itx_entry(
+        Transform::new(TxSize::T16, Tx1d::Dct, Tx1d::Dct),
+        dst,
+        stride,
+        block,
+        eob,
+    )
+}
+
+/// FFmpeg's `iadst_idct_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_vp9_iadst_idct_16x16_add(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    itx_entry(
+        Transform::new(TxSize::T16, Tx1d::Adst, Tx1d::Dct),
+        dst,
+        stride,
+        block,
+        eob,
+    )
+}
+
+/// FFmpeg's `idct_iadst_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_vp9_idct_iadst_16x16_add(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    itx_entry(
+        Transform::new(TxSize::T16, Tx1d::Dct, Tx1d::Adst),
+        dst,
+        stride,
+        block,
+        eob,
+    )
+}
+
+/// FFmpeg's `iadst_iadst_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_vp9_iadst_iadst_16x16_add(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    itx_entry(
+        Transform::new(TxSize::T16, Tx1d::Adst, Tx1d::Adst),
+        dst,
+        stride,
+        block,
+        eob,
+    )
+}
+
+/// FFmpeg's `idct_idct_32x32_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
+///
+/// # Safety
+/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
+/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
+/// calling thread's next `daedalus_flush()`.
+#[no_mangle]
+pub unsafe extern "C" fn daedalus_vp9_idct_idct_32x32_add(
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: c_int,
+) {
+    itx_entry(
+        Transform::new(TxSize::T32, Tx1d::Dct, Tx1d::Dct),
+        dst,
+        stride,
+        block,
+        eob,
+    )
+}
