@@ -4,9 +4,10 @@
 //! 2. the C header from `src/ffi/dsp.rs` and `src/ffi.rs` with cbindgen into
 //!    `$OUT_DIR/daedalus.h`; with `DAEDALUS_BLESS_HEADER=1` it is also written to
 //!    `include/daedalus.h` (committed; a test fails when the two differ);
-//! 3. the exports of the motion-compensation and loop-filter functions (146, named after
-//!    FFmpeg's), generated into `$OUT_DIR/exports.rs` for `src/ffi/dsp.rs` and, as
-//!    prototypes, into the header (cbindgen cannot see generated functions);
+//! 3. the C prototypes of the motion-compensation and loop-filter exports (146, named after
+//!    FFmpeg's), appended to the header: macros in `src/ffi/dsp.rs` define those functions,
+//!    which cbindgen cannot see, so build.rs reads their names from the lines of the macros'
+//!    invocations there (a line it does not expect fails the build);
 //! 4. link lines for the oracles that `scripts/setup` builds: the pure-C static libavcodec
 //!    for tests (`cfg(daedalus_oracle_c)`), the SIMD one for benchmarks
 //!    (`cfg(daedalus_oracle_asm)`), and the static libdav1d without asm for tests
@@ -22,9 +23,7 @@ fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
     compile_shaders(&root.join("shaders"), &out);
-    let exports = Exports::list();
-    fs::write(out.join("exports.rs"), exports.rust()).unwrap();
-    write_header(&root, &out, &exports.prototypes());
+    write_header(&root, &out, &Exports::read(&root).prototypes());
     link_oracle(
         &root,
         "oracle-c",
@@ -94,8 +93,11 @@ fn compile_shaders(dir: &Path, out: &Path) {
     fs::write(out.join("shaders.rs"), table).unwrap();
 }
 
+/// The DSP exports, among them those that macros define.
+const DSP_SOURCE: &str = "src/ffi/dsp.rs";
+
 /// The C ABI's sources, in the header's order: the DSP exports, then the rest.
-const FFI_SOURCES: [&str; 2] = ["src/ffi/dsp.rs", "src/ffi.rs"];
+const FFI_SOURCES: [&str; 2] = [DSP_SOURCE, "src/ffi.rs"];
 
 fn write_header(root: &Path, out: &Path, trailer: &str) {
     for src in FFI_SOURCES {
@@ -172,98 +174,22 @@ fn link_dav1d_oracle(root: &Path, name: &str, var: &str, targets: &str, cfg: &st
     }
 }
 
-/// The generated exports: FFmpeg's C name (without `_c`) and the Rust expression of the
-/// function it is.
+/// The exports of the MC and loop-filter functions, by exported symbol, from the lines of the
+/// `mc_exports!` and `lf_exports!` invocations in `src/ffi/dsp.rs` (the macros define them).
 struct Exports {
-    mc: Vec<(String, String)>,
-    lf: Vec<(String, String)>,
+    mc: Vec<String>,
+    lf: Vec<String>,
 }
 
 impl Exports {
-    /// FFmpeg 5.1's `mc` and loop-filter functions (vp9dsp_template.c), in its table order.
-    fn list() -> Exports {
-        let mut mc = Vec::new();
-        for width in [64, 32, 16, 8, 4] {
-            for avg in [false, true] {
-                let fpel = if avg { "avg" } else { "copy" };
-                mc.push((
-                    format!("{fpel}{width}"),
-                    format!("McFunction {{ width: {width}, filter: McFilter::Regular, avg: {avg}, h: false, v: false }}"),
-                ));
-                let op = if avg { "avg" } else { "put" };
-                for (filter, variant) in [
-                    ("8tap_smooth", "Smooth"),
-                    ("8tap_regular", "Regular"),
-                    ("8tap_sharp", "Sharp"),
-                    ("bilin", "Bilinear"),
-                ] {
-                    for (dir, h, v) in [("h", true, false), ("v", false, true), ("hv", true, true)]
-                    {
-                        mc.push((
-                            format!("{op}_{filter}_{width}{dir}"),
-                            format!("McFunction {{ width: {width}, filter: McFilter::{variant}, avg: {avg}, h: {h}, v: {v} }}"),
-                        ));
-                    }
-                }
-            }
+    fn read(root: &Path) -> Exports {
+        let path = root.join(DSP_SOURCE);
+        let text = fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        Exports {
+            mc: invocation_lines(&text, "mc_exports"),
+            lf: invocation_lines(&text, "lf_exports"),
         }
-        let mut lf = Vec::new();
-        for (d, dir) in [("h", "H"), ("v", "V")] {
-            for wd in [4, 8, 16] {
-                lf.push((
-                    format!("loop_filter_{d}_{wd}_8"),
-                    format!("LfFunction::Lines8 {{ wd: {wd}, dir: LfDir::{dir} }}"),
-                ));
-            }
-            lf.push((
-                format!("loop_filter_{d}_16_16"),
-                format!("LfFunction::Lines16 {{ dir: LfDir::{dir} }}"),
-            ));
-            for (wd1, wd2) in [(4, 4), (4, 8), (8, 4), (8, 8)] {
-                lf.push((
-                    format!("loop_filter_{d}_{wd1}{wd2}_16"),
-                    format!("LfFunction::Mix2 {{ wd1: {wd1}, wd2: {wd2}, dir: LfDir::{dir} }}"),
-                ));
-            }
-        }
-        Exports { mc, lf }
-    }
-
-    fn rust(&self) -> String {
-        let mut s = String::from("// Generated by build.rs: the MC and loop-filter exports.\n");
-        for (name, f) in &self.mc {
-            s += &format!(
-                "/// FFmpeg's `{name}_c`: the result is in `dst` once `daedalus_flush` returns.\n///\n/// # Safety\n/// As for FFmpeg's function: the block at `dst` and the source window at `src` must be\n/// valid; the block, and a source in registered memory, must stay valid and untouched until\n/// the thread's next flush.\n#[no_mangle]\npub unsafe extern \"C\" fn daedalus_vp9_{name}(dst: *mut u8, dst_stride: isize, src: *const u8, src_stride: isize, h: c_int, mx: c_int, my: c_int) {{\n    mc_entry({f}, batch::Origin::Api, dst, dst_stride, src, src_stride, h, mx, my)\n}}\n\
-                 /// The provider's entry for FFmpeg's decoder.\nunsafe extern \"C\" fn provider_{name}(dst: *mut u8, dst_stride: isize, src: *const u8, src_stride: isize, h: c_int, mx: c_int, my: c_int) {{\n    mc_entry({f}, batch::Origin::Ffmpeg, dst, dst_stride, src, src_stride, h, mx, my)\n}}\n"
-            );
-        }
-        for (name, f) in &self.lf {
-            s += &format!(
-                "/// FFmpeg's `{name}_c`: the result is in `dst` once `daedalus_flush` returns.\n///\n/// # Safety\n/// As for FFmpeg's function: the pixels on both sides of the edge must be valid, and stay\n/// valid and untouched until the thread's next flush.\n#[no_mangle]\npub unsafe extern \"C\" fn daedalus_vp9_{name}(dst: *mut u8, stride: isize, e: c_int, i: c_int, h: c_int) {{\n    lf_entry({f}, batch::Origin::Api, dst, stride, e, i, h)\n}}\n\
-                 /// The provider's entry for FFmpeg's decoder.\nunsafe extern \"C\" fn provider_{name}(dst: *mut u8, stride: isize, e: c_int, i: c_int, h: c_int) {{\n    lf_entry({f}, batch::Origin::Ffmpeg, dst, stride, e, i, h)\n}}\n"
-            );
-        }
-        s += &format!("/// Every MC export with the function it runs.\npub static MC_EXPORTS: [(&str, McFunction, crate::vp9dsp::McFn); {}] = [\n", self.mc.len());
-        for (name, f) in &self.mc {
-            s += &format!("    (\"{name}\", {f}, daedalus_vp9_{name}),\n");
-        }
-        s += "];\n";
-        s += &format!("/// Every loop-filter export with the function it runs.\npub static LF_EXPORTS: [(&str, LfFunction, crate::vp9dsp::LoopFilterFn); {}] = [\n", self.lf.len());
-        for (name, f) in &self.lf {
-            s += &format!("    (\"{name}\", {f}, daedalus_vp9_{name}),\n");
-        }
-        s += "];\n";
-        s += &format!("/// The provider's MC entries for FFmpeg's decoder.\npub(crate) static PROVIDER_MC: [(McFunction, crate::vp9dsp::McFn); {}] = [\n", self.mc.len());
-        for (name, f) in &self.mc {
-            s += &format!("    ({f}, provider_{name}),\n");
-        }
-        s += "];\n";
-        s += &format!("/// The provider's loop-filter entries for FFmpeg's decoder.\npub(crate) static PROVIDER_LF: [(LfFunction, crate::vp9dsp::LoopFilterFn); {}] = [\n", self.lf.len());
-        for (name, f) in &self.lf {
-            s += &format!("    ({f}, provider_{name}),\n");
-        }
-        s += "];\n";
-        s
     }
 
     fn prototypes(&self) -> String {
@@ -275,18 +201,63 @@ impl Exports {
              * (dst, dst_stride, src, src_stride, h, mx, my). The source window (see the README)\n \
              * is read during the call; dst holds FFmpeg's result once daedalus_flush() returns.\n \
              */\n";
-        for (name, _) in &self.mc {
-            s += &format!("void daedalus_vp9_{name}(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);\n");
+        for export in &self.mc {
+            s += &format!("void {export}(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src, ptrdiff_t src_stride, int h, int mx, int my);\n");
         }
         s += "\n/*\n * Loop filters: FFmpeg 5.1's VP9 loop-filter functions, 8-bit, with its signature\n \
               * (dst, stride, E, I, H); dst holds FFmpeg's result once daedalus_flush() returns.\n \
               */\n";
-        for (name, _) in &self.lf {
-            s += &format!(
-                "void daedalus_vp9_{name}(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);\n"
-            );
+        for export in &self.lf {
+            s += &format!("void {export}(uint8_t *dst, ptrdiff_t stride, int E, int I, int H);\n");
         }
         s += "\n#ifdef __cplusplus\n}\n#endif\n#endif\n";
         s
     }
+}
+
+/// The exported symbols of the one invocation of `name!` in the DSP exports' source: a line
+/// `name! {`, then one line per export, `daedalus_vp9_<f>: "<f>", ...;`, and comments, up to a
+/// line `}`. Anything else fails the build.
+fn invocation_lines(text: &str, name: &str) -> Vec<String> {
+    let open = format!("{name}! {{");
+    let starts: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| *line == open)
+        .map(|(n, _)| n)
+        .collect();
+    let [start] = starts[..] else {
+        panic!("{DSP_SOURCE}: {} lines `{open}`, not one", starts.len());
+    };
+    let mut exports = Vec::new();
+    for (n, line) in text.lines().enumerate().skip(start + 1) {
+        let line = line.trim();
+        if line == "}" {
+            if exports.is_empty() {
+                panic!("{DSP_SOURCE}:{}: `{name}!` defines no export", start + 1);
+            }
+            return exports;
+        }
+        if line.is_empty() || line.starts_with("//") {
+            continue;
+        }
+        let export = line
+            .split_once(": \"")
+            .and_then(|(export, rest)| Some((export, rest.split_once("\", ")?.0)))
+            .filter(|(export, f)| {
+                !f.is_empty()
+                    && f.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    && export.strip_prefix("daedalus_vp9_") == Some(*f)
+                    && line.ends_with(';')
+            });
+        match export {
+            Some((export, _)) => exports.push(export.to_string()),
+            None => panic!(
+                "{DSP_SOURCE}:{}: not an export of `{name}!` \
+                 (`daedalus_vp9_<f>: \"<f>\", ...;`): {line}",
+                n + 1
+            ),
+        }
+    }
+    panic!("{DSP_SOURCE}:{}: `{name}!` is not closed", start + 1)
 }
