@@ -2,6 +2,8 @@
 //! (one call each, and `daedalus_vp9_loopfilter_sb` for a superblock), and dav1d's CDEF
 //! blocks. Each records its call for the calling thread's next `daedalus_flush()`.
 
+#[cfg(doc)]
+use super::daedalus_flush;
 use super::guard;
 use crate::batch;
 use crate::kernels::cdef;
