@@ -440,6 +440,31 @@ const fn exports_as(export: &str, name: &str) -> bool {
     true
 }
 
+/// Defines the inverse-transform exports from one line each: the exported symbol, FFmpeg's name
+/// of the function (its C function's, less `_c`), and the [`Transform`] it runs (size, then
+/// the 1-D transforms in FFmpeg's order). cbindgen cannot see them: build.rs reads the lines
+/// of the one invocation and declares them for it (with the same documentation as here), one
+/// export per line, nothing else but comments.
+macro_rules! itx_exports {
+    ($($export:ident: $name:literal, $size:ident, $first:ident, $second:ident;)*) => {$(
+        const _: () = assert!(exports_as(stringify!($export), $name));
+
+        #[doc = concat!(
+            "FFmpeg's `", $name, "_c`: the result is in `dst` once [`daedalus_flush`] returns."
+        )]
+        ///
+        /// # Safety
+        /// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and
+        /// the coefficients at `block` must be valid; the pixels must stay valid and untouched
+        /// until the calling thread's next `daedalus_flush()`.
+        #[no_mangle]
+        pub unsafe extern "C" fn $export(dst: *mut u8, stride: isize, block: *mut i16, eob: c_int) {
+            let tx = Transform::new(TxSize::$size, Tx1d::$first, Tx1d::$second);
+            itx_entry(tx, dst, stride, block, eob)
+        }
+    )*};
+}
+
 /// Defines the motion-compensation exports from one line each: the exported symbol, FFmpeg's
 /// name of the function (its C function's, less `_c`), and the [`McFunction`] it runs (width,
 /// filter, avg, h, v). For each line: the `#[no_mangle]` export, its twin for FFmpeg's decoder,
@@ -556,6 +581,25 @@ macro_rules! lf_exports {
             },)*
         ];
     };
+}
+
+// FFmpeg 5.1's VP9 8-bit inverse transforms (vp9dsp_template.c): the exported symbol, FFmpeg's
+// name, the transform. build.rs declares them to cbindgen from these lines.
+itx_exports! {
+    daedalus_vp9_idct_idct_4x4_add: "idct_idct_4x4_add", T4, Dct, Dct;
+    daedalus_vp9_iadst_idct_4x4_add: "iadst_idct_4x4_add", T4, Adst, Dct;
+    daedalus_vp9_idct_iadst_4x4_add: "idct_iadst_4x4_add", T4, Dct, Adst;
+    daedalus_vp9_iadst_iadst_4x4_add: "iadst_iadst_4x4_add", T4, Adst, Adst;
+    daedalus_vp9_iwht_iwht_4x4_add: "iwht_iwht_4x4_add", T4, Wht, Wht;
+    daedalus_vp9_idct_idct_8x8_add: "idct_idct_8x8_add", T8, Dct, Dct;
+    daedalus_vp9_iadst_idct_8x8_add: "iadst_idct_8x8_add", T8, Adst, Dct;
+    daedalus_vp9_idct_iadst_8x8_add: "idct_iadst_8x8_add", T8, Dct, Adst;
+    daedalus_vp9_iadst_iadst_8x8_add: "iadst_iadst_8x8_add", T8, Adst, Adst;
+    daedalus_vp9_idct_idct_16x16_add: "idct_idct_16x16_add", T16, Dct, Dct;
+    daedalus_vp9_iadst_idct_16x16_add: "iadst_idct_16x16_add", T16, Adst, Dct;
+    daedalus_vp9_idct_iadst_16x16_add: "idct_iadst_16x16_add", T16, Dct, Adst;
+    daedalus_vp9_iadst_iadst_16x16_add: "iadst_iadst_16x16_add", T16, Adst, Adst;
+    daedalus_vp9_idct_idct_32x32_add: "idct_idct_32x32_add", T32, Dct, Dct;
 }
 
 // FFmpeg 5.1's `mc` and loop-filter functions (vp9dsp_template.c), in its table order: the
@@ -712,312 +756,4 @@ lf_exports! {
     daedalus_vp9_loop_filter_v_48_16: "loop_filter_v_48_16", Mix2 { wd1: 4, wd2: 8, dir: LfDir::V };
     daedalus_vp9_loop_filter_v_84_16: "loop_filter_v_84_16", Mix2 { wd1: 8, wd2: 4, dir: LfDir::V };
     daedalus_vp9_loop_filter_v_88_16: "loop_filter_v_88_16", Mix2 { wd1: 8, wd2: 8, dir: LfDir::V };
-}
-
-/// FFmpeg's `idct_idct_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
-///
-/// # Safety
-/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
-/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
-/// calling thread's next `daedalus_flush()`.
-#[no_mangle]
-pub unsafe extern "C" fn daedalus_vp9_idct_idct_4x4_add(
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: c_int,
-) {
-    itx_entry(
-        Transform::new(TxSize::T4, Tx1d::Dct, Tx1d::Dct),
-        dst,
-        stride,
-        block,
-        eob,
-    )
-}
-
-/// FFmpeg's `iadst_idct_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
-///
-/// # Safety
-/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
-/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
-/// calling thread's next `daedalus_flush()`.
-#[no_mangle]
-pub unsafe extern "C" fn daedalus_vp9_iadst_idct_4x4_add(
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: c_int,
-) {
-    itx_entry(
-        Transform::new(TxSize::T4, Tx1d::Adst, Tx1d::Dct),
-        dst,
-        stride,
-        block,
-        eob,
-    )
-}
-
-/// FFmpeg's `idct_iadst_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
-///
-/// # Safety
-/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
-/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
-/// calling thread's next `daedalus_flush()`.
-#[no_mangle]
-pub unsafe extern "C" fn daedalus_vp9_idct_iadst_4x4_add(
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: c_int,
-) {
-    itx_entry(
-        Transform::new(TxSize::T4, Tx1d::Dct, Tx1d::Adst),
-        dst,
-        stride,
-        block,
-        eob,
-    )
-}
-
-/// FFmpeg's `iadst_iadst_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
-///
-/// # Safety
-/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
-/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
-/// calling thread's next `daedalus_flush()`.
-#[no_mangle]
-pub unsafe extern "C" fn daedalus_vp9_iadst_iadst_4x4_add(
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: c_int,
-) {
-    itx_entry(
-        Transform::new(TxSize::T4, Tx1d::Adst, Tx1d::Adst),
-        dst,
-        stride,
-        block,
-        eob,
-    )
-}
-
-/// FFmpeg's `iwht_iwht_4x4_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
-///
-/// # Safety
-/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
-/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
-/// calling thread's next `daedalus_flush()`.
-#[no_mangle]
-pub unsafe extern "C" fn daedalus_vp9_iwht_iwht_4x4_add(
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: c_int,
-) {
-    itx_entry(
-        Transform::new(TxSize::T4, Tx1d::Wht, Tx1d::Wht),
-        dst,
-        stride,
-        block,
-        eob,
-    )
-}
-
-/// FFmpeg's `idct_idct_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
-///
-/// # Safety
-/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
-/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
-/// calling thread's next `daedalus_flush()`.
-#[no_mangle]
-pub unsafe extern "C" fn daedalus_vp9_idct_idct_8x8_add(
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: c_int,
-) {
-    itx_entry(
-        Transform::new(TxSize::T8, Tx1d::Dct, Tx1d::Dct),
-        dst,
-        stride,
-        block,
-        eob,
-    )
-}
-
-/// FFmpeg's `iadst_idct_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
-///
-/// # Safety
-/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
-/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
-/// calling thread's next `daedalus_flush()`.
-#[no_mangle]
-pub unsafe extern "C" fn daedalus_vp9_iadst_idct_8x8_add(
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: c_int,
-) {
-    itx_entry(
-        Transform::new(TxSize::T8, Tx1d::Adst, Tx1d::Dct),
-        dst,
-        stride,
-        block,
-        eob,
-    )
-}
-
-/// FFmpeg's `idct_iadst_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
-///
-/// # Safety
-/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
-/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
-/// calling thread's next `daedalus_flush()`.
-#[no_mangle]
-pub unsafe extern "C" fn daedalus_vp9_idct_iadst_8x8_add(
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: c_int,
-) {
-    itx_entry(
-        Transform::new(TxSize::T8, Tx1d::Dct, Tx1d::Adst),
-        dst,
-        stride,
-        block,
-        eob,
-    )
-}
-
-/// FFmpeg's `iadst_iadst_8x8_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
-///
-/// # Safety
-/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
-/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
-/// calling thread's next `daedalus_flush()`.
-#[no_mangle]
-pub unsafe extern "C" fn daedalus_vp9_iadst_iadst_8x8_add(
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: c_int,
-) {
-    itx_entry(
-        Transform::new(TxSize::T8, Tx1d::Adst, Tx1d::Adst),
-        dst,
-        stride,
-        block,
-        eob,
-    )
-}
-
-/// FFmpeg's `idct_idct_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
-///
-/// # Safety
-/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
-/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
-/// calling thread's next `daedalus_flush()`.
-#[no_mangle]
-pub unsafe extern "C" fn daedalus_vp9_idct_idct_16x16_add(
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: c_int,
-) {
-    itx_entry(
-        Transform::new(TxSize::T16, Tx1d::Dct, Tx1d::Dct),
-        dst,
-        stride,
-        block,
-        eob,
-    )
-}
-
-/// FFmpeg's `iadst_idct_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
-///
-/// # Safety
-/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
-/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
-/// calling thread's next `daedalus_flush()`.
-#[no_mangle]
-pub unsafe extern "C" fn daedalus_vp9_iadst_idct_16x16_add(
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: c_int,
-) {
-    itx_entry(
-        Transform::new(TxSize::T16, Tx1d::Adst, Tx1d::Dct),
-        dst,
-        stride,
-        block,
-        eob,
-    )
-}
-
-/// FFmpeg's `idct_iadst_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
-///
-/// # Safety
-/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
-/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
-/// calling thread's next `daedalus_flush()`.
-#[no_mangle]
-pub unsafe extern "C" fn daedalus_vp9_idct_iadst_16x16_add(
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: c_int,
-) {
-    itx_entry(
-        Transform::new(TxSize::T16, Tx1d::Dct, Tx1d::Adst),
-        dst,
-        stride,
-        block,
-        eob,
-    )
-}
-
-/// FFmpeg's `iadst_iadst_16x16_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
-///
-/// # Safety
-/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
-/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
-/// calling thread's next `daedalus_flush()`.
-#[no_mangle]
-pub unsafe extern "C" fn daedalus_vp9_iadst_iadst_16x16_add(
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: c_int,
-) {
-    itx_entry(
-        Transform::new(TxSize::T16, Tx1d::Adst, Tx1d::Adst),
-        dst,
-        stride,
-        block,
-        eob,
-    )
-}
-
-/// FFmpeg's `idct_idct_32x32_add_c`: the result is in `dst` once [`daedalus_flush`] returns.
-///
-/// # Safety
-/// As for FFmpeg's function: the block's pixels at `dst` (rows `stride` bytes apart) and the
-/// coefficients at `block` must be valid; the pixels must stay valid and untouched until the
-/// calling thread's next `daedalus_flush()`.
-#[no_mangle]
-pub unsafe extern "C" fn daedalus_vp9_idct_idct_32x32_add(
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: c_int,
-) {
-    itx_entry(
-        Transform::new(TxSize::T32, Tx1d::Dct, Tx1d::Dct),
-        dst,
-        stride,
-        block,
-        eob,
-    )
 }
