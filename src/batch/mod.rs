@@ -31,500 +31,33 @@
 //! but passing through earlier ones (a prediction before its transform) while the submission
 //! runs.
 
-use crate::config::{Family, Place};
+mod call;
+mod cpu;
+
+pub use call::{Area, Job, Op, Origin, SbPosition, SKIP_JOB};
+pub use cpu::{FFMPEG_DSP, FFMPEG_ITX};
+
 use crate::gpu::stream::{Buf, Dispatch, Stream, MAX_SETS, MAX_SLOTS};
 use crate::gpu::{self, GpuResult};
 use crate::kernels::cdef::{self, CdefCall};
-use crate::kernels::itx::{self, GpuJob, ItxKernel, Transform, Tx1d, TxSize};
-use crate::kernels::lf::{self, LfDir, LfFunction, LfHalf};
+use crate::kernels::itx::{self, GpuJob, ItxKernel, Transform, TxSize};
+use crate::kernels::lf::{LfDir, LfFunction};
 use crate::kernels::lf_sb::{self, SbPlane};
 use crate::kernels::mc::{self, McFunction};
 use crate::kernels::{job_words, CDEF_KERNEL, LF_KERNEL, LF_ROW_KERNEL, LF_SB_KERNEL, MC_KERNEL};
-use crate::levels::{Access, Block, Deps, Levels, Need, MAX_LEVELS};
+use crate::levels::{Access, Deps, Levels, Need, MAX_LEVELS};
 use crate::overlap::Occupancy;
 use crate::regions::{self, Placement, Region};
 use crate::spans::Spans;
 use crate::stats::{self, Reason, COUNTERS};
-use crate::vp9dsp::{ItxfmAddFn, Vp9DspContext};
-use once_cell::sync::OnceCell;
+use call::{block_in, job_eob, job_flags, spans_meet, Call, Captured, KERNELS, MAY_REDO, NO_SPAN};
+use cpu::{move_and_zero, run_ffmpeg, run_job_fast, run_job_on_cpu, run_transient, RegionView};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ptr;
 use std::sync::Arc;
 use std::time::Instant;
-
-const KERNELS: [ItxKernel; ItxKernel::COUNT] = {
-    let mut all = [ItxKernel::DcOnly(TxSize::T4); ItxKernel::COUNT];
-    let mut i = 0;
-    while i < Transform::ALL.len() {
-        all[i] = ItxKernel::Full(Transform::ALL[i]);
-        i += 1;
-    }
-    all[i] = ItxKernel::DcOnly(TxSize::T4);
-    all[i + 1] = ItxKernel::DcOnly(TxSize::T8);
-    all[i + 2] = ItxKernel::DcOnly(TxSize::T16);
-    all[i + 3] = ItxKernel::DcOnly(TxSize::T32);
-    all
-};
-
-/// A recorded job's words: the first [`job_words`] of them are used. Words 0 and 1 are always
-/// the job's pixel (a byte offset into its pixel buffer) and the stride.
-pub type Job = [u32; 12];
-
-/// One call of a DSP function, as the recorder handles it. It lives no longer than the call
-/// that records it: what it points to is captured into the batch then.
-#[derive(Clone, Copy)]
-pub enum Op<'a> {
-    Itx {
-        tx: Transform,
-        block: *mut i16,
-        eob: i32,
-    },
-    Mc {
-        f: McFunction,
-        src: *const u8,
-        src_stride: isize,
-        h: i32,
-        mx: i32,
-        my: i32,
-    },
-    Lf {
-        f: LfFunction,
-        e: i32,
-        i: i32,
-        h: i32,
-    },
-    /// One plane of a superblock's loop filter (`lf_sb`), its columns pass then its rows
-    /// pass; its destination is the superblock's first pixel. `sb` is its position where the
-    /// call comes from FFmpeg's decoder, which filters superblocks in raster order after the
-    /// rows they read are reconstructed: such planes are ordered by position.
-    LfSb {
-        plane: &'a SbPlane<'a>,
-        sb: Option<SbPosition>,
-    },
-    /// AV1's CDEF (dav1d's `fb[]`): its destination is `call.dst`.
-    Cdef { call: CdefCall },
-}
-
-/// Where a plane of the decoder's superblock loop filter lies: the superblock's row and column
-/// (in superblocks) and the plane.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-pub struct SbPosition {
-    pub row: u32,
-    pub col: u32,
-    pub plane: u32,
-}
-
-/// Pixels a call (or a reader of the decoder) reads and writes: `w` x `h` bytes from `at`,
-/// rows `stride` apart.
-#[derive(Clone, Copy, Debug)]
-pub struct Area {
-    pub at: *mut u8,
-    pub stride: isize,
-    pub w: usize,
-    pub h: usize,
-}
-
-impl Area {
-    /// First and one-past-last byte; `first > end` when the block wraps the address space.
-    fn span(&self) -> (usize, usize) {
-        let last_row = (self.h as isize - 1).wrapping_mul(self.stride);
-        let first = (self.at as usize).wrapping_add(last_row.min(0) as usize);
-        let end = (self.at as usize)
-            .wrapping_add(last_row.max(0) as usize)
-            .wrapping_add(self.w);
-        (first, end)
-    }
-
-    fn pixel(&self, row: usize, col: usize) -> *mut u8 {
-        self.at
-            .wrapping_offset(row as isize * self.stride + col as isize)
-    }
-}
-
-/// An area inside registered region `id` (`start..end`) as the levels see it.
-fn block_in(id: u64, start: usize, end: usize, a: &Area) -> Block {
-    Block {
-        region: id,
-        region_len: end - start,
-        offset: a.at as usize - start,
-        stride: a.stride,
-        w: a.w,
-        h: a.h,
-    }
-}
-
-fn spans_meet(a: (usize, usize), b: (usize, usize)) -> bool {
-    a.0 < b.1 && b.0 < a.1
-}
-
-impl Op<'_> {
-    /// The pixels the call reads and writes when its destination is `dst`.
-    fn rect(&self, dst: *mut u8, stride: isize) -> Area {
-        let (w, h) = match *self {
-            Op::Itx { tx, .. } => (tx.size.n(), tx.size.n()),
-            Op::Mc { f, h, .. } => (f.width, h.max(1) as usize),
-            Op::Cdef { call } => {
-                let (w, h) = call.dims();
-                (w * call.bytes_per_pixel(), h)
-            }
-            Op::Lf { f, .. } => {
-                let reach = f.reach();
-                return match f.dir() {
-                    LfDir::H => Area {
-                        at: dst.wrapping_sub(reach),
-                        stride,
-                        w: 2 * reach,
-                        h: f.lines(),
-                    },
-                    LfDir::V => Area {
-                        at: dst.wrapping_offset(-(reach as isize) * stride),
-                        stride,
-                        w: f.lines(),
-                        h: 2 * reach,
-                    },
-                };
-            }
-            Op::LfSb { plane, .. } => {
-                return Area {
-                    at: dst.wrapping_offset(plane.top as isize * stride + plane.left as isize),
-                    stride,
-                    w: (plane.right - plane.left) as usize,
-                    h: (plane.bottom - plane.top) as usize,
-                };
-            }
-        };
-        Area {
-            at: dst,
-            stride,
-            w,
-            h,
-        }
-    }
-
-    /// The source pixels a motion compensation reads.
-    fn source(&self) -> Option<Area> {
-        let Op::Mc {
-            f,
-            src,
-            src_stride,
-            h,
-            ..
-        } = *self
-        else {
-            return None;
-        };
-        let win = f.window();
-        Some(Area {
-            at: src.wrapping_offset(-(win.above as isize) * src_stride - win.left as isize)
-                as *mut u8,
-            stride: src_stride,
-            w: win.width(f.width),
-            h: win.height(h as usize),
-        })
-    }
-
-    /// The family `DAEDALUS_KERNELS` places it by (VP9's; none for CDEF).
-    fn family(&self) -> Option<Family> {
-        match self {
-            Op::Itx { .. } => Some(Family::Itx),
-            Op::Mc { .. } => Some(Family::Mc),
-            Op::Lf { .. } | Op::LfSb { .. } => Some(Family::Lf),
-            Op::Cdef { .. } => None,
-        }
-    }
-
-    /// The kernel of a decoder's own that a device may lack (see `Pipelines::kernels`).
-    fn optional_kernel(&self) -> Option<usize> {
-        match self {
-            Op::LfSb { .. } => Some(LF_SB_KERNEL),
-            Op::Cdef { .. } => Some(CDEF_KERNEL),
-            _ => None,
-        }
-    }
-
-    /// Arena room (in coefficients) that recording the call takes.
-    fn room(&self) -> usize {
-        match *self {
-            Op::Itx { tx, eob, .. } if !tx.is_dc_only_call(eob) => tx.coefs(),
-            Op::Mc { .. } => {
-                let s = self.source().expect("MC has a source");
-                (s.w * s.h).div_ceil(2)
-            }
-            Op::Cdef { .. } => cdef::WINDOW_LEN,
-            Op::LfSb { .. } => lf_sb::RECORD_BYTES / 2,
-            _ => 0,
-        }
-    }
-
-    /// Whether `DAEDALUS_KERNELS` or the calibration places the call's family on the CPU.
-    fn placed_on_cpu(&self) -> bool {
-        self.family()
-            .is_some_and(|f| crate::calibrate::placement().of(f) == Place::Cpu)
-    }
-
-    /// Runs the call at once: FFmpeg's own function for its decoder's calls, else the
-    /// reference.
-    unsafe fn run_at_once(&self, dst: *mut u8, stride: isize, origin: Origin) {
-        match *self {
-            Op::Itx { tx, block, eob } => run_itx_at_once(tx, dst, stride, block, eob, origin),
-            Op::Mc {
-                f,
-                src,
-                src_stride,
-                h,
-                mx,
-                my,
-            } => match (origin, FFMPEG_DSP.get().and_then(|t| t.mc_fn(f))) {
-                // FFmpeg's SIMD steps over rows in fours (its decoder's heights); other
-                // heights (this library's one-line row backups) take the reference.
-                (Origin::Ffmpeg, Some(ffmpeg)) if h % 4 == 0 => {
-                    ffmpeg(dst, stride, src, src_stride, h, mx, my)
-                }
-                _ => mc::mc_now(f, dst, stride, src, src_stride, h, mx, my),
-            },
-            Op::Lf { f, e, i, h } => match (origin, FFMPEG_DSP.get().and_then(|t| t.lf_fn(f))) {
-                (Origin::Ffmpeg, Some(ffmpeg)) => ffmpeg(dst, stride, e, i, h),
-                _ => lf::lf_now(f, dst, stride, e, i, h),
-            },
-            Op::LfSb { plane, .. } => run_lf_sb(plane, dst, stride, origin),
-            Op::Cdef { call } => call.run_now(),
-        }
-    }
-}
-
-/// Runs a superblock plane's passes: FFmpeg's own 8-line functions for its decoder's calls,
-/// else the reference.
-unsafe fn run_lf_sb(plane: &SbPlane, dst: *mut u8, stride: isize, origin: Origin) {
-    match (origin, FFMPEG_DSP.get()) {
-        (Origin::Ffmpeg, Some(dsp)) => plane.run(dst, stride, |at, s, d, half| {
-            if !run_half_with_ffmpeg(dsp, at, s, d, half) {
-                lf::filter_half(at, s, d, half)
-            }
-        }),
-        _ => plane.run(dst, stride, |at, s, d, half| {
-            lf::filter_half(at, s, d, half)
-        }),
-    }
-}
-
-/// Runs 8 lines of a loop filter with FFmpeg's own function where its result is exact: its SIMD
-/// keeps the thresholds in bytes, exact as its C for the decoder's values, not for every value
-/// the public API accepts. Returns whether it ran.
-unsafe fn run_half_with_ffmpeg(
-    dsp: &Vp9DspContext,
-    dst: *mut u8,
-    stride: isize,
-    dir: LfDir,
-    half: LfHalf,
-) -> bool {
-    let bytes = [half.e, half.i, half.h]
-        .iter()
-        .all(|t| (0..=254).contains(t));
-    match dsp.lf_fn(LfFunction::Lines8 { wd: half.wd, dir }) {
-        Some(ffmpeg) if bytes => {
-            ffmpeg(dst, stride, half.e, half.i, half.h);
-            true
-        }
-        _ => false,
-    }
-}
-
-/// A superblock plane as its job left it: its record in the arena (word 3: its first
-/// coefficient) and its parameters (word 2).
-unsafe fn lf_sb_plane<'a>(arena: *const i16, job: &Job) -> SbPlane<'a> {
-    lf_sb::plane_from_record(arena.add(job[3] as usize) as *const u8, job[2])
-}
-
-/// Runs a transform at once: FFmpeg's own function for its decoder's calls, else the reference.
-unsafe fn run_itx_at_once(
-    tx: Transform,
-    dst: *mut u8,
-    stride: isize,
-    block: *mut i16,
-    eob: i32,
-    origin: Origin,
-) {
-    match (origin, FFMPEG_ITX.get()) {
-        (Origin::Ffmpeg, Some(table)) => table[tx.index()](dst, stride, block, eob),
-        _ => itx::itx_add_now(tx, dst, stride, block, eob),
-    }
-}
-
-/// A call of FFmpeg's decoder on a transient buffer: at once, with FFmpeg's function.
-unsafe fn run_transient(op: &Op, dst: *mut u8, stride: isize) {
-    op.run_at_once(dst, stride, Origin::Ffmpeg);
-    stats::add(&COUNTERS.immediate, 1);
-}
-
-/// The registered regions as a thread last saw them, for the CPU path's transient rule.
-#[derive(Default)]
-struct RegionView {
-    regions: Vec<Arc<Region>>,
-    version: u64,
-}
-
-impl RegionView {
-    fn place(&mut self, lo: usize, hi: usize) -> Placement {
-        let version = regions::version();
-        if version != self.version {
-            self.regions = regions::snapshot();
-            self.version = version;
-        }
-        if hi < lo {
-            return Placement::Straddles;
-        }
-        regions::place(&self.regions, lo, hi)
-    }
-}
-
-/// Runs one recorded transform on the CPU: the reference, or FFmpeg's own function for a call
-/// of FFmpeg's decoder whose 16-bit lanes overflow. `coef` is the arena offset of its
-/// coefficients, or for a DC-only kernel the DC value.
-///
-/// # Safety
-/// The call's pixels must be valid; a full kernel's coefficients must be in `arena`.
-unsafe fn run_itx_on_cpu(
-    kernel: ItxKernel,
-    dst: *mut u8,
-    stride: isize,
-    coef: u32,
-    flags: u32,
-    arena: *const i16,
-) {
-    let mut res = [0i32; 32 * 32];
-    let n = kernel.size().n();
-    let overflow = match kernel {
-        ItxKernel::Full(tx) => {
-            let coefs = std::slice::from_raw_parts(arena.add(coef as usize), n * n);
-            let overflow = itx::residual(tx, coefs, false, &mut res);
-            if overflow && flags & 1 != 0 {
-                return run_ffmpeg(tx, dst, stride, coefs, job_eob(flags));
-            }
-            overflow
-        }
-        ItxKernel::DcOnly(size) => {
-            let tx = Transform::new(size, Tx1d::Dct, Tx1d::Dct);
-            itx::residual(tx, &[coef as i32 as i16], true, &mut res)
-        }
-    };
-    debug_assert!(!overflow || flags & 1 == 0 || matches!(kernel, ItxKernel::Full(_)));
-    itx::add_residual(dst, stride, n, &res);
-}
-
-/// Runs one recorded job on the CPU, on the pixels at `dst` (rows `stride` apart). A motion
-/// compensation reads its source at `source` (the arena, or an imported frame) plus its offset.
-///
-/// # Safety
-/// The job's pixels must be valid, and what it reads of the arena and source must be there.
-unsafe fn run_job_on_cpu(
-    kernel: u8,
-    dst: *mut u8,
-    stride: isize,
-    job: &Job,
-    arena: *const i16,
-    source: *const u8,
-) {
-    match kernel as usize {
-        MC_KERNEL => {
-            let (f, mx, my) = McFunction::from_params(job[4]);
-            let src = source.wrapping_add(job[2] as usize);
-            let rows = mc::tile_rows(job[4]) as i32;
-            mc::mc_now(f, dst, stride, src, job[3] as i32 as isize, rows, mx, my);
-        }
-        LF_KERNEL => {
-            let (half, dir) = LfHalf::from_params(job[2]);
-            lf::filter_half(dst, stride, dir, half);
-        }
-        LF_SB_KERNEL | LF_ROW_KERNEL => {
-            let plane = lf_sb_plane(arena, job);
-            run_lf_sb(&plane, dst, stride, Origin::Api);
-        }
-        CDEF_KERNEL => {
-            let (s, w, h, two_bytes) = cdef::from_job_params(job[3]);
-            let window = &*(arena.add(job[2] as usize) as *const [i16; cdef::WINDOW_LEN]);
-            cdef::filter_bytes(window, dst, stride, w, h, &s, two_bytes);
-        }
-        k => run_itx_on_cpu(KERNELS[k], dst, stride, job[2], job[3], arena),
-    }
-}
-
-/// Runs one recorded job on the CPU as fast as it can be run exactly: FFmpeg's own function
-/// where the provider attached (its SIMD: motion compensation and loop filters equal FFmpeg's
-/// C bit for bit, and a transform of its decoder is the decoder's own result), else the
-/// reference ([`run_job_on_cpu`]).
-///
-/// # Safety
-/// As [`run_job_on_cpu`].
-unsafe fn run_job_fast(
-    kernel: u8,
-    dst: *mut u8,
-    stride: isize,
-    job: &Job,
-    arena: *const i16,
-    source: *const u8,
-) {
-    let Some(dsp) = FFMPEG_DSP.get() else {
-        return run_job_on_cpu(kernel, dst, stride, job, arena, source);
-    };
-    match kernel as usize {
-        MC_KERNEL => {
-            let (f, mx, my) = McFunction::from_params(job[4]);
-            let rows = mc::tile_rows(job[4]) as i32;
-            // FFmpeg's SIMD steps over rows in pairs or fours, as the decoder's block heights
-            // allow (other heights, a row backup's single line, take the reference), and may
-            // read a row beyond the window (some of its filters do on arm): a window copied
-            // into the arena has no such row, so those take the reference too.
-            let in_place = source != arena as *const u8;
-            if let (Some(ffmpeg), 0, true) = (dsp.mc_fn(f), rows % 4, in_place) {
-                let src = source.wrapping_add(job[2] as usize);
-                return ffmpeg(dst, stride, src, job[3] as i32 as isize, rows, mx, my);
-            }
-        }
-        LF_KERNEL => {
-            let (half, dir) = LfHalf::from_params(job[2]);
-            if run_half_with_ffmpeg(dsp, dst, stride, dir, half) {
-                return;
-            }
-        }
-        LF_SB_KERNEL | LF_ROW_KERNEL => {
-            let plane = lf_sb_plane(arena, job);
-            return run_lf_sb(&plane, dst, stride, Origin::Ffmpeg);
-        }
-        CDEF_KERNEL => {}
-        k => {
-            if let (true, Some(table)) = (job[3] & 1 != 0, FFMPEG_ITX.get()) {
-                // A transform of FFmpeg's decoder: its own function, on an aligned copy.
-                #[repr(C, align(64))]
-                struct Block([i16; 32 * 32]);
-                let mut block = Block([0; 32 * 32]);
-                let tx = match KERNELS[k] {
-                    ItxKernel::Full(tx) => {
-                        let coefs = arena.add(job[2] as usize);
-                        ptr::copy_nonoverlapping(coefs, block.0.as_mut_ptr(), tx.coefs());
-                        tx
-                    }
-                    ItxKernel::DcOnly(size) => {
-                        block.0[0] = job[2] as i32 as i16;
-                        Transform::new(size, Tx1d::Dct, Tx1d::Dct)
-                    }
-                };
-                return table[tx.index()](dst, stride, block.0.as_mut_ptr(), job_eob(job[3]));
-            }
-        }
-    }
-    run_job_on_cpu(kernel, dst, stride, job, arena, source)
-}
-
-/// Copies a coefficient block (any alignment) and zeroes it, sizes known at compile time so
-/// that both become a few vector moves. (Non-temporal stores into the upload buffer were
-/// measured: 4 to 7 times slower on both machines of docs/benchmarks-history.md.)
-#[inline(always)]
-unsafe fn move_and_zero<const BYTES: usize>(from: *mut u8, to: *mut u8) {
-    ptr::copy_nonoverlapping(from as *const [u8; BYTES], to as *mut [u8; BYTES], 1);
-    ptr::write_unaligned(from as *mut [u8; BYTES], [0u8; BYTES]);
-}
 
 /// Where recorded coefficients and source windows go: the stream's mapped upload buffer on
 /// the GPU path, a vector on the CPU path.
@@ -534,18 +67,6 @@ struct Arena {
     capacity: usize,
     /// Coefficients used.
     len: usize,
-}
-
-/// A job with its pixels' host address: the CPU path's record, run in recorded order at the
-/// flush, and the GPU path's record of a job on copied pixels (with its level and where its
-/// source is: 0 the arena, else a slot).
-struct Call {
-    dst: *mut u8,
-    stride: isize,
-    kernel: u8,
-    job: Job,
-    level: u32,
-    source: u8,
 }
 
 /// A block of the GPU path whose pixels travel through the staging buffer.
@@ -597,25 +118,6 @@ struct Current {
     /// Address of byte 0 of the imported buffer.
     base: usize,
     slot: u8,
-}
-
-/// What a call's jobs point at besides their pixels: a transform's coefficients in the arena
-/// (or its DC value), a motion compensation's source pixel under the block's top-left and the
-/// source's stride.
-#[derive(Clone, Copy)]
-struct Captured {
-    word: u32,
-    stride: isize,
-}
-
-impl Captured {
-    /// What [`Recorder::capture`] returned for `op`.
-    fn of(op: &Op, word: u32) -> Captured {
-        Captured {
-            word,
-            stride: op.source().map_or(0, |win| win.w as isize),
-        }
-    }
 }
 
 /// Counts of the calls a thread recorded, kept with its recorder and added to the shared
@@ -707,10 +209,6 @@ struct Placed {
     split: Option<lf_sb::SplitJobs>,
 }
 
-/// A job word 0 (its pixel) that tells the shaders to skip the job: the call completed early,
-/// on the CPU. No imported buffer reaches 4 GiB, so no pixel has this offset.
-pub const SKIP_JOB: u32 = u32::MAX;
-
 /// Most work (in [`call_cost`] units) a sync completes early on the CPU; beyond it, the whole
 /// batch goes to the GPU instead.
 const EARLY_COST_LIMIT: usize = 4096;
@@ -767,38 +265,6 @@ enum Busy {
     Transient,
 }
 
-/// Who made a call, which decides two things: what happens to a call whose pixels lie outside
-/// every registered region, and which function runs a block whose 16-bit lanes overflow.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Origin {
-    /// The public API: such calls are recorded with their pixels copied through the staging
-    /// buffer; every block gets FFmpeg's C result (the reference).
-    Api,
-    /// FFmpeg's decoder (the provider): calls on transient buffers (which the decoder reads
-    /// back right after the call) run at once with FFmpeg's own function, and so do blocks whose
-    /// 16-bit lanes overflow (damaged streams), so that the result is the decoder's own.
-    Ffmpeg,
-}
-
-/// FFmpeg's functions for each transform (by [`Transform::index`]), from the decoder's table.
-pub static FFMPEG_ITX: OnceCell<[ItxfmAddFn; 14]> = OnceCell::new();
-/// The decoder's whole table as FFmpeg filled it (its SIMD where it has some), for the calls
-/// that run at once.
-pub static FFMPEG_DSP: OnceCell<Vp9DspContext> = OnceCell::new();
-
-/// Runs FFmpeg's own function for `tx` on a copy of `coefs` (aligned as FFmpeg's SIMD needs).
-unsafe fn run_ffmpeg(tx: Transform, dst: *mut u8, stride: isize, coefs: &[i16], eob: i32) {
-    #[repr(C, align(64))]
-    struct Block([i16; 32 * 32]);
-    let mut block = Block([0; 32 * 32]);
-    block.0[..coefs.len()].copy_from_slice(coefs);
-    match FFMPEG_ITX.get() {
-        Some(table) => table[tx.index()](dst, stride, block.0.as_mut_ptr(), eob),
-        None => itx::itx_add_now(tx, dst, stride, block.0.as_mut_ptr(), eob),
-    }
-    stats::add(&COUNTERS.ffmpeg_calls, 1);
-}
-
 /// Calls `tile(row, col, tile_params)` for each 8x8 tile of a motion compensation's `w` x `h`
 /// block (the last row and column of tiles may be smaller), row after row: one job each.
 fn for_each_mc_tile(w: usize, h: usize, mut tile: impl FnMut(usize, usize, u32)) {
@@ -813,28 +279,8 @@ fn for_each_mc_tile(w: usize, h: usize, mut tile: impl FnMut(usize, usize, u32))
     }
 }
 
-/// A transform job's flags word: FROM_FFMPEG and the call's eob (shaders/itx_main.glsl).
-fn job_flags(origin: Origin, eob: i32) -> u32 {
-    match origin {
-        Origin::Api => 0,
-        Origin::Ffmpeg => 1 | ((eob.clamp(0, 0xffff) as u32) << 16),
-    }
-}
-
-/// A transform job's flag (beside FROM_FFMPEG, which the shaders read): its coefficients did
-/// not prove that no 16-bit lane overflows, so FFmpeg's function may redo it after the
-/// submission and nothing of the batch comes after it on its pixels.
-const MAY_REDO: u32 = 2;
-
-fn job_eob(flags: u32) -> i32 {
-    (flags >> 16) as i32
-}
-
 /// Most job words one call adds (a 64x64 motion compensation: 64 tiles).
 const MAX_CALL_WORDS: usize = 64 * 12;
-
-/// A span of no bytes: it meets nothing.
-const NO_SPAN: (usize, usize) = (usize::MAX, 0);
 
 /// Hashes a bucket key with one multiplication: the keys are the recorder's own, so the
 /// default hasher's protection against chosen keys only costs time on every call.
@@ -863,6 +309,7 @@ impl Hasher for KeyHasher {
 /// A bucket's key, ordered as the dispatches run: level, kernel, pixel slot, source.
 /// How many buckets a batch remembers as pushed to lately (a power of two).
 const RECENT_BUCKETS: usize = 16;
+
 /// No bucket: `bucket_key` gives no key this high.
 const NO_BUCKET: (u32, usize) = (u32::MAX, 0);
 
@@ -1132,7 +579,7 @@ struct GpuBatch {
     /// A batch submitted before this one may still be in flight: the calls marked
     /// `touches_in_flight` wait for it before they run on the CPU.
     after_in_flight: bool,
-    /// The calls that copy the decoder's backup lines ([`note_backup_copy`]).
+    /// The calls that copy the decoder's backup lines ([`record_backup_copy`]).
     backup_copies: Vec<usize>,
     /// The job words the call being placed pushed, (bucket, first word, end), and
     /// `copied_calls.len()` before it: what leaves the batch if placing it panics

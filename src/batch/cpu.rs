@@ -1,0 +1,304 @@
+//! Running on the CPU: a call at once (FFmpeg's own functions for its decoder's calls, else the
+//! reference), and a recorded job where its pixels are.
+
+use super::call::{job_eob, Job, Op, Origin, KERNELS};
+use crate::kernels::itx::{self, ItxKernel, Transform, Tx1d};
+use crate::kernels::lf::{self, LfDir, LfFunction, LfHalf};
+use crate::kernels::lf_sb::{self, SbPlane};
+use crate::kernels::mc::{self, McFunction};
+use crate::kernels::{cdef, CDEF_KERNEL, LF_KERNEL, LF_ROW_KERNEL, LF_SB_KERNEL, MC_KERNEL};
+use crate::regions::{self, Placement, Region};
+use crate::stats::{self, COUNTERS};
+use crate::vp9dsp::{ItxfmAddFn, Vp9DspContext};
+use once_cell::sync::OnceCell;
+use std::ptr;
+use std::sync::Arc;
+
+impl Op<'_> {
+    /// Runs the call at once: FFmpeg's own function for its decoder's calls, else the
+    /// reference.
+    pub(super) unsafe fn run_at_once(&self, dst: *mut u8, stride: isize, origin: Origin) {
+        match *self {
+            Op::Itx { tx, block, eob } => run_itx_at_once(tx, dst, stride, block, eob, origin),
+            Op::Mc {
+                f,
+                src,
+                src_stride,
+                h,
+                mx,
+                my,
+            } => match (origin, FFMPEG_DSP.get().and_then(|t| t.mc_fn(f))) {
+                // FFmpeg's SIMD steps over rows in fours (its decoder's heights); other
+                // heights (this library's one-line row backups) take the reference.
+                (Origin::Ffmpeg, Some(ffmpeg)) if h % 4 == 0 => {
+                    ffmpeg(dst, stride, src, src_stride, h, mx, my)
+                }
+                _ => mc::mc_now(f, dst, stride, src, src_stride, h, mx, my),
+            },
+            Op::Lf { f, e, i, h } => match (origin, FFMPEG_DSP.get().and_then(|t| t.lf_fn(f))) {
+                (Origin::Ffmpeg, Some(ffmpeg)) => ffmpeg(dst, stride, e, i, h),
+                _ => lf::lf_now(f, dst, stride, e, i, h),
+            },
+            Op::LfSb { plane, .. } => run_lf_sb(plane, dst, stride, origin),
+            Op::Cdef { call } => call.run_now(),
+        }
+    }
+}
+
+/// Runs a superblock plane's passes: FFmpeg's own 8-line functions for its decoder's calls,
+/// else the reference.
+unsafe fn run_lf_sb(plane: &SbPlane, dst: *mut u8, stride: isize, origin: Origin) {
+    match (origin, FFMPEG_DSP.get()) {
+        (Origin::Ffmpeg, Some(dsp)) => plane.run(dst, stride, |at, s, d, half| {
+            if !run_half_with_ffmpeg(dsp, at, s, d, half) {
+                lf::filter_half(at, s, d, half)
+            }
+        }),
+        _ => plane.run(dst, stride, |at, s, d, half| {
+            lf::filter_half(at, s, d, half)
+        }),
+    }
+}
+
+/// Runs 8 lines of a loop filter with FFmpeg's own function where its result is exact: its SIMD
+/// keeps the thresholds in bytes, exact as its C for the decoder's values, not for every value
+/// the public API accepts. Returns whether it ran.
+unsafe fn run_half_with_ffmpeg(
+    dsp: &Vp9DspContext,
+    dst: *mut u8,
+    stride: isize,
+    dir: LfDir,
+    half: LfHalf,
+) -> bool {
+    let bytes = [half.e, half.i, half.h]
+        .iter()
+        .all(|t| (0..=254).contains(t));
+    match dsp.lf_fn(LfFunction::Lines8 { wd: half.wd, dir }) {
+        Some(ffmpeg) if bytes => {
+            ffmpeg(dst, stride, half.e, half.i, half.h);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// A superblock plane as its job left it: its record in the arena (word 3: its first
+/// coefficient) and its parameters (word 2).
+unsafe fn lf_sb_plane<'a>(arena: *const i16, job: &Job) -> SbPlane<'a> {
+    lf_sb::plane_from_record(arena.add(job[3] as usize) as *const u8, job[2])
+}
+
+/// Runs a transform at once: FFmpeg's own function for its decoder's calls, else the reference.
+unsafe fn run_itx_at_once(
+    tx: Transform,
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: i32,
+    origin: Origin,
+) {
+    match (origin, FFMPEG_ITX.get()) {
+        (Origin::Ffmpeg, Some(table)) => table[tx.index()](dst, stride, block, eob),
+        _ => itx::itx_add_now(tx, dst, stride, block, eob),
+    }
+}
+
+/// A call of FFmpeg's decoder on a transient buffer: at once, with FFmpeg's function.
+pub(super) unsafe fn run_transient(op: &Op, dst: *mut u8, stride: isize) {
+    op.run_at_once(dst, stride, Origin::Ffmpeg);
+    stats::add(&COUNTERS.immediate, 1);
+}
+
+/// The registered regions as a thread last saw them, for the CPU path's transient rule.
+#[derive(Default)]
+pub(super) struct RegionView {
+    regions: Vec<Arc<Region>>,
+    version: u64,
+}
+
+impl RegionView {
+    pub(super) fn place(&mut self, lo: usize, hi: usize) -> Placement {
+        let version = regions::version();
+        if version != self.version {
+            self.regions = regions::snapshot();
+            self.version = version;
+        }
+        if hi < lo {
+            return Placement::Straddles;
+        }
+        regions::place(&self.regions, lo, hi)
+    }
+}
+
+/// Runs one recorded transform on the CPU: the reference, or FFmpeg's own function for a call
+/// of FFmpeg's decoder whose 16-bit lanes overflow. `coef` is the arena offset of its
+/// coefficients, or for a DC-only kernel the DC value.
+///
+/// # Safety
+/// The call's pixels must be valid; a full kernel's coefficients must be in `arena`.
+unsafe fn run_itx_on_cpu(
+    kernel: ItxKernel,
+    dst: *mut u8,
+    stride: isize,
+    coef: u32,
+    flags: u32,
+    arena: *const i16,
+) {
+    let mut res = [0i32; 32 * 32];
+    let n = kernel.size().n();
+    let overflow = match kernel {
+        ItxKernel::Full(tx) => {
+            let coefs = std::slice::from_raw_parts(arena.add(coef as usize), n * n);
+            let overflow = itx::residual(tx, coefs, false, &mut res);
+            if overflow && flags & 1 != 0 {
+                return run_ffmpeg(tx, dst, stride, coefs, job_eob(flags));
+            }
+            overflow
+        }
+        ItxKernel::DcOnly(size) => {
+            let tx = Transform::new(size, Tx1d::Dct, Tx1d::Dct);
+            itx::residual(tx, &[coef as i32 as i16], true, &mut res)
+        }
+    };
+    debug_assert!(!overflow || flags & 1 == 0 || matches!(kernel, ItxKernel::Full(_)));
+    itx::add_residual(dst, stride, n, &res);
+}
+
+/// Runs one recorded job on the CPU, on the pixels at `dst` (rows `stride` apart). A motion
+/// compensation reads its source at `source` (the arena, or an imported frame) plus its offset.
+///
+/// # Safety
+/// The job's pixels must be valid, and what it reads of the arena and source must be there.
+pub(super) unsafe fn run_job_on_cpu(
+    kernel: u8,
+    dst: *mut u8,
+    stride: isize,
+    job: &Job,
+    arena: *const i16,
+    source: *const u8,
+) {
+    match kernel as usize {
+        MC_KERNEL => {
+            let (f, mx, my) = McFunction::from_params(job[4]);
+            let src = source.wrapping_add(job[2] as usize);
+            let rows = mc::tile_rows(job[4]) as i32;
+            mc::mc_now(f, dst, stride, src, job[3] as i32 as isize, rows, mx, my);
+        }
+        LF_KERNEL => {
+            let (half, dir) = LfHalf::from_params(job[2]);
+            lf::filter_half(dst, stride, dir, half);
+        }
+        LF_SB_KERNEL | LF_ROW_KERNEL => {
+            let plane = lf_sb_plane(arena, job);
+            run_lf_sb(&plane, dst, stride, Origin::Api);
+        }
+        CDEF_KERNEL => {
+            let (s, w, h, two_bytes) = cdef::from_job_params(job[3]);
+            let window = &*(arena.add(job[2] as usize) as *const [i16; cdef::WINDOW_LEN]);
+            cdef::filter_bytes(window, dst, stride, w, h, &s, two_bytes);
+        }
+        k => run_itx_on_cpu(KERNELS[k], dst, stride, job[2], job[3], arena),
+    }
+}
+
+/// Runs one recorded job on the CPU as fast as it can be run exactly: FFmpeg's own function
+/// where the provider attached (its SIMD: motion compensation and loop filters equal FFmpeg's
+/// C bit for bit, and a transform of its decoder is the decoder's own result), else the
+/// reference ([`run_job_on_cpu`]).
+///
+/// # Safety
+/// As [`run_job_on_cpu`].
+pub(super) unsafe fn run_job_fast(
+    kernel: u8,
+    dst: *mut u8,
+    stride: isize,
+    job: &Job,
+    arena: *const i16,
+    source: *const u8,
+) {
+    let Some(dsp) = FFMPEG_DSP.get() else {
+        return run_job_on_cpu(kernel, dst, stride, job, arena, source);
+    };
+    match kernel as usize {
+        MC_KERNEL => {
+            let (f, mx, my) = McFunction::from_params(job[4]);
+            let rows = mc::tile_rows(job[4]) as i32;
+            // FFmpeg's SIMD steps over rows in pairs or fours, as the decoder's block heights
+            // allow (other heights, a row backup's single line, take the reference), and may
+            // read a row beyond the window (some of its filters do on arm): a window copied
+            // into the arena has no such row, so those take the reference too.
+            let in_place = source != arena as *const u8;
+            if let (Some(ffmpeg), 0, true) = (dsp.mc_fn(f), rows % 4, in_place) {
+                let src = source.wrapping_add(job[2] as usize);
+                return ffmpeg(dst, stride, src, job[3] as i32 as isize, rows, mx, my);
+            }
+        }
+        LF_KERNEL => {
+            let (half, dir) = LfHalf::from_params(job[2]);
+            if run_half_with_ffmpeg(dsp, dst, stride, dir, half) {
+                return;
+            }
+        }
+        LF_SB_KERNEL | LF_ROW_KERNEL => {
+            let plane = lf_sb_plane(arena, job);
+            return run_lf_sb(&plane, dst, stride, Origin::Ffmpeg);
+        }
+        CDEF_KERNEL => {}
+        k => {
+            if let (true, Some(table)) = (job[3] & 1 != 0, FFMPEG_ITX.get()) {
+                // A transform of FFmpeg's decoder: its own function, on an aligned copy.
+                #[repr(C, align(64))]
+                struct Block([i16; 32 * 32]);
+                let mut block = Block([0; 32 * 32]);
+                let tx = match KERNELS[k] {
+                    ItxKernel::Full(tx) => {
+                        let coefs = arena.add(job[2] as usize);
+                        ptr::copy_nonoverlapping(coefs, block.0.as_mut_ptr(), tx.coefs());
+                        tx
+                    }
+                    ItxKernel::DcOnly(size) => {
+                        block.0[0] = job[2] as i32 as i16;
+                        Transform::new(size, Tx1d::Dct, Tx1d::Dct)
+                    }
+                };
+                return table[tx.index()](dst, stride, block.0.as_mut_ptr(), job_eob(job[3]));
+            }
+        }
+    }
+    run_job_on_cpu(kernel, dst, stride, job, arena, source)
+}
+
+/// Copies a coefficient block (any alignment) and zeroes it, sizes known at compile time so
+/// that both become a few vector moves. (Non-temporal stores into the upload buffer were
+/// measured: 4 to 7 times slower on both machines of docs/benchmarks-history.md.)
+#[inline(always)]
+pub(super) unsafe fn move_and_zero<const BYTES: usize>(from: *mut u8, to: *mut u8) {
+    ptr::copy_nonoverlapping(from as *const [u8; BYTES], to as *mut [u8; BYTES], 1);
+    ptr::write_unaligned(from as *mut [u8; BYTES], [0u8; BYTES]);
+}
+
+/// FFmpeg's functions for each transform (by [`Transform::index`]), from the decoder's table.
+pub static FFMPEG_ITX: OnceCell<[ItxfmAddFn; 14]> = OnceCell::new();
+
+/// The decoder's whole table as FFmpeg filled it (its SIMD where it has some), for the calls
+/// that run at once.
+pub static FFMPEG_DSP: OnceCell<Vp9DspContext> = OnceCell::new();
+
+/// Runs FFmpeg's own function for `tx` on a copy of `coefs` (aligned as FFmpeg's SIMD needs).
+pub(super) unsafe fn run_ffmpeg(
+    tx: Transform,
+    dst: *mut u8,
+    stride: isize,
+    coefs: &[i16],
+    eob: i32,
+) {
+    #[repr(C, align(64))]
+    struct Block([i16; 32 * 32]);
+    let mut block = Block([0; 32 * 32]);
+    block.0[..coefs.len()].copy_from_slice(coefs);
+    match FFMPEG_ITX.get() {
+        Some(table) => table[tx.index()](dst, stride, block.0.as_mut_ptr(), eob),
+        None => itx::itx_add_now(tx, dst, stride, block.0.as_mut_ptr(), eob),
+    }
+    stats::add(&COUNTERS.ffmpeg_calls, 1);
+}
