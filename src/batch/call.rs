@@ -243,7 +243,7 @@ pub(super) struct Captured {
 }
 
 impl Captured {
-    /// What [`Recorder::capture`](super::Recorder::capture) returned for `op`.
+    /// What [`Recorder::capture`](super::recorder::Recorder::capture) returned for `op`.
     pub(super) fn of(op: &Op, word: u32) -> Captured {
         Captured {
             word,

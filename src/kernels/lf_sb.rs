@@ -1148,7 +1148,7 @@ mod tests {
     /// The split placement keeps the decoder's order wherever it matters: over frames of
     /// superblocks with random masks (some superblocks' columns edges sparse, so that many
     /// planes split; some planes empty; 16-wide edges anywhere, so that some passes reach out
-    /// of their superblock and end the batch, as `batch.rs` does), every two jobs whose pixels
+    /// of their superblock and end the batch, as `batch/lf_position.rs` does), every two jobs whose pixels
     /// (read or written) meet run at different levels, the decoder's earlier one first, with
     /// the base level rising at random as calls placed by cells raise it. Checked pixel by
     /// pixel, not by the GPU's scheduling: lavapipe may run a level's jobs in their recorded

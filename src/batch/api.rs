@@ -1,0 +1,354 @@
+//! The thread's recorder ([`RECORDER`]) and the public functions that reach it.
+
+use super::call::{Area, Op, Origin, SbPosition};
+use super::recorder::Recorder;
+use crate::gpu;
+use crate::kernels::cdef::CdefCall;
+use crate::kernels::itx::Transform;
+use crate::kernels::lf::LfFunction;
+use crate::kernels::lf_sb::{self, SbPlane};
+use crate::kernels::mc::{self, McFunction};
+use crate::stats::{self, Reason, COUNTERS};
+use std::cell::RefCell;
+use std::time::Instant;
+
+thread_local! {
+    static RECORDER: RefCell<Recorder> = RefCell::new(Recorder::new());
+}
+
+/// Records one call of the calling thread (or runs it at once when the thread has no
+/// recorder any more).
+///
+/// # Safety
+/// As FFmpeg's function for the call: its pixels and inputs must be valid, and the pixels
+/// must stay valid and untouched until the thread's next [`flush`].
+unsafe fn record_op(op: Op, dst: *mut u8, stride: isize, origin: Origin) {
+    record_op_then(op, dst, stride, origin, |_| {})
+}
+
+/// [`record_op`], then `then` with the recorder, in the same borrow.
+unsafe fn record_op_then(
+    op: Op,
+    dst: *mut u8,
+    stride: isize,
+    origin: Origin,
+    then: impl FnOnce(&mut Recorder),
+) {
+    let recorded = RECORDER.try_with(|r| match r.try_borrow_mut() {
+        Ok(mut r) => {
+            let recording = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                r.record(op, dst, stride, origin)
+            }));
+            match recording {
+                Ok(()) => then(&mut r),
+                Err(_) => r.poison(op, dst, stride, origin),
+            }
+            true
+        }
+        Err(_) => false,
+    });
+    if recorded != Ok(true) {
+        // The thread is exiting (or re-entered): no recorder, so do it now.
+        op.run_at_once(dst, stride, origin);
+        stats::add(&COUNTERS.immediate, 1);
+    }
+}
+
+/// Records one transform call of the calling thread.
+///
+/// # Safety
+/// As FFmpeg's function: `dst` rows and `block` (`n * n` coefficients) must be valid, and the
+/// pixels must stay valid and untouched until the thread's next [`flush`].
+pub unsafe fn record_itx(
+    tx: Transform,
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: i32,
+    origin: Origin,
+) {
+    record_op(Op::Itx { tx, block, eob }, dst, stride, origin)
+}
+
+/// Runs the transform of an intra block of FFmpeg's decoder at once on the GPU path, after
+/// the pending calls on its pixels (see `Recorder::run_intra_transform`); records it on the
+/// CPU path.
+///
+/// # Safety
+/// As [`record_itx`].
+pub unsafe fn run_intra_transform(
+    tx: Transform,
+    dst: *mut u8,
+    stride: isize,
+    block: *mut i16,
+    eob: i32,
+) {
+    let op = Op::Itx { tx, block, eob };
+    let ran = RECORDER.try_with(|r| match r.try_borrow_mut() {
+        Ok(mut r) => {
+            r.run_intra_transform(op, dst, stride);
+            true
+        }
+        Err(_) => false,
+    });
+    if ran != Ok(true) {
+        Op::Itx { tx, block, eob }.run_at_once(dst, stride, Origin::Ffmpeg);
+        stats::add(&COUNTERS.immediate, 1);
+    }
+}
+
+/// Records one motion compensation of the calling thread. A source window inside an imported
+/// registered region is read at the flush (ordered after pending writes there); any other is
+/// copied during the call. A height outside `1..=64` does nothing (FFmpeg's functions overrun
+/// for such).
+///
+/// # Safety
+/// As FFmpeg's function: the block at `dst` and the source window around `src` must be valid,
+/// and the block must stay valid and untouched until the thread's next [`flush`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn record_mc(
+    f: McFunction,
+    dst: *mut u8,
+    dst_stride: isize,
+    src: *const u8,
+    src_stride: isize,
+    h: i32,
+    mx: i32,
+    my: i32,
+    origin: Origin,
+) {
+    if !(1..=mc::MAX_HEIGHT).contains(&h) {
+        stats::add(&COUNTERS.rejected, 1);
+        return;
+    }
+    let op = Op::Mc {
+        f,
+        src,
+        src_stride,
+        h,
+        mx: mx & 15,
+        my: my & 15,
+    };
+    record_op(op, dst, dst_stride, origin)
+}
+
+/// Records one loop-filter call of the calling thread.
+///
+/// # Safety
+/// As FFmpeg's function: the pixels on both sides of the edge must be valid, and stay valid
+/// and untouched until the thread's next [`flush`].
+pub unsafe fn record_lf(
+    f: LfFunction,
+    dst: *mut u8,
+    stride: isize,
+    e: i32,
+    i: i32,
+    h: i32,
+    origin: Origin,
+) {
+    record_op(Op::Lf { f, e, i, h }, dst, stride, origin)
+}
+
+/// Records the loop filter of one superblock of the calling thread, as FFmpeg's
+/// `ff_vp9_loopfilter_sb` runs it: `dst[p]` is the superblock's first pixel in plane `p`,
+/// `strides` the luma and chroma strides, `row` and `col` its position in 8x8 blocks.
+///
+/// # Safety
+/// As FFmpeg's function: every pixel its edges reach must be valid and stay untouched until
+/// the thread's next [`flush`], and so must the rectangle bounding the reach of every edge its
+/// masks mark (the plane's bound, see [`SbPlane`]), which calls outside registered memory copy
+/// back whole.
+pub unsafe fn record_lf_sb(
+    filter: lf_sb::SbFilter,
+    dst: [*mut u8; 3],
+    strides: [isize; 2],
+    (row, col): (i32, i32),
+    (ss_h, ss_v): (usize, usize),
+    origin: Origin,
+) {
+    // Reading the masks has no side effects: should it fail, nothing is recorded and the
+    // caller's own filters can still do the whole superblock. Once a plane is recorded the
+    // superblock is taken, so a plane that fails does not stop the others (as a failing
+    // per-edge call would not stop the next edge): FFmpeg must never filter recorded planes a
+    // second time.
+    let luma = SbPlane::new(filter, 0, (row, col), 0, 0);
+    let chroma = SbPlane::new(filter, (ss_h | ss_v != 0) as usize, (row, col), ss_h, ss_v);
+    for (p, plane) in [luma, chroma, chroma].iter().enumerate() {
+        if let Some(plane) = plane {
+            let stride = strides[(p > 0) as usize];
+            let sb = (origin == Origin::Ffmpeg).then_some(SbPosition {
+                row: row as u32 >> 3,
+                col: col as u32 >> 3,
+                plane: p as u32,
+            });
+            crate::ffi::guard("a superblock loop-filter plane", (), || {
+                record_op(Op::LfSb { plane, sb }, dst[p], stride, origin)
+            });
+        }
+    }
+}
+
+/// Records one CDEF call (dav1d's `fb[]`) of the calling thread: its input window is taken
+/// now, its writes are deferred.
+///
+/// # Safety
+/// As dav1d's function: the block and its neighbours that `edges` names must be valid, and
+/// the block must stay valid and untouched until the thread's next [`flush`].
+pub unsafe fn record_cdef(call: CdefCall, origin: Origin) {
+    record_op(Op::Cdef { call }, call.dst, call.stride, origin)
+}
+
+/// Executes the calling thread's pending calls, counting the flush under `reason`.
+pub fn flush_for(reason: Reason) {
+    let _ = RECORDER.try_with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            r.flush(reason);
+        }
+    });
+}
+
+/// Completes the calling thread's pending calls that `areas` need (and what they depend on),
+/// counting a flush under `reason` where the whole batch completes.
+pub fn complete_for(reason: Reason, areas: &[Area]) {
+    let _ = RECORDER.try_with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            r.complete(reason, areas);
+        }
+    });
+}
+
+/// [`complete_for`] for a reader that only reads `reads` and reads and writes `writes`. The
+/// calls that write `reads` (and those they depend on, such as the calls on a frame's last
+/// line for its backup) may run ahead on the CPU while they stay pending, and the GPU writes
+/// their pixels again when the batch runs. So the calling thread must not write those pixels
+/// before a flush or a completion that covers them, and must not read them while a later
+/// submission is in flight without completing first, as every reader in this module does
+/// (`settle_for`: it waits where the CPU touches that submission's pixels).
+pub fn complete_reads_for(reason: Reason, reads: &[Area], writes: &[Area]) {
+    let _ = RECORDER.try_with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            r.complete_reads(reason, reads, writes);
+        }
+    });
+}
+
+/// Records a full-pel copy of one line of `f.width` pixels into the decoder's backup lines,
+/// and marks it, where it joined the GPU batch, as such a copy: the next row's copy
+/// overwrites it whole and no call reads it as a source ([`Recorder::split`]).
+///
+/// # Safety
+/// As [`record_mc`].
+pub unsafe fn record_backup_copy(
+    f: McFunction,
+    dst: *mut u8,
+    dst_stride: isize,
+    src: *const u8,
+    src_stride: isize,
+) {
+    let op = Op::Mc {
+        f,
+        src,
+        src_stride,
+        h: 1,
+        mx: 0,
+        my: 0,
+    };
+    record_op_then(op, dst, dst_stride, Origin::Ffmpeg, |r| {
+        if let (Some(i), Some(g)) = (r.last_placed.take(), r.gpu.as_mut()) {
+            g.backup_copies.push(i);
+        }
+    })
+}
+
+/// See [`Recorder::split`].
+pub fn split_frame(next_reads: &[Area]) -> bool {
+    RECORDER
+        .try_with(|r| r.try_borrow_mut().is_ok_and(|mut r| r.split(next_reads)))
+        .unwrap_or(false)
+}
+
+/// Submits the calling thread's pending calls for a row that other frame threads may read
+/// now; returns the serial they wait for with [`await_submission`] before reading it on the
+/// CPU (0: complete already). The GPU work of every later submission comes after it.
+pub fn publish() -> u64 {
+    RECORDER
+        .try_with(|r| match r.try_borrow_mut() {
+            Ok(mut r) => r.publish(Reason::RowPublished),
+            Err(_) => 0,
+        })
+        .unwrap_or(0)
+}
+
+/// Waits until submission `serial` (of any thread, see [`publish`]) has completed.
+pub fn await_submission(serial: u64) {
+    if serial == 0 {
+        return;
+    }
+    if let Some(g) = gpu::set_up() {
+        let waiting = Instant::now();
+        let cpu = stats::thread_cpu_ns();
+        match g.wait_for(serial, crate::gpu::stream::HANG_TIMEOUT) {
+            Ok(false) => return,
+            Ok(true) => {}
+            Err(e) => {
+                // The owner meets the failure too and redoes its batch on the CPU before it
+                // retires the submission: only then are the pixels there.
+                g.mark_lost(&e);
+                g.wait_retired(serial);
+            }
+        }
+        stats::add(&COUNTERS.awaits_in_flight, 1);
+        stats::add_time(&COUNTERS.await_ns, waiting);
+        stats::add_cpu_time(&COUNTERS.wait_cpu_ns, cpu);
+    }
+}
+
+/// Batches of any thread that may have left pixels wrong after the device failed: a
+/// decoder fails the frames it decoded meanwhile.
+pub fn damaged_batches() -> u64 {
+    stats::read(&COUNTERS.damaged_batches)
+}
+
+/// Executes every call the calling thread recorded; returns with the pixels in place.
+pub fn flush() {
+    flush_for(Reason::Caller)
+}
+
+/// Notes whether the frame the calling thread decodes from now on is an inter frame (for
+/// the `inter_*` counters).
+pub fn note_frame(inter: bool) {
+    let _ = RECORDER.try_with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            r.inter_frame = inter;
+        }
+    });
+}
+
+/// Adds the calling thread's counts of recorded calls to the shared counters (each thread's
+/// flushes do so too).
+pub fn fold_counts() {
+    let _ = RECORDER.try_with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            r.counts.fold();
+        }
+    });
+}
+
+/// Whether the device (set up already) can run kernel `k`, building it on the first question
+/// (see `Pipelines::has`).
+pub fn device_has_kernel(k: usize) -> bool {
+    gpu::set_up().is_some_and(|g| g.pipelines.has(k))
+}
+
+/// Whether this thread's recorder executes on the GPU (choosing the backend if not yet done).
+pub fn thread_uses_gpu() -> bool {
+    RECORDER
+        .try_with(|r| {
+            let mut r = r.borrow_mut();
+            if !r.backend_chosen {
+                r.choose_backend();
+            }
+            r.gpu.is_some()
+        })
+        .unwrap_or(false)
+}

@@ -1,0 +1,307 @@
+//! Job packing: the words of a call's jobs ([`Recorder::for_each_job`]), and the bucket of
+//! their (level, kernel, pixel slot, source) that each goes into, one dispatch per bucket at
+//! submission; the journal takes the jobs of a call out again after a panic.
+
+use super::call::{job_flags, Area, Captured, Job, Op, Origin, SKIP_JOB};
+use super::gpu_batch::GpuBatch;
+use super::recorder::Recorder;
+use crate::gpu::stream::MAX_SLOTS;
+use crate::kernels::itx::ItxKernel;
+use crate::kernels::lf::LfDir;
+use crate::kernels::{cdef, job_words, mc, CDEF_KERNEL, LF_KERNEL, LF_SB_KERNEL, MC_KERNEL};
+use std::hash::Hasher;
+use std::ptr;
+
+/// Calls `tile(row, col, tile_params)` for each 8x8 tile of a motion compensation's `w` x `h`
+/// block (the last row and column of tiles may be smaller), row after row: one job each.
+fn for_each_mc_tile(w: usize, h: usize, mut tile: impl FnMut(usize, usize, u32)) {
+    let mut y = 0;
+    while y < h {
+        let mut x = 0;
+        while x < w {
+            tile(y, x, mc::tile_params((h - y).min(8), (w - x).min(8)));
+            x += 8;
+        }
+        y += 8;
+    }
+}
+
+/// Most job words one call adds (a 64x64 motion compensation: 64 tiles).
+pub(super) const MAX_CALL_WORDS: usize = 64 * 12;
+
+/// Hashes a bucket key with one multiplication: the keys are the recorder's own, so the
+/// default hasher's protection against chosen keys only costs time on every call.
+#[derive(Default)]
+pub(super) struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    fn write_u32(&mut self, key: u32) {
+        // The product's upper half depends on every key bit; folding it down gives the table
+        // (which indexes by the low bits and tags by the high ones) well-mixed bits at both.
+        let h = (key as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = h ^ (h >> 32);
+    }
+}
+
+/// How many buckets a batch remembers as pushed to lately (a power of two).
+pub(super) const RECENT_BUCKETS: usize = 16;
+
+/// No bucket: `bucket_key` gives no key this high.
+pub(super) const NO_BUCKET: (u32, usize) = (u32::MAX, 0);
+
+/// A bucket's key, ordered as the dispatches run: level, kernel, pixel slot, source.
+fn bucket_key(level: u32, kernel: u8, slot: u8, source: u8) -> u32 {
+    debug_assert!((slot as usize) < MAX_SLOTS && (source as usize) < MAX_SLOTS);
+    level << 16 | (kernel as u32) << 8 | (slot as u32) << 4 | source as u32
+}
+
+pub(super) struct BucketKey {
+    pub(super) level: u32,
+    pub(super) kernel: usize,
+    pub(super) slot: usize,
+    pub(super) source: usize,
+}
+
+pub(super) fn split_key(key: u32) -> BucketKey {
+    BucketKey {
+        level: key >> 16,
+        kernel: (key >> 8 & 0xff) as usize,
+        slot: (key >> 4 & 0xf) as usize,
+        source: (key & 0xf) as usize,
+    }
+}
+
+impl GpuBatch {
+    /// The bucket of the jobs of `kernel` at `level` on pixel slot `slot` and source
+    /// `source`, made if new.
+    fn bucket_index(&mut self, level: u32, kernel: u8, slot: u8, source: u8) -> usize {
+        let key = bucket_key(level, kernel, slot, source);
+        // Direct-mapped by the key's high product bits (Fibonacci hashing).
+        let line = (key.wrapping_mul(0x9E37_79B1) >> (32 - RECENT_BUCKETS.ilog2())) as usize;
+        if self.recent_buckets[line].0 == key {
+            return self.recent_buckets[line].1;
+        }
+        let index = match self.bucket_of.get(&key) {
+            Some(&i) => i,
+            None => {
+                let i = self.keys.len();
+                self.keys.push(key);
+                if self.buckets.len() == i {
+                    self.buckets.push(Vec::new());
+                }
+                self.bucket_of.insert(key, i);
+                i
+            }
+        };
+        self.recent_buckets[line] = (key, index);
+        index
+    }
+
+    /// Appends the jobs of a motion compensation whose pixels are in place, one per tile
+    /// ([`for_each_mc_tile`]), to their bucket at once: the words a job shares are computed
+    /// once and each tile's are written straight into the bucket. `first` holds the job
+    /// words of the block's top-left tile (its tile parameters left out). Returns the bucket,
+    /// the first job's first word there and the number of jobs.
+    pub(super) fn push_mc_tiles(
+        &mut self,
+        level: u32,
+        slot: u8,
+        source: u8,
+        first: &Job,
+        rect: &Area,
+    ) -> (u32, u32, u32) {
+        const WORDS: usize = 12;
+        debug_assert_eq!(job_words(MC_KERNEL), WORDS);
+        let index = self.bucket_index(level, MC_KERNEL as u8, slot, source);
+        let (pixel, stride, src, src_stride) = (first[0], first[1], first[2], first[3]);
+        let bucket = &mut self.buckets[index];
+        let at = bucket.len();
+        let tiles = rect.w.div_ceil(8) * rect.h.div_ceil(8);
+        bucket.reserve(tiles * WORDS);
+        let mut out = at;
+        for_each_mc_tile(rect.w, rect.h, |row, col, tile| {
+            let job: Job = [
+                pixel.wrapping_add((row as i64 * stride as i32 as i64 + col as i64) as u32),
+                stride,
+                src.wrapping_add((row as i64 * src_stride as i32 as i64 + col as i64) as u32),
+                src_stride,
+                first[4] | tile,
+                first[5],
+                first[6],
+                first[7],
+                first[8],
+                0,
+                0,
+                0,
+            ];
+            // SAFETY: `reserve` made room for every tile's words after `at`; the length
+            // covers them once all are written.
+            unsafe { ptr::write(bucket.as_mut_ptr().add(out) as *mut Job, job) };
+            out += WORDS;
+        });
+        debug_assert_eq!(out, at + tiles * WORDS);
+        // SAFETY: the words up to `out` were written above.
+        unsafe { bucket.set_len(out) };
+        self.pending_words += tiles * WORDS;
+        self.journal.push((index as u32, at as u32, out as u32));
+        (index as u32, at as u32, tiles as u32)
+    }
+
+    /// Appends a job to its bucket; returns the bucket and the job's first word there.
+    pub(super) fn push(
+        &mut self,
+        level: u32,
+        kernel: u8,
+        slot: u8,
+        source: u8,
+        job: &Job,
+    ) -> (u32, u32) {
+        let index = self.bucket_index(level, kernel, slot, source);
+        let words = job_words(kernel as usize);
+        debug_assert!(words <= job.len());
+        let bucket = &mut self.buckets[index];
+        let at = bucket.len();
+        // The whole job array at once (a fixed-size copy, no call to memmove), of which the
+        // bucket keeps `words`.
+        bucket.reserve(job.len());
+        // SAFETY: `reserve` made room for `job.len()` words after `at`, and the first `words`
+        // of them are written before the length covers them.
+        unsafe {
+            ptr::copy_nonoverlapping(job.as_ptr(), bucket.as_mut_ptr().add(at), job.len());
+            bucket.set_len(at + words);
+        }
+        let at = at as u32;
+        self.pending_words += words;
+        self.journal.push((index as u32, at, at + words as u32));
+        (index as u32, at)
+    }
+
+    /// A call is about to be placed: nothing of it is in the batch yet.
+    pub(super) fn journal_start(&mut self) {
+        self.journal.clear();
+        self.copied_mark = self.copied_calls.len();
+    }
+
+    /// Takes the jobs of the call being placed out of the batch again (after a panic while
+    /// placing it): its pushed jobs are skipped, its copied calls forgotten.
+    pub(super) fn take_out_journaled(&mut self) {
+        for &(bucket, from, to) in &self.journal {
+            let key = split_key(self.keys[bucket as usize]);
+            let words = job_words(key.kernel);
+            let jobs = &mut self.buckets[bucket as usize][from as usize..to as usize];
+            for job in jobs.chunks_exact_mut(words) {
+                job[0] = SKIP_JOB;
+            }
+        }
+        self.journal.clear();
+        self.copied_calls.truncate(self.copied_mark);
+    }
+}
+
+impl Recorder {
+    /// The words every job of a motion compensation shares, as its top-left tile's job has
+    /// them: source word and stride, parameters (without the tile's), the packed filters;
+    /// words 0 and 1 (pixel and stride) are left to the caller.
+    pub(super) fn mc_job(op: &Op, captured: Captured) -> Job {
+        let Op::Mc { f, mx, my, .. } = *op else {
+            unreachable!("a motion compensation");
+        };
+        let [h0, h1] = mc::packed_taps(f.filter, mx);
+        let [v0, v1] = mc::packed_taps(f.filter, my);
+        [
+            0,
+            0,
+            captured.word,
+            captured.stride as u32,
+            f.params(mx, my),
+            h0,
+            h1,
+            v0,
+            v1,
+            0,
+            0,
+            0,
+        ]
+    }
+
+    /// Calls `job(row, col, kernel, words)` for each job of a call, at its position in the
+    /// call's [`Area`]; words 0 and 1 (pixel and stride) are left to the caller.
+    pub(super) fn for_each_job(
+        op: &Op,
+        captured: Captured,
+        rect: &Area,
+        origin: Origin,
+        mut job: impl FnMut(usize, usize, u8, Job),
+    ) {
+        match *op {
+            Op::Itx { tx, eob, .. } => {
+                let kernel = ItxKernel::for_call(tx, tx.is_dc_only_call(eob)).index() as u8;
+                job(
+                    0,
+                    0,
+                    kernel,
+                    [
+                        0,
+                        0,
+                        captured.word,
+                        job_flags(origin, eob),
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                    ],
+                );
+            }
+            Op::Mc { .. } => {
+                let first = Self::mc_job(op, captured);
+                for_each_mc_tile(rect.w, rect.h, |y, x, tile| {
+                    let src = captured.word as i64 + y as i64 * captured.stride as i64 + x as i64;
+                    let mut words = first;
+                    words[2] = src as u32;
+                    words[4] |= tile;
+                    job(y, x, MC_KERNEL as u8, words);
+                });
+            }
+            Op::Lf { f, e, i, h } => {
+                let reach = f.reach();
+                for (n, half) in f.halves(e, i, h).into_iter().enumerate() {
+                    let (y, x) = match f.dir() {
+                        LfDir::H => (8 * n, reach),
+                        LfDir::V => (reach, 8 * n),
+                    };
+                    job(
+                        y,
+                        x,
+                        LF_KERNEL as u8,
+                        [0, 0, half.params(f.dir()), 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                    );
+                }
+            }
+            Op::LfSb { plane, .. } => {
+                // One job at the superblock's first pixel, inside the call's area.
+                let (row, col) = ((-plane.top) as usize, (-plane.left) as usize);
+                let words = [0, 0, plane.params, captured.word, 0, 0, 0, 0, 0, 0, 0, 0];
+                job(row, col, LF_SB_KERNEL as u8, words);
+            }
+            Op::Cdef { call } => {
+                let params = cdef::job_params(&call.strengths, call.size, call.two_bytes);
+                let words = [0, 0, captured.word, params, 0, 0, 0, 0, 0, 0, 0, 0];
+                job(0, 0, CDEF_KERNEL as u8, words);
+            }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! [`RecordedCounts`]: a thread's counts of recorded calls, folded into the shared counters.
+
+use super::call::Op;
+use crate::stats::{self, COUNTERS};
+
+/// Counts of the calls a thread recorded, kept with its recorder and added to the shared
+/// counters at each flush: an atomic add per call would cost more than recording it, above
+/// all with frame threads on many cores.
+#[derive(Default)]
+pub(super) struct RecordedCounts {
+    itx: u64,
+    mc: u64,
+    lf: u64,
+    lf_sb: u64,
+    /// Of the superblock planes, those run a superblock row per workgroup (`lf_row`).
+    pub(super) lf_sb_by_rows: u64,
+    pub(super) lf_sb_by_masks: u64,
+    pub(super) lf_sb_split: u64,
+    cdef: u64,
+    pub(super) mc_source_in_place: u64,
+    /// The calls of inter frames (frames with references) among them, and how many of
+    /// those completed early on the CPU.
+    inter: u64,
+    pub(super) inter_completed_early: u64,
+    pub(super) inter_run_ahead: u64,
+}
+
+impl RecordedCounts {
+    pub(super) fn count(&mut self, op: &Op, inter_frame: bool) {
+        match op {
+            Op::Itx { .. } => self.itx += 1,
+            Op::Mc { .. } => self.mc += 1,
+            Op::Lf { .. } => self.lf += 1,
+            Op::LfSb { .. } => self.lf_sb += 1,
+            Op::Cdef { .. } => self.cdef += 1,
+        }
+        self.inter += inter_frame as u64;
+    }
+
+    pub(super) fn fold(&mut self) {
+        let c = std::mem::take(self);
+        stats::add(&COUNTERS.deferred, c.itx + c.mc + c.lf + c.lf_sb + c.cdef);
+        stats::add(&COUNTERS.deferred_lf_sb, c.lf_sb);
+        stats::add(&COUNTERS.lf_sb_by_rows, c.lf_sb_by_rows);
+        stats::add(&COUNTERS.lf_sb_by_masks, c.lf_sb_by_masks);
+        stats::add(&COUNTERS.lf_sb_split, c.lf_sb_split);
+        stats::add(&COUNTERS.deferred_cdef, c.cdef);
+        stats::add(&COUNTERS.deferred_itx, c.itx);
+        stats::add(&COUNTERS.deferred_mc, c.mc);
+        stats::add(&COUNTERS.deferred_lf, c.lf);
+        stats::add(&COUNTERS.mc_source_in_place, c.mc_source_in_place);
+        stats::add(&COUNTERS.inter_deferred, c.inter);
+        stats::add(&COUNTERS.inter_completed_early, c.inter_completed_early);
+        stats::add(&COUNTERS.inter_run_ahead, c.inter_run_ahead);
+    }
+}

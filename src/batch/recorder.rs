@@ -1,0 +1,628 @@
+//! [`Recorder`]: a thread's recorder, and how it records a call (its data captured, placed,
+//! its jobs pushed) or runs it at once.
+
+use super::api::device_has_kernel;
+use super::call::{spans_meet, Area, Call, Captured, Op, Origin, MAY_REDO};
+use super::counts::RecordedCounts;
+use super::cpu::{move_and_zero, run_job_on_cpu, run_transient, RegionView};
+use super::early::{call_cost, EarlyLimits};
+use super::gpu_batch::{Copied, GpuBatch};
+use super::placement::{Busy, Placed, Source, Target};
+use crate::gpu;
+use crate::gpu::stream::{Buf, Stream};
+use crate::kernels::itx::TxSize;
+use crate::kernels::{cdef, lf_sb, LF_ROW_KERNEL};
+use crate::regions::{self, Placement};
+use crate::stats::{self, Reason, COUNTERS};
+use std::ptr;
+
+/// Where recorded coefficients and source windows go: the stream's mapped upload buffer on
+/// the GPU path, a vector on the CPU path.
+pub(super) struct Arena {
+    pub(super) ptr: *mut i16,
+    /// In coefficients.
+    capacity: usize,
+    /// Coefficients used.
+    pub(super) len: usize,
+}
+
+pub(super) struct Recorder {
+    pub(super) arena: Arena,
+    /// The coefficient storage of the CPU path.
+    host_coefs: Vec<i16>,
+    pub(super) backend_chosen: bool,
+    /// The CPU path's pending jobs.
+    pub(super) calls: Vec<Call>,
+    pub(super) cpu_calls: usize,
+    cpu_regions: RegionView,
+    /// The bytes pending calls may write lie in `written.0 .. written.1` (both paths): a
+    /// source window read at call time must not meet them.
+    pub(super) written: (usize, usize),
+    /// The GPU path; `None` on the CPU path.
+    pub(super) gpu: Option<GpuBatch>,
+    /// A batch submitted without waiting (a published row), and a batch to record into next
+    /// while one is in flight.
+    pub(super) in_flight: Option<GpuBatch>,
+    pub(super) spare: Option<GpuBatch>,
+    pub(super) counts: RecordedCounts,
+    /// The thread decodes an inter frame ([`note_frame`](super::api::note_frame)).
+    pub(super) inter_frame: bool,
+    /// The index of the call the last `record` placed in the GPU batch, if it did.
+    pub(super) last_placed: Option<usize>,
+    /// `record` is placing a call: only its own jobs (journaled) and coefficients
+    /// (`moved_coefs`) changed the pending work, and `calls` held `cpu_mark` jobs before it.
+    placing: bool,
+    cpu_mark: usize,
+    moved_coefs: Option<Moved>,
+    /// A panic while recording left this thread's calls to run at once on the CPU.
+    poisoned: bool,
+}
+
+/// Where `capture` moved a transform's coefficients from the decoder's block.
+#[derive(Clone, Copy)]
+enum Moved {
+    /// Into the arena, at this index.
+    Arena(usize),
+    /// A DC-only call's one value.
+    Dc(i16),
+}
+
+impl Recorder {
+    pub(super) fn new() -> Recorder {
+        Recorder {
+            arena: Arena {
+                ptr: ptr::null_mut(),
+                capacity: 0,
+                len: 0,
+            },
+            host_coefs: Vec::new(),
+            backend_chosen: false,
+            calls: Vec::new(),
+            cpu_calls: 0,
+            cpu_regions: RegionView::default(),
+            written: (usize::MAX, 0),
+            gpu: None,
+            in_flight: None,
+            spare: None,
+            counts: RecordedCounts::default(),
+            inter_frame: false,
+            last_placed: None,
+            placing: false,
+            cpu_mark: 0,
+            moved_coefs: None,
+            poisoned: false,
+        }
+    }
+
+    pub(super) fn choose_backend(&mut self) {
+        self.backend_chosen = true;
+        if let Some(g) = gpu::get() {
+            match Stream::new(g) {
+                Ok(s) => self.gpu = Some(GpuBatch::new(s)),
+                // This thread only (out of memory, say): the device may serve the others.
+                Err(e) => crate::log::once(
+                    crate::log::Level::Warn,
+                    "stream",
+                    format_args!("cannot set up a GPU stream for a thread ({e}); it runs on the CPU reference"),
+                ),
+            }
+        }
+        self.sync_arena();
+    }
+
+    /// Leaves the GPU path for good. The stream and the imports it used are leaked, not
+    /// destroyed: after a failure the GPU may still be using them, and freeing memory in use
+    /// is not allowed.
+    pub(super) fn drop_gpu(&mut self) {
+        debug_assert!(self.in_flight.is_none(), "settle first");
+        if let Some(g) = self.gpu.take() {
+            std::mem::forget(g);
+        }
+        self.spare = None;
+        self.sync_arena();
+    }
+
+    /// Points the arena at the current path's coefficient storage.
+    pub(super) fn sync_arena(&mut self) {
+        let (ptr, capacity) = match &mut self.gpu {
+            Some(g) => (
+                g.stream.coefs.ptr as *mut i16,
+                g.stream.coefs.size as usize / 2,
+            ),
+            None => (self.host_coefs.as_mut_ptr(), self.host_coefs.len()),
+        };
+        self.arena.ptr = ptr;
+        self.arena.capacity = capacity;
+    }
+
+    pub(super) fn pending(&self) -> usize {
+        self.cpu_calls + self.gpu.as_ref().map_or(0, |g| g.pending)
+    }
+
+    /// Makes room for `count` more coefficients: on the GPU path by completing the pending
+    /// batch and taking a larger buffer for next time; on the CPU path by growing the vector.
+    fn ensure_room(&mut self, count: usize) {
+        // A loop: completing the batch may lose the device, and then the CPU path needs room.
+        while self.arena.len + count > self.arena.capacity {
+            match &mut self.gpu {
+                None => {
+                    let size = (self.arena.len + count)
+                        .max(2 * self.host_coefs.len())
+                        .max(1 << 16);
+                    self.host_coefs.resize(size, 0);
+                }
+                Some(g) => {
+                    // Full: complete the pending batch, then take a larger buffer so that the
+                    // next batch of this size fits.
+                    if self.arena.len > 0 {
+                        crate::debug!(
+                            "coefficient buffer full ({} bytes): flushing early",
+                            g.stream.coefs.size
+                        );
+                        self.flush(Reason::Full);
+                    }
+                    let Some(g) = &mut self.gpu else { continue };
+                    let s = &mut g.stream;
+                    let want = (s.coefs.size * 2)
+                        .max(count as u64 * 2)
+                        .min(s.max_buffer_bytes());
+                    if want < count as u64 * 2 {
+                        crate::warn!("a coefficient block exceeds the buffer limit; running on the CPU reference");
+                        self.drop_gpu();
+                    } else if let Err(e) = s.grow(Buf::Coefs, want) {
+                        crate::warn!("cannot grow the coefficient buffer ({e}); running on the CPU reference");
+                        self.drop_gpu();
+                    }
+                }
+            }
+            self.sync_arena();
+        }
+    }
+
+    /// Takes `count` coefficients of arena (room was ensured).
+    fn take(&mut self, count: usize) -> usize {
+        self.ensure_room(count);
+        let at = self.arena.len;
+        self.arena.len += count;
+        at
+    }
+
+    /// Copies what the call reads besides its pixels into the arena: a transform's
+    /// coefficients (zeroing them as FFmpeg does; for a DC-only call the word is the DC value
+    /// itself), a motion compensation's source window (the word is the arena byte of the
+    /// source pixel under the block's top-left pixel). Returns that word.
+    unsafe fn capture(&mut self, op: &Op) -> u32 {
+        match *op {
+            Op::Itx { tx, block, eob } => {
+                if tx.is_dc_only_call(eob) {
+                    let v = ptr::read_unaligned(block);
+                    ptr::write_unaligned(block, 0);
+                    self.moved_coefs = Some(Moved::Dc(v));
+                    return v as i32 as u32;
+                }
+                let at = self.take(tx.coefs());
+                let to = self.arena.ptr.add(at) as *mut u8;
+                let from = block as *mut u8;
+                match tx.size {
+                    TxSize::T4 => move_and_zero::<32>(from, to),
+                    TxSize::T8 => move_and_zero::<128>(from, to),
+                    TxSize::T16 => move_and_zero::<512>(from, to),
+                    TxSize::T32 => move_and_zero::<2048>(from, to),
+                }
+                self.moved_coefs = Some(Moved::Arena(at));
+                at as u32
+            }
+            Op::Mc { f, .. } => {
+                let win = op.source().expect("MC has a source");
+                let at = self.take((win.w * win.h).div_ceil(2));
+                let to = self.arena.ptr.add(at) as *mut u8;
+                for row in 0..win.h {
+                    ptr::copy_nonoverlapping(win.pixel(row, 0), to.add(row * win.w), win.w);
+                }
+                let w = f.window();
+                (2 * at + w.above * win.w + w.left) as u32
+            }
+            Op::Lf { .. } => 0,
+            Op::LfSb { plane, .. } => {
+                let at = self.take(lf_sb::RECORD_BYTES / 2);
+                plane.write_record(self.arena.ptr.add(at) as *mut u8);
+                at as u32
+            }
+            Op::Cdef { call } => {
+                let at = self.take(cdef::WINDOW_LEN);
+                call.window(&mut *(self.arena.ptr.add(at) as *mut [i16; cdef::WINDOW_LEN]));
+                at as u32
+            }
+        }
+    }
+
+    /// Whether a call's source window, read on the CPU now, may hold pixels the batch in
+    /// flight writes: it meets a region that batch placed calls in (all it writes).
+    fn source_may_be_in_flight(&self, op: &Op) -> bool {
+        let (Some(win), Some(a)) = (op.source(), &self.in_flight) else {
+            return false;
+        };
+        let (lo, hi) = win.span();
+        hi < lo || !matches!(regions::place(&a.regions, lo, hi), Placement::Outside)
+    }
+
+    fn note_written(&mut self, rect: &Area) {
+        let (lo, hi) = rect.span();
+        self.written = (self.written.0.min(lo), self.written.1.max(hi));
+    }
+
+    pub(super) unsafe fn record(&mut self, op: Op, dst: *mut u8, stride: isize, origin: Origin) {
+        self.last_placed = None;
+        if self.poisoned {
+            op.run_at_once(dst, stride, origin);
+            stats::add(&COUNTERS.immediate, 1);
+            return;
+        }
+        if !self.backend_chosen {
+            self.choose_backend();
+        }
+        if origin == Origin::Ffmpeg && op.placed_on_cpu() {
+            return self.run_in_order(op, dst, stride);
+        }
+        if self.gpu.is_some() && op.optional_kernel().is_some_and(|k| !device_has_kernel(k)) {
+            // The decoders' hooks decline such calls (VP9's superblock hook, dav1d's CDEF
+            // attach), so these come from the public API: at once, on the CPU.
+            return self.run_now(op, dst, stride, origin);
+        }
+        let rect = op.rect(dst, stride);
+        if stride.unsigned_abs() < rect.w {
+            // Rows overlap: only FFmpeg's sequential order gives its result.
+            return self.run_now(op, dst, stride, origin);
+        }
+        let source_area = op.source();
+        if let Some(src) = &source_area {
+            let read = src.span();
+            if read.1 < read.0 || spans_meet(read, rect.span()) {
+                // Reads what it writes: only FFmpeg's order gives its result.
+                return self.run_now(op, dst, stride, origin);
+            }
+            if self.pending() > 0 && spans_meet(read, self.written) {
+                // Its source may be written by pending calls: complete them first.
+                self.flush(Reason::Overlap);
+            }
+        }
+        if let Op::Cdef { call } = &op {
+            // Its window is taken now, on the CPU: pending calls that write what it reads
+            // complete first (in dav1d's order there are none). The CPU path runs it at once.
+            if self.gpu.is_none() {
+                return self.run_now(op, dst, stride, origin);
+            }
+            let (read, count) = call.read_areas();
+            let areas = read.map(|(at, stride, w, h)| Area {
+                at: at as *mut u8,
+                stride,
+                w,
+                h,
+            });
+            // A window's read is no decoder sync: not counted as one.
+            self.complete_early_where_possible(Reason::Overlap, &areas[..count]);
+            if self.gpu.is_none() {
+                return self.run_now(op, dst, stride, origin); // the device failed
+            }
+        }
+        // First: completing a full batch here may lose the device, and decide the path.
+        self.ensure_room(op.room());
+        if self.gpu.is_none() {
+            if origin == Origin::Ffmpeg {
+                let (lo, hi) = rect.span();
+                match self.cpu_regions.place(lo, hi) {
+                    Placement::Inside(_) => {}
+                    Placement::Outside => return run_transient(&op, dst, stride),
+                    Placement::Straddles => return self.run_now(op, dst, stride, origin),
+                }
+            }
+            self.cpu_mark = self.calls.len();
+            self.moved_coefs = None;
+            self.placing = true;
+            let captured = Captured::of(&op, self.capture(&op));
+            let calls = &mut self.calls;
+            Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, job| {
+                calls.push(Call {
+                    dst: rect.pixel(row, col),
+                    stride,
+                    kernel,
+                    job,
+                    level: 0,
+                    source: 0,
+                })
+            });
+            self.cpu_calls += 1;
+            self.placing = false;
+            self.note_written(&rect);
+            self.counts.count(&op, self.inter_frame);
+            return;
+        }
+        // Place the call; a call that cannot join completes the pending batch first (which
+        // empties it and the arena, so the second try succeeds and the room ensured above
+        // remains).
+        let mut placed = None;
+        for _ in 0..2 {
+            let g = self.gpu.as_mut().expect("GPU path");
+            g.journal_start();
+            self.moved_coefs = None;
+            self.placing = true;
+            let tried = g.place(&op, &rect, origin);
+            self.placing = tried.is_ok();
+            match tried {
+                Ok(p) => {
+                    placed = Some(p);
+                    break;
+                }
+                Err(Busy::Flush(reason)) => self.flush(reason),
+
+                Err(Busy::Straddles) => break,
+                Err(Busy::Transient) => return run_transient(&op, dst, stride),
+            }
+            if self.gpu.is_none() {
+                break; // the flush lost the device: record on the CPU path
+            }
+        }
+        let Some(Placed {
+            target,
+            source,
+            level,
+            serial,
+            may_redo,
+            unknown_readers,
+            by_rows,
+            passes_apart,
+            split,
+        }) = placed
+        else {
+            if self.gpu.is_none() {
+                return self.record(op, dst, stride, origin);
+            }
+            return self.run_now(op, dst, stride, origin);
+        };
+        let (captured, source_slot) = match source {
+            Source::Arena => {
+                if self.in_flight.is_some() && self.source_may_be_in_flight(&op) {
+                    self.placing = false;
+                    self.settle();
+                    if self.gpu.is_none() {
+                        // The device failed: this call too goes to the CPU path.
+                        return self.record(op, dst, stride, origin);
+                    }
+                    self.placing = true;
+                }
+                (Captured::of(&op, self.capture(&op)), 0)
+            }
+            Source::InPlace {
+                slot,
+                offset,
+                stride,
+            } => {
+                self.counts.mc_source_in_place += 1;
+                (
+                    Captured {
+                        word: offset,
+                        stride,
+                    },
+                    slot,
+                )
+            }
+        };
+        // Run on the CPU while the batch in flight is, it would write its pixels and read its
+        // source there.
+        let touches_in_flight = self.in_flight.as_ref().is_some_and(|a| {
+            a.cpu_write_waits(&rect) || source_area.as_ref().is_some_and(|s| a.cpu_read_waits(s))
+        });
+        self.counts.lf_sb_by_rows += by_rows as u64;
+        self.counts.lf_sb_by_masks += split.is_some() as u64;
+        self.counts.lf_sb_split += split.is_some_and(|s| s.at != 0) as u64;
+        let g = self.gpu.as_mut().expect("GPU path");
+        if let Target::InPlace { slot, .. } = target {
+            g.note_touch(slot, &rect, source_slot, source_area.as_ref());
+        }
+        let mut first = None;
+        let mut jobs = 0usize;
+        let copied = matches!(target, Target::Copied { .. });
+        match target {
+            Target::InPlace {
+                slot,
+                pixel,
+                stride,
+            } if matches!(op, Op::Mc { .. }) => {
+                let mut job = Self::mc_job(&op, captured);
+                job[0] = pixel;
+                job[1] = stride as u32;
+                let (bucket, at, tiles) = g.push_mc_tiles(level, slot, source_slot, &job, &rect);
+                first = Some((bucket, at));
+                jobs = tiles as usize;
+            }
+            Target::InPlace {
+                slot,
+                pixel,
+                stride,
+            } => Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, mut job| {
+                let offset = row as i64 * stride as i64 + col as i64;
+                job[0] = pixel.wrapping_add(offset as u32);
+                job[1] = stride as u32;
+                if may_redo && matches!(op, Op::Itx { .. }) {
+                    job[3] |= MAY_REDO;
+                    g.may_redo = true;
+                }
+                // A row's planes run in one workgroup, in this order.
+                let kernel = if by_rows { LF_ROW_KERNEL as u8 } else { kernel };
+                if let Some(split) = split {
+                    // Only the first job is the call's for early completion (`jobs`): the
+                    // decoder's planes complete as a batch.
+                    for (level, params) in split.jobs() {
+                        let mut part = job;
+                        part[2] |= params;
+                        let at = g.push(level, kernel, slot, source_slot, &part);
+                        first.get_or_insert(at);
+                    }
+                    jobs += 1;
+                    return;
+                }
+                if passes_apart {
+                    // The rows pass's job, in the next level's bucket, is not the call's for
+                    // early completion (`jobs`): the decoder's planes complete as a batch.
+                    let mut rows = job;
+                    rows[2] |= lf_sb::ROWS_ONLY;
+                    job[2] |= lf_sb::COLUMNS_ONLY;
+                    g.push(level + 1, kernel, slot, source_slot, &rows);
+                }
+                let at = g.push(level, kernel, slot, source_slot, &job);
+                first.get_or_insert(at);
+                jobs += 1;
+            }),
+            Target::Copied { staging } => {
+                Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, mut job| {
+                    job[0] = (staging + row * rect.w + col) as u32;
+                    job[1] = rect.w as u32;
+                    let at = g.push(level, kernel, 0, source_slot, &job);
+                    first.get_or_insert(at);
+                    jobs += 1;
+                    g.copied_calls.push(Call {
+                        dst: rect.pixel(row, col),
+                        stride,
+                        kernel,
+                        job,
+                        level,
+                        source: source_slot,
+                    });
+                });
+                g.copied.push(Copied { rect, staging });
+                // Source windows copied at call time must not meet these pixels.
+                self.note_written(&rect);
+            }
+        }
+        if crate::gpu::testing::take_panic_while_placing() {
+            panic!("a panic injected by a test while placing a call");
+        }
+        if let Some(g) = &mut self.gpu {
+            let (bucket, first_word) = first.expect("a call has jobs");
+            let cost = call_cost(&op, jobs);
+            // A plane split in two jobs registers only its first: it must never complete early
+            // (nothing it is placed by names it, and a reader meeting its bytes completes the
+            // batch whole), which this keeps so should either change.
+            let batch_only = copied || unknown_readers || passes_apart || split.is_some();
+            g.note_call(
+                serial,
+                bucket,
+                first_word,
+                jobs as u32,
+                cost,
+                EarlyLimits {
+                    batch_only,
+                    touches_in_flight,
+                },
+            );
+            g.pending += 1;
+            self.last_placed = Some(g.calls.len() - 1);
+        }
+        self.placing = false;
+        self.counts.count(&op, self.inter_frame);
+    }
+
+    /// After a panic in `record`: this thread's calls run at once on the CPU from now on, and
+    /// nothing pending is lost or applied twice. Where the panic struck while a call was being
+    /// placed, that call's jobs leave the batch, its coefficients go back to the decoder's
+    /// block, the batch completes on the CPU reference and the call runs after it, in
+    /// FFmpeg's order. Elsewhere (inside a completion the call needed) what took effect is
+    /// unknown: the pending work is dropped and counted damaged, so the decoder fails the
+    /// frame rather than hand it out silently wrong.
+    pub(super) unsafe fn poison(&mut self, op: Op, dst: *mut u8, stride: isize, origin: Origin) {
+        let placing = std::mem::take(&mut self.placing);
+        self.poisoned = true;
+        crate::log::once(
+            crate::log::Level::Error,
+            "recorder-poisoned",
+            format_args!("internal error while recording a call (a bug: please report it); this thread's calls run at once on the CPU from now on"),
+        );
+        let arena = self.arena.ptr;
+        if placing {
+            if let Some(g) = &mut self.gpu {
+                g.take_out_journaled();
+            }
+            self.calls.truncate(self.cpu_mark);
+            if let (Op::Itx { tx, block, .. }, Some(moved)) = (op, self.moved_coefs.take()) {
+                match moved {
+                    Moved::Dc(v) => ptr::write_unaligned(block, v),
+                    Moved::Arena(at) => ptr::copy_nonoverlapping(arena.add(at), block, tx.coefs()),
+                }
+            }
+        }
+        self.settle();
+        let pending = self.pending() > 0;
+        if placing {
+            if let Some(g) = &mut self.gpu {
+                g.run_on_cpu(self.arena.ptr);
+                g.retire();
+            } else {
+                for c in &self.calls {
+                    run_job_on_cpu(c.kernel, c.dst, c.stride, &c.job, arena, arena as *const u8);
+                }
+                stats::add(&COUNTERS.cpu_calls, self.cpu_calls as u64);
+            }
+            op.run_at_once(dst, stride, origin);
+            stats::add(&COUNTERS.immediate, 1);
+        } else if pending {
+            stats::add(&COUNTERS.damaged_batches, 1);
+        }
+        self.calls.clear();
+        self.cpu_calls = 0;
+        self.drop_gpu();
+        self.arena.len = 0;
+        self.written = (usize::MAX, 0);
+    }
+
+    /// Runs a call of FFmpeg's decoder whose family is placed on the CPU: its own function at
+    /// once, after the pending calls on the pixels it reads and writes (and what they depend
+    /// on) complete.
+    unsafe fn run_in_order(&mut self, op: Op, dst: *mut u8, stride: isize) {
+        let rect = op.rect(dst, stride);
+        let source = op.source();
+        // A batch in flight (a row published to other frame threads, a part of a frame) is
+        // waited for only where it touches these pixels.
+        self.settle_for(source.as_slice(), &[rect]);
+        if self.pending() > 0 {
+            match source {
+                Some(src) => self.complete(Reason::Immediate, &[rect, src]),
+                None => self.complete(Reason::Immediate, &[rect]),
+            }
+        }
+        op.run_at_once(dst, stride, Origin::Ffmpeg);
+        stats::add(&COUNTERS.placed_on_cpu, 1);
+    }
+
+    /// Runs the transform of an intra block at once with FFmpeg's function on the GPU path:
+    /// the decoder's next prediction reads its pixels right away, so deferring it would only
+    /// add its recording to its early completion. Pending calls on its pixels (normally none:
+    /// the block's intra sync completed them) complete first. The CPU path, and transforms
+    /// placed on the CPU, take the usual way.
+    pub(super) unsafe fn run_intra_transform(&mut self, op: Op, dst: *mut u8, stride: isize) {
+        if !self.backend_chosen {
+            self.choose_backend();
+        }
+        if self.gpu.is_none() || op.placed_on_cpu() {
+            return self.record(op, dst, stride, Origin::Ffmpeg);
+        }
+        let rect = op.rect(dst, stride);
+        self.settle_for(&[], &[rect]);
+        if self.pending() > 0 {
+            // Not a decoder sync: not counted as one.
+            self.complete_early_where_possible(Reason::Immediate, &[rect]);
+        }
+        op.run_at_once(dst, stride, Origin::Ffmpeg);
+        stats::add(&COUNTERS.intra_itx_at_once, 1);
+        if self.inter_frame {
+            stats::add(&COUNTERS.inter_intra_itx_at_once, 1);
+        }
+    }
+
+    /// Completes the pending batch, then runs this call on the CPU at once: FFmpeg's own
+    /// function for its decoder's transforms, else the reference.
+    unsafe fn run_now(&mut self, op: Op, dst: *mut u8, stride: isize, origin: Origin) {
+        self.flush(Reason::Immediate);
+        op.run_at_once(dst, stride, origin);
+        stats::add(&COUNTERS.immediate, 1);
+    }
+}
