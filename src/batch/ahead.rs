@@ -370,3 +370,78 @@ impl GpuBatch {
         Some(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words `for_each_word` visits, in order, hold exactly bits `start..start + len`,
+    /// each once; a visit that returns `false` stops it.
+    #[test]
+    fn the_words_of_a_bit_range_hold_its_bits_once() {
+        for start in 0..130 {
+            for len in [0, 1, 2, 53, 63, 64, 65, 127, 128, 129, 190] {
+                let mut bits = [0u64; 6];
+                let mut last = None;
+                assert!(for_each_word(start, len, |w, mask| {
+                    assert!(last < Some(w));
+                    last = Some(w);
+                    assert_eq!(bits[w] & mask, 0);
+                    bits[w] |= mask;
+                    true
+                }));
+                for b in 0..6 * 64 {
+                    let set = bits[b / 64] >> (b % 64) & 1 == 1;
+                    assert_eq!(set, (start..start + len).contains(&b), "{start}+{len}: {b}");
+                }
+            }
+        }
+        let mut visits = 0;
+        assert!(!for_each_word(10, 200, |_, _| {
+            visits += 1;
+            visits < 2
+        }));
+        assert_eq!(visits, 2);
+    }
+
+    /// A box sees an area's rows at its stride: a row that runs past the stride goes on at the
+    /// start of the next one; widening takes in every segment; an area that starts before the
+    /// slot's first byte is refused. (The addresses are never read.)
+    #[test]
+    fn a_box_splits_rows_at_its_stride_and_refuses_an_area_before_its_slot() {
+        let origin = 0x1000;
+        let mut b = PixelBox {
+            slot: 1,
+            origin,
+            stride: 16,
+            rows: (usize::MAX, 0),
+            cols: (usize::MAX, 0),
+            first_word: 0,
+            row_words: 0,
+        };
+        let a = Area {
+            at: (origin + 2 * 16 + 12) as *mut u8,
+            stride: 16,
+            w: 8,
+            h: 2,
+        };
+        let mut segments = Vec::new();
+        assert!(b.segments(&a, |row, col, len| {
+            segments.push((row, col, len));
+            true
+        }));
+        assert_eq!(segments, [(2, 12, 4), (3, 0, 4), (3, 12, 4), (4, 0, 4)]);
+        assert!(b.widen(&a));
+        assert_eq!((b.rows, b.cols), ((2, 5), (0, 16)));
+        assert_eq!(b.span(), (origin + 2 * 16, origin + 4 * 16 + 16));
+        (b.first_word, b.row_words) = (3, 1);
+        assert_eq!(b.bit(3, 5), 64 * (3 + 1) + 5);
+        let before = Area {
+            at: (origin - 1) as *mut u8,
+            stride: 16,
+            w: 4,
+            h: 1,
+        };
+        assert!(!b.widen(&before));
+    }
+}

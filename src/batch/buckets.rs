@@ -305,3 +305,67 @@ impl Recorder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::levels::MAX_LEVELS;
+    use crate::testing::Rng;
+
+    /// A key gives back its level, kernel, pixel slot and source; keys sort as the dispatches
+    /// run, by level first, then kernel, slot and source; and none reaches `NO_BUCKET`.
+    #[test]
+    fn a_bucket_key_splits_back_and_sorts_by_level_first() {
+        let mut rng = Rng(7);
+        for _ in 0..1000 {
+            let level = rng.below(MAX_LEVELS as usize) as u32;
+            let kernel = rng.below(256) as u8;
+            let (slot, source) = (rng.below(MAX_SLOTS) as u8, rng.below(MAX_SLOTS) as u8);
+            let key = split_key(bucket_key(level, kernel, slot, source));
+            assert_eq!(
+                (key.level, key.kernel, key.slot, key.source),
+                (level, kernel as usize, slot as usize, source as usize)
+            );
+        }
+        let last = (MAX_SLOTS - 1) as u8;
+        assert!(bucket_key(1, 0, 0, 0) > bucket_key(0, u8::MAX, last, last));
+        assert!(bucket_key(0, 1, 0, 0) > bucket_key(0, 0, last, last));
+        assert!(bucket_key(0, 0, 1, 0) > bucket_key(0, 0, 0, last));
+        assert!(bucket_key(MAX_LEVELS - 1, u8::MAX, last, last) < NO_BUCKET.0);
+    }
+
+    /// A motion compensation's tiles cover each pixel of its block once, none over 8x8 (their
+    /// size in their parameters), row after row of tiles, as many as `push_mc_tiles` reserves.
+    #[test]
+    fn motion_compensation_tiles_cover_a_block_once() {
+        for (w, h) in [
+            (4, 4),
+            (8, 8),
+            (16, 4),
+            (12, 20),
+            (5, 1),
+            (64, 1),
+            (24, 9),
+            (64, 64),
+        ] {
+            let mut hits = vec![0u32; w * h];
+            let mut last = None;
+            let mut tiles = 0;
+            for_each_mc_tile(w, h, |row, col, params| {
+                let (rows, cols) = (mc::tile_rows(params), mc::tile_cols(params));
+                assert!(rows <= 8 && cols <= 8);
+                assert!(last < Some((row, col)), "row after row");
+                last = Some((row, col));
+                tiles += 1;
+                for r in row..row + rows {
+                    for c in col..col + cols {
+                        assert!(r < h && c < w, "{w}x{h}: ({r}, {c}) outside");
+                        hits[r * w + c] += 1;
+                    }
+                }
+            });
+            assert!(hits.iter().all(|&n| n == 1), "{w}x{h}");
+            assert_eq!(tiles, w.div_ceil(8) * h.div_ceil(8));
+        }
+    }
+}

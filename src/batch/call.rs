@@ -288,3 +288,72 @@ pub(super) fn job_eob(flags: u32) -> i32 {
 
 /// A span of no bytes: it meets nothing.
 pub(super) const NO_SPAN: (usize, usize) = (usize::MAX, 0);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::{LF_KERNEL, LF_ROW_KERNEL, MC_KERNEL};
+
+    fn area(at: usize, stride: isize, w: usize, h: usize) -> Area {
+        Area {
+            at: at as *mut u8,
+            stride,
+            w,
+            h,
+        }
+    }
+
+    /// A block's span runs from its first byte to one past its last, whichever way its rows
+    /// go, and is reversed where the block wraps the address space; `pixel` steps by the
+    /// stride. (The addresses are never read.)
+    #[test]
+    fn a_span_covers_every_row_either_way_and_a_wrapping_block_is_reversed() {
+        assert_eq!(area(1000, 100, 8, 4).span(), (1000, 1308));
+        assert_eq!(area(1000, -100, 8, 4).span(), (700, 1008));
+        assert_eq!(area(1000, 100, 8, 1).span(), (1000, 1008));
+        let (first, end) = area(usize::MAX - 100, 100, 8, 4).span();
+        assert!(first > end);
+        assert_eq!(area(1000, -100, 8, 4).pixel(2, 3) as usize, 803);
+        assert_eq!(area(1000, 100, 8, 4).pixel(3, 7) as usize, 1307);
+        // Spans meet where they share a byte; adjacent ones do not, and no span meets NO_SPAN.
+        assert!(spans_meet((1000, 1308), (1307, 2000)));
+        assert!(!spans_meet((1000, 1308), (1308, 2000)));
+        assert!(!spans_meet(NO_SPAN, (0, usize::MAX)));
+    }
+
+    /// A transform job's flags carry FROM_FFMPEG and the eob (clamped to 16 bits) for FFmpeg's
+    /// decoder and nothing for the API, and MAY_REDO beside them changes neither.
+    #[test]
+    fn a_transform_job_s_flags_give_back_its_eob_beside_may_redo() {
+        for eob in [0, 1, 10, 1024, 0xffff] {
+            let flags = job_flags(Origin::Ffmpeg, eob);
+            assert_eq!(flags & 1, 1, "FROM_FFMPEG");
+            assert_eq!(job_eob(flags), eob);
+            assert_eq!(job_eob(flags | MAY_REDO), eob);
+            assert_eq!(flags & MAY_REDO, 0);
+        }
+        assert_eq!(job_eob(job_flags(Origin::Ffmpeg, 0x1_0000)), 0xffff);
+        assert_eq!(job_eob(job_flags(Origin::Ffmpeg, -5)), 0);
+        assert_eq!(job_flags(Origin::Api, 1024), 0);
+    }
+
+    /// The kernel index a transform's job records (`ItxKernel::index`) finds that kernel in
+    /// `KERNELS`, and the transforms' indices come before MC_KERNEL, the loop filters' after it
+    /// (what `job_of` and `plan_ahead` tell them apart by).
+    #[test]
+    fn a_transform_job_s_kernel_index_finds_its_kernel() {
+        assert_eq!(KERNELS.len(), MC_KERNEL);
+        for (k, kernel) in KERNELS.iter().enumerate() {
+            assert_eq!(kernel.index(), k);
+        }
+        for tx in Transform::ALL {
+            for dc_only in [false, true] {
+                let kernel = ItxKernel::for_call(tx, dc_only);
+                assert_eq!(KERNELS[kernel.index()], kernel);
+            }
+        }
+        for k in [LF_KERNEL, CDEF_KERNEL, LF_SB_KERNEL, LF_ROW_KERNEL] {
+            assert!(k > MC_KERNEL);
+        }
+    }
+}

@@ -302,3 +302,37 @@ pub(super) unsafe fn run_ffmpeg(
     }
     stats::add(&COUNTERS.ffmpeg_calls, 1);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `move_and_zero` copies a block between buffers of any alignment and leaves zeros where
+    /// it was, touching no byte around either.
+    #[test]
+    fn moving_coefficients_copies_them_and_zeroes_the_source() {
+        fn check<const BYTES: usize>(from_at: usize, to_at: usize) {
+            let value = |i: usize| (i % 251 + 1) as u8;
+            let mut from = vec![0xaa_u8; BYTES + 8];
+            let mut to = vec![0x55_u8; BYTES + 8];
+            for i in 0..BYTES {
+                from[from_at + i] = value(i);
+            }
+            unsafe {
+                move_and_zero::<BYTES>(from.as_mut_ptr().add(from_at), to.as_mut_ptr().add(to_at))
+            };
+            for i in 0..BYTES {
+                assert_eq!(to[to_at + i], value(i));
+                assert_eq!(from[from_at + i], 0);
+            }
+            let (from_before, from_after) = (&from[..from_at], &from[from_at + BYTES..]);
+            assert!(from_before.iter().chain(from_after).all(|&b| b == 0xaa));
+            let (to_before, to_after) = (&to[..to_at], &to[to_at + BYTES..]);
+            assert!(to_before.iter().chain(to_after).all(|&b| b == 0x55));
+        }
+        check::<32>(1, 3);
+        check::<128>(0, 7);
+        check::<512>(5, 0);
+        check::<2048>(3, 1);
+    }
+}

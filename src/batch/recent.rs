@@ -33,3 +33,29 @@ impl<T: Copy> MostRecent<T> {
         self.items = [None; 4];
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `find` gives the most recent value it accepts and moves it to the front; `put` forgets
+    /// the oldest of four; `clear` forgets all.
+    #[test]
+    fn the_most_recent_match_comes_first_and_the_oldest_goes() {
+        let mut r = MostRecent::default();
+        for v in 1..=4 {
+            r.put(v);
+        }
+        let odd = |v: &i32| v % 2 == 1;
+        assert_eq!(r.find(odd), Some(3));
+        assert_eq!(r.find(|&v| v == 1), Some(1));
+        assert_eq!(r.find(odd), Some(1), "1 was moved to the front");
+        // The order is 1, 4, 3, 2: a fifth value forgets 2, not 1.
+        r.put(5);
+        assert_eq!(r.find(|&v| v == 2), None);
+        assert_eq!(r.find(|&v| v == 1), Some(1));
+        assert_eq!(r.find(|&v| v % 2 == 0), Some(4));
+        r.clear();
+        assert_eq!(r.find(|_| true), None);
+    }
+}
