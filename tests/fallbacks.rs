@@ -233,6 +233,70 @@ fn panic_while_placing() {
     );
 }
 
+/// The device lost during the submission itself, which may come after part of the batch
+/// started: the copied blocks are FFmpeg's (run on the CPU from their untouched pixels), the
+/// pixels in place are not written again, and the batch is counted damaged.
+fn submit_lost() {
+    assert_eq!(
+        ffi::daedalus_backend(),
+        ffi::DaedalusBackend::DAEDALUS_BACKEND_GPU,
+        "needs a device"
+    );
+    let mut rng = Rng::new(44);
+    let cs = vec![
+        Canvas::new(&mut rng, 300, 200),
+        Canvas::new(&mut rng, 200, 100),
+    ];
+    let blocks = place_blocks(&mut rng, &cs, 600, &Transform::ALL);
+    let dsp = ffmpeg_c();
+    let (mut ff, mut ours) = (clone_canvases(&cs), clone_canvases(&cs));
+    apply_ffmpeg(&dsp, &mut ff, &mut blocks.to_vec());
+    let p = ours[0].pixels.as_mut_ptr();
+    assert_eq!(
+        ffi::daedalus_register_memory(p.cast(), ours[0].pixels.len()),
+        0
+    );
+    let before = stats();
+    daedalus::gpu::testing::fail_next_submission_at(Step::SubmitLost);
+    record_daedalus(&mut ours, &mut blocks.to_vec());
+    ffi::daedalus_flush();
+    assert_eq!(ffi::daedalus_unregister_memory(p.cast()), 0);
+    if let Some(d) = first_difference(&ours[1..], &ff[1..]) {
+        panic!("the copied blocks differ from FFmpeg: {d}");
+    }
+    assert_eq!(
+        stats().damaged_batches,
+        before.damaged_batches + 1,
+        "damaged"
+    );
+}
+
+/// A panic after a flush executed its batch, before the batch was cleared: the batch never
+/// runs again (every block is FFmpeg's, not filtered or added to twice), it is counted
+/// damaged (what took effect is unknown to the recorder), and later calls run at once.
+fn panic_after_execution() {
+    assert_eq!(
+        ffi::daedalus_backend(),
+        ffi::DaedalusBackend::DAEDALUS_BACKEND_GPU,
+        "needs a device"
+    );
+    let mut rng = Rng::new(45);
+    let cs = vec![
+        Canvas::new(&mut rng, 300, 200),
+        Canvas::new(&mut rng, 200, 100),
+    ];
+    let blocks = place_blocks(&mut rng, &cs, 600, &Transform::ALL);
+    let before = stats();
+    daedalus::gpu::testing::panic_next(daedalus::gpu::testing::Panic::AfterExecution);
+    decode_like_ffmpeg(&cs, &blocks, None);
+    let after = stats();
+    assert_eq!(after.damaged_batches, before.damaged_batches + 1, "damaged");
+    // And the thread's next calls run at once, exactly.
+    let blocks = place_blocks(&mut rng, &cs, 200, &Transform::ALL);
+    decode_like_ffmpeg(&cs, &blocks, None);
+    assert!(stats().immediate - after.immediate >= 200, "run at once");
+}
+
 fn optional_kernels_fail() {
     daedalus::gpu::testing::fail_optional_kernels();
     assert_eq!(
@@ -316,6 +380,8 @@ fn child(scenario: &str) {
         "fail-overflow-list" => fail_overflow_list(),
         "fail-wait" => fail_wait(),
         "panic-while-placing" => panic_while_placing(),
+        "submit-lost" => submit_lost(),
+        "panic-after-execution" => panic_after_execution(),
         "optional-kernels-fail" => optional_kernels_fail(),
         "required-kernels-fail" => required_kernels_fail(),
         other => panic!("unknown scenario {other}"),
@@ -411,6 +477,17 @@ fn main() {
         "the error says what happens: {error}"
     );
     println!("a panic while placing a call: one error, nothing lost or applied twice, FFmpeg's output: ok");
+
+    let stderr = run("submit-lost", &[]);
+    let errors = lines(&stderr, "daedalus: error:");
+    assert_eq!(errors.len(), 2, "{stderr}");
+    assert!(errors[1].contains("pixels in place"), "{}", errors[1]);
+    println!("a device lost in the submission: copied blocks exact, nothing written twice, the batch reported damaged: ok");
+
+    let stderr = run("panic-after-execution", &[]);
+    let error = only_line(&stderr, "daedalus: error:");
+    assert!(error.contains("internal error while recording"), "{error}");
+    println!("a panic after a batch executed: it never runs again, reported damaged: ok");
 
     let stderr = run("optional-kernels-fail", &[]);
     let warnings = lines(&stderr, "daedalus: warning:");

@@ -10,10 +10,36 @@ use crate::kernels::lf_sb::{self, SbPlane};
 use crate::kernels::mc::{self, McFunction};
 use crate::stats::{self, Reason, COUNTERS};
 use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
 thread_local! {
     static RECORDER: RefCell<Recorder> = RefCell::new(Recorder::new());
+}
+
+/// Runs `f` with the calling thread's recorder: `None` where the thread has none (it is
+/// exiting, or this is a re-entry). A panic inside poisons the recorder
+/// ([`Recorder::poison`], with `call`, the call the entry was taking) and gives `on_panic`.
+fn with_recorder<T>(
+    call: Option<(Op, *mut u8, isize, Origin)>,
+    on_panic: T,
+    f: impl FnOnce(&mut Recorder) -> T,
+) -> Option<T> {
+    RECORDER
+        .try_with(|r| {
+            let mut r = r.try_borrow_mut().ok()?;
+            r.begin_entry();
+            match catch_unwind(AssertUnwindSafe(|| f(&mut r))) {
+                Ok(v) => Some(v),
+                Err(_) => {
+                    // SAFETY: `call` is the entry's own call, valid as its caller promised.
+                    unsafe { r.poison(call) };
+                    Some(on_panic)
+                }
+            }
+        })
+        .ok()
+        .flatten()
 }
 
 /// Records one call of the calling thread (or runs it at once when the thread has no
@@ -34,20 +60,11 @@ unsafe fn record_op_then(
     origin: Origin,
     then: impl FnOnce(&mut Recorder),
 ) {
-    let recorded = RECORDER.try_with(|r| match r.try_borrow_mut() {
-        Ok(mut r) => {
-            let recording = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                r.record(op, dst, stride, origin)
-            }));
-            match recording {
-                Ok(()) => then(&mut r),
-                Err(_) => r.poison(op, dst, stride, origin),
-            }
-            true
-        }
-        Err(_) => false,
+    let recorded = with_recorder(Some((op, dst, stride, origin)), (), |r| {
+        r.record(op, dst, stride, origin);
+        then(r)
     });
-    if recorded != Ok(true) {
+    if recorded.is_none() {
         // The thread is exiting (or re-entered): no recorder, so do it now.
         op.run_at_once(dst, stride, origin);
         stats::add(&COUNTERS.immediate, 1);
@@ -84,14 +101,9 @@ pub unsafe fn run_intra_transform(
     eob: i32,
 ) {
     let op = Op::Itx { tx, block, eob };
-    let ran = RECORDER.try_with(|r| match r.try_borrow_mut() {
-        Ok(mut r) => {
-            r.run_intra_transform(op, dst, stride);
-            true
-        }
-        Err(_) => false,
-    });
-    if ran != Ok(true) {
+    let call = Some((op, dst, stride, Origin::Ffmpeg));
+    let ran = with_recorder(call, (), |r| r.run_intra_transform(op, dst, stride));
+    if ran.is_none() {
         Op::Itx { tx, block, eob }.run_at_once(dst, stride, Origin::Ffmpeg);
         stats::add(&COUNTERS.immediate, 1);
     }
@@ -200,21 +212,13 @@ pub unsafe fn record_cdef(call: CdefCall, origin: Origin) {
 
 /// Executes the calling thread's pending calls, counting the flush under `reason`.
 pub fn flush_for(reason: Reason) {
-    let _ = RECORDER.try_with(|r| {
-        if let Ok(mut r) = r.try_borrow_mut() {
-            r.flush(reason);
-        }
-    });
+    with_recorder(None, (), |r| r.flush(reason));
 }
 
 /// Completes the calling thread's pending calls that `areas` need (and what they depend on),
 /// counting a flush under `reason` where the whole batch completes.
 pub fn complete_for(reason: Reason, areas: &[Area]) {
-    let _ = RECORDER.try_with(|r| {
-        if let Ok(mut r) = r.try_borrow_mut() {
-            r.complete(reason, areas);
-        }
-    });
+    with_recorder(None, (), |r| r.complete(reason, areas));
 }
 
 /// [`complete_for`] for a reader that only reads `reads` and reads and writes `writes`. The
@@ -225,11 +229,7 @@ pub fn complete_for(reason: Reason, areas: &[Area]) {
 /// submission is in flight without completing first, as every reader in this module does
 /// (`settle_for`: it waits where the CPU touches that submission's pixels).
 pub fn complete_reads_for(reason: Reason, reads: &[Area], writes: &[Area]) {
-    let _ = RECORDER.try_with(|r| {
-        if let Ok(mut r) = r.try_borrow_mut() {
-            r.complete_reads(reason, reads, writes);
-        }
-    });
+    with_recorder(None, (), |r| r.complete_reads(reason, reads, writes));
 }
 
 /// Records a full-pel copy of one line of `f.width` pixels into the decoder's backup lines,
@@ -262,21 +262,15 @@ pub unsafe fn record_backup_copy(
 
 /// See [`Recorder::split`].
 pub fn split_frame(next_reads: &[Area]) -> bool {
-    RECORDER
-        .try_with(|r| r.try_borrow_mut().is_ok_and(|mut r| r.split(next_reads)))
-        .unwrap_or(false)
+    with_recorder(None, false, |r| r.split(next_reads)).unwrap_or(false)
 }
 
 /// Submits the calling thread's pending calls for a row that other frame threads may read
 /// now; returns the serial they wait for with [`await_submission`] before reading it on the
 /// CPU (0: complete already). The GPU work of every later submission comes after it.
 pub fn publish() -> u64 {
-    RECORDER
-        .try_with(|r| match r.try_borrow_mut() {
-            Ok(mut r) => r.publish(Reason::RowPublished),
-            Err(_) => 0,
-        })
-        .unwrap_or(0)
+    // After a panic nothing is left in flight: readers need not wait.
+    with_recorder(None, 0, |r| r.publish(Reason::RowPublished)).unwrap_or(0)
 }
 
 /// Waits until submission `serial` (of any thread, see [`publish`]) has completed.

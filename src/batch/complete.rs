@@ -6,7 +6,6 @@ use super::cpu::run_job_on_cpu;
 use super::early::{Stop, EARLY_COST_LIMIT};
 use super::gpu_batch::GpuBatch;
 use super::recorder::Recorder;
-use super::submit::Failure;
 use crate::gpu::stream::Stream;
 use crate::stats::{self, Reason, COUNTERS};
 
@@ -15,13 +14,18 @@ impl Recorder {
     /// the CPU. If the device failed, the batch in flight and the pending one run on the CPU
     /// reference, and the thread goes on there.
     pub(super) fn settle(&mut self) {
-        let Some(mut a) = self.in_flight.take() else {
+        let Some(a) = self.in_flight.as_mut() else {
             return;
         };
+        self.effects = true;
+        // Finished where it is: a panic inside leaves it in flight for `poison`, never
+        // dropped under the GPU.
+        let finished = a.finish();
+        let mut a = self.in_flight.take().expect("in flight");
         if let Some(g) = &mut self.gpu {
             g.after_in_flight = false;
         }
-        match a.finish() {
+        match finished {
             Ok(()) => {
                 a.clear();
                 self.spare = Some(a);
@@ -45,6 +49,7 @@ impl Recorder {
     /// completes it. Returns the serial readers wait for
     /// ([`await_submission`](super::api::await_submission)), 0 when everything is complete.
     pub(super) fn publish(&mut self, reason: Reason) -> u64 {
+        self.effects = true;
         self.counts.fold();
         if self.pending() == 0 {
             // Nothing new: readers wait for the batch in flight, if any.
@@ -98,7 +103,8 @@ impl Recorder {
                 serial
             }
             Err(e) => {
-                g.recover(Failure::NotRun(e), arena);
+                let failure = g.failed_submission(e, arena);
+                g.recover(failure, arena);
                 drop(next); // never submitted
                 self.drop_gpu();
                 self.arena.len = 0;
@@ -114,6 +120,7 @@ impl Recorder {
     /// final on the CPU first, so that those reads need not wait for the part in flight.
     /// Returns whether the part went out.
     pub(super) fn split(&mut self, next_reads: &[Area]) -> bool {
+        self.effects = true;
         if !crate::config::get().reads_ahead {
             return false;
         }
@@ -179,6 +186,7 @@ impl Recorder {
     /// the pixels of `reads` where that gives the same result
     /// ([`GpuBatch::complete_reads`]); else the whole batch.
     pub(super) fn complete_reads(&mut self, reason: Reason, reads: &[Area], writes: &[Area]) {
+        self.effects = true;
         if !crate::config::get().reads_ahead {
             return self.complete(reason, &[reads, writes].concat());
         }
@@ -235,6 +243,7 @@ impl Recorder {
     /// early (none may have been needed), `false` where the batch completed as a whole or
     /// nothing was pending.
     pub(super) fn complete_early_where_possible(&mut self, reason: Reason, areas: &[Area]) -> bool {
+        self.effects = true;
         // The reader may write them.
         self.settle_for(&[], areas);
         for _ in 0..2 {
@@ -262,6 +271,7 @@ impl Recorder {
     }
 
     pub(super) fn flush(&mut self, reason: Reason) {
+        self.effects = true;
         self.counts.fold();
         self.settle();
         if self.pending() == 0 {
@@ -290,6 +300,9 @@ impl Recorder {
                 self.arena.len = 0;
                 self.sync_arena();
                 return;
+            }
+            if crate::gpu::testing::take_panic(crate::gpu::testing::Panic::AfterExecution) {
+                panic!("a panic injected by a test after a batch executed");
             }
             g.clear();
         } else {

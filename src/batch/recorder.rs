@@ -8,12 +8,15 @@ use super::cpu::{move_and_zero, run_job_on_cpu, run_transient, RegionView};
 use super::early::{call_cost, EarlyLimits};
 use super::gpu_batch::{Copied, GpuBatch};
 use super::placement::{Busy, Placed, Source, Target};
+use super::submit::Failure;
 use crate::gpu;
 use crate::gpu::stream::{Buf, Stream};
 use crate::kernels::itx::TxSize;
 use crate::kernels::{cdef, lf_sb, LF_ROW_KERNEL};
 use crate::regions::{self, Placement};
 use crate::stats::{self, Reason, COUNTERS};
+use std::mem::ManuallyDrop;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
 /// Where recorded coefficients and source windows go: the stream's mapped upload buffer on
@@ -54,8 +57,32 @@ pub(super) struct Recorder {
     placing: bool,
     cpu_mark: usize,
     moved_coefs: Option<Moved>,
+    /// Work executed during the current entry (a flush, a completion, a call run at once):
+    /// a panic then leaves unknown what took effect.
+    pub(super) effects: bool,
     /// A panic while recording left this thread's calls to run at once on the CPU.
     poisoned: bool,
+}
+
+/// Completes a batch in flight after a panic: finished as usual where it was not yet, else
+/// (its finish was under way) waited for, which is all an unattended batch needs. Returns
+/// whether it completed exactly.
+fn finish_after_panic(a: &mut GpuBatch) -> bool {
+    let arena = a.stream.coefs.ptr as *const i16;
+    let exact = if a.submitted.is_some() {
+        match a.finish() {
+            Ok(()) => true,
+            Err(failure) => {
+                let damaged = matches!(failure, Failure::Submitted { damaged: true, .. });
+                a.recover(failure, arena);
+                !damaged
+            }
+        }
+    } else {
+        a.runs_unattended() && a.stream.finish().is_ok()
+    };
+    a.retire();
+    exact
 }
 
 /// Where `capture` moved a transform's coefficients from the decoder's block.
@@ -88,6 +115,7 @@ impl Recorder {
             inter_frame: false,
             last_placed: None,
             placing: false,
+            effects: false,
             cpu_mark: 0,
             moved_coefs: None,
             poisoned: false,
@@ -494,7 +522,7 @@ impl Recorder {
                 self.note_written(&rect);
             }
         }
-        if crate::gpu::testing::take_panic_while_placing() {
+        if crate::gpu::testing::take_panic(crate::gpu::testing::Panic::WhilePlacing) {
             panic!("a panic injected by a test while placing a call");
         }
         if let Some(g) = &mut self.gpu {
@@ -522,62 +550,108 @@ impl Recorder {
         self.counts.count(&op, self.inter_frame);
     }
 
-    /// After a panic in `record`: this thread's calls run at once on the CPU from now on, and
-    /// nothing pending is lost or applied twice. Where the panic struck while a call was being
-    /// placed, that call's jobs leave the batch, its coefficients go back to the decoder's
-    /// block, the batch completes on the CPU reference and the call runs after it, in
-    /// FFmpeg's order. Elsewhere (inside a completion the call needed) what took effect is
-    /// unknown: the pending work is dropped and counted damaged, so the decoder fails the
-    /// frame rather than hand it out silently wrong.
-    pub(super) unsafe fn poison(&mut self, op: Op, dst: *mut u8, stride: isize, origin: Origin) {
+    /// What an entry point starts from: no call placed, nothing executed yet.
+    pub(super) fn begin_entry(&mut self) {
+        self.placing = false;
+        self.effects = false;
+        self.moved_coefs = None;
+    }
+
+    /// After a panic in an entry point (`call`: the call it was taking): this thread's calls
+    /// run at once on the CPU from now on, and nothing is applied twice. Every batch leaves
+    /// the recorder first, so that whatever happens here none runs again later.
+    /// - The panic struck while a call was being placed, or before anything executed: that
+    ///   call's jobs leave the batch (journaled), its coefficients go back to the decoder's
+    ///   block, the batches complete (the pending one on the CPU reference), and the call runs
+    ///   after them, in FFmpeg's order.
+    /// - It struck while work executed (a flush, a completion): what took effect is unknown.
+    ///   The GPU's work is waited for, the rest dropped and counted damaged, so the decoder
+    ///   fails the frame rather than hand it out silently wrong; the call is not run (it may
+    ///   have run).
+    pub(super) unsafe fn poison(&mut self, call: Option<(Op, *mut u8, isize, Origin)>) {
         let placing = std::mem::take(&mut self.placing);
+        let exact = placing || !std::mem::take(&mut self.effects);
         self.poisoned = true;
         crate::log::once(
             crate::log::Level::Error,
             "recorder-poisoned",
             format_args!("internal error while recording a call (a bug: please report it); this thread's calls run at once on the CPU from now on"),
         );
-        let arena = self.arena.ptr;
-        if placing {
-            if let Some(g) = &mut self.gpu {
-                g.take_out_journaled();
-            }
-            self.calls.truncate(self.cpu_mark);
-            if let (Op::Itx { tx, block, .. }, Some(moved)) = (op, self.moved_coefs.take()) {
-                match moved {
-                    Moved::Dc(v) => ptr::write_unaligned(block, v),
-                    Moved::Arena(at) => ptr::copy_nonoverlapping(arena.add(at), block, tx.coefs()),
-                }
-            }
-        }
-        self.settle();
-        let pending = self.pending() > 0;
-        if placing {
-            if let Some(g) = &mut self.gpu {
-                g.run_on_cpu(self.arena.ptr);
-                g.retire();
-            } else {
-                for c in &self.calls {
-                    run_job_on_cpu(c.kernel, c.dst, c.stride, &c.job, arena, arena as *const u8);
-                }
-                stats::add(&COUNTERS.cpu_calls, self.cpu_calls as u64);
-            }
-            op.run_at_once(dst, stride, origin);
-            stats::add(&COUNTERS.immediate, 1);
-        } else if pending {
-            stats::add(&COUNTERS.damaged_batches, 1);
-        }
-        self.calls.clear();
+        // Never dropped: the GPU may still use them.
+        let mut gpu = ManuallyDrop::new(self.gpu.take());
+        let mut in_flight = ManuallyDrop::new(self.in_flight.take());
+        self.spare = None;
+        let calls = std::mem::take(&mut self.calls);
         self.cpu_calls = 0;
-        self.drop_gpu();
+        let arena = self.arena.ptr;
+        let (cpu_mark, moved) = (self.cpu_mark, self.moved_coefs.take());
+        self.sync_arena();
         self.arena.len = 0;
         self.written = (usize::MAX, 0);
+        let completed = catch_unwind(AssertUnwindSafe(|| {
+            let mut damaged = false;
+            if let Some(a) = in_flight.as_mut() {
+                damaged |= !finish_after_panic(a);
+            }
+            if placing {
+                if let Some(g) = gpu.as_mut() {
+                    g.take_out_journaled();
+                }
+                if let (Some((Op::Itx { tx, block, .. }, ..)), Some(m)) = (call, moved) {
+                    match m {
+                        Moved::Dc(v) => ptr::write_unaligned(block, v),
+                        Moved::Arena(at) => {
+                            ptr::copy_nonoverlapping(arena.add(at), block, tx.coefs())
+                        }
+                    }
+                }
+            }
+            let cpu_jobs = &calls[..if placing {
+                cpu_mark.min(calls.len())
+            } else {
+                calls.len()
+            }];
+            if let Some(g) = gpu.as_mut() {
+                if g.submitted.is_some() {
+                    // Submitted, not finished: the GPU runs it whole.
+                    damaged |= !finish_after_panic(g);
+                } else if exact {
+                    g.run_on_cpu(arena);
+                    g.retire();
+                } else if g.pending > 0 || g.unretired.is_some() {
+                    let _ = g.stream.finish();
+                    g.retire();
+                    damaged = true;
+                }
+            } else if exact {
+                for c in cpu_jobs {
+                    run_job_on_cpu(c.kernel, c.dst, c.stride, &c.job, arena, arena as *const u8);
+                }
+                stats::add(&COUNTERS.cpu_calls, cpu_jobs.len() as u64);
+            } else {
+                damaged |= !cpu_jobs.is_empty();
+            }
+            match call {
+                Some((op, dst, stride, origin)) if exact => {
+                    op.run_at_once(dst, stride, origin);
+                    stats::add(&COUNTERS.immediate, 1);
+                }
+                // Whether it ran is unknown.
+                Some(_) => damaged = true,
+                None => {}
+            }
+            damaged
+        }));
+        if completed.unwrap_or(true) {
+            stats::add(&COUNTERS.damaged_batches, 1);
+        }
     }
 
     /// Runs a call of FFmpeg's decoder whose family is placed on the CPU: its own function at
     /// once, after the pending calls on the pixels it reads and writes (and what they depend
     /// on) complete.
     unsafe fn run_in_order(&mut self, op: Op, dst: *mut u8, stride: isize) {
+        self.effects = true;
         let rect = op.rect(dst, stride);
         let source = op.source();
         // A batch in flight (a row published to other frame threads, a part of a frame) is
@@ -599,6 +673,7 @@ impl Recorder {
     /// the block's intra sync completed them) complete first. The CPU path, and transforms
     /// placed on the CPU, take the usual way.
     pub(super) unsafe fn run_intra_transform(&mut self, op: Op, dst: *mut u8, stride: isize) {
+        self.effects = true;
         if !self.backend_chosen {
             self.choose_backend();
         }

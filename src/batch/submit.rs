@@ -6,7 +6,7 @@ use super::call::{job_eob, Call, Job, KERNELS, MAY_REDO, SKIP_JOB};
 use super::cpu::{run_ffmpeg, run_job_on_cpu};
 use super::gpu_batch::GpuBatch;
 use crate::gpu::stream::{Buf, Dispatch};
-use crate::gpu::GpuResult;
+use crate::gpu::{self, GpuResult};
 use crate::kernels::itx::{GpuJob, ItxKernel, Transform};
 use crate::kernels::job_words;
 use crate::stats::{self, COUNTERS};
@@ -66,8 +66,23 @@ impl GpuBatch {
 
     /// Submits the pending batch and waits for it. `arena_len`: coefficients in the arena.
     pub(super) fn execute(&mut self, arena: *const i16, arena_len: usize) -> Result<(), Failure> {
-        self.submit(arena, arena_len).map_err(Failure::NotRun)?;
+        if let Err(why) = self.submit(arena, arena_len) {
+            return Err(self.failed_submission(why, arena));
+        }
         self.finish()
+    }
+
+    /// What a failed submission left: nothing ran, except where the device was lost in it
+    /// ([`gpu::LOST_IN_SUBMISSION`]), when the GPU may have started any part of the batch.
+    /// Then, as after a failed wait, copied blocks run on the CPU from their untouched pixels
+    /// and a batch with jobs in place is damaged.
+    pub(super) fn failed_submission(&mut self, why: String, arena: *const i16) -> Failure {
+        if !why.starts_with(gpu::LOST_IN_SUBMISSION) {
+            return Failure::NotRun(why);
+        }
+        let exact = self.run_copied_on_cpu(arena);
+        let damaged = !exact || self.has_jobs_in_place();
+        Failure::Submitted { why, damaged }
     }
 
     /// Whether the batch may run while its thread goes on: nothing for the host to do after

@@ -131,6 +131,9 @@ pub fn state() -> State {
 /// Why the GPU stopped being used.
 pub type GpuResult<T> = Result<T, String>;
 
+/// How a submission that failed with the device lost says so: part of it may have run.
+pub const LOST_IN_SUBMISSION: &str = "vkQueueSubmit: ERROR_DEVICE_LOST";
+
 pub(crate) fn vkerr(what: &str) -> impl Fn(vk::Result) -> String + '_ {
     move |e| format!("{what}: {e}")
 }
@@ -256,31 +259,53 @@ impl Gpu {
     /// thread, having waited for `fence` itself, calls [`Gpu::retire`] and before it reuses
     /// the fence.
     pub fn submit(&self, cmd: vk::CommandBuffer, fence: vk::Fence) -> GpuResult<u64> {
-        self.submit_with_injection(cmd, fence)
-            .map(|(serial, _)| serial)
+        self.submit_to(cmd, fence, false).map(|(serial, _)| serial)
     }
 
-    /// [`Gpu::submit`], also returning the later step of this submission at which a test
-    /// injected a failure ([`testing::Step`]), for the submitter to meet there.
+    /// [`Gpu::submit`] for the per-call path's batches, also returning the later step of this
+    /// submission at which a test injected a failure ([`testing::Step`]), for the submitter to
+    /// meet there.
     pub fn submit_with_injection(
         &self,
         cmd: vk::CommandBuffer,
         fence: vk::Fence,
+    ) -> GpuResult<(u64, Option<testing::Step>)> {
+        self.submit_to(cmd, fence, true)
+    }
+
+    /// A submission whose failure says [`LOST_IN_SUBMISSION`] may have started on the GPU:
+    /// only the out-of-memory errors promise that nothing did.
+    fn submit_to(
+        &self,
+        cmd: vk::CommandBuffer,
+        fence: vk::Fence,
+        per_call: bool,
     ) -> GpuResult<(u64, Option<testing::Step>)> {
         if self.lost.load(Ordering::Relaxed) {
             // Another thread's submission failed: the device is not used again, and this
             // thread's batch runs on the CPU as after its own failure (nothing of it ran).
             return Err("the device was disabled after an error".into());
         }
-        let injected = testing::take_injected_failure();
-        if injected == Some(testing::Step::Submit) {
-            return Err("vkQueueSubmit: failure injected by a test".into());
+        let injected = testing::take_injected_failure(per_call);
+        match injected {
+            Some(testing::Step::Submit) => {
+                return Err("vkQueueSubmit: failure injected by a test".into())
+            }
+            Some(testing::Step::SubmitLost) => {
+                return Err(format!("{LOST_IN_SUBMISSION} (injected by a test)"))
+            }
+            _ => {}
         }
         let cmds = [cmd];
         let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
         let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        unsafe { self.device.queue_submit(queue.0, &submit, fence) }
-            .map_err(vkerr("vkQueueSubmit"))?;
+        unsafe { self.device.queue_submit(queue.0, &submit, fence) }.map_err(|e| {
+            if e == vk::Result::ERROR_DEVICE_LOST {
+                LOST_IN_SUBMISSION.to_string()
+            } else {
+                vkerr("vkQueueSubmit")(e)
+            }
+        })?;
         queue.1 += 1;
         let serial = queue.1;
         self.in_flight
@@ -380,6 +405,9 @@ pub mod testing {
     pub enum Step {
         /// The queue submission fails: nothing of the batch reaches the GPU.
         Submit,
+        /// The queue submission fails with the device lost, which the driver may report
+        /// after part of the batch started: nothing of it runs here.
+        SubmitLost,
         /// The GPU runs the whole batch, then the wait for it fails as after a lost device
         /// (which may strike with any part of the batch written).
         Wait,
@@ -390,11 +418,18 @@ pub mod testing {
     }
 
     impl Step {
-        const ALL: [Step; 4] = [Step::Submit, Step::Wait, Step::Unpack, Step::Overflow];
+        const ALL: [Step; 5] = [
+            Step::Submit,
+            Step::SubmitLost,
+            Step::Wait,
+            Step::Unpack,
+            Step::Overflow,
+        ];
 
         fn name(self) -> &'static str {
             match self {
                 Step::Submit => "submit",
+                Step::SubmitLost => "submit-lost",
                 Step::Wait => "wait",
                 Step::Unpack => "unpack",
                 Step::Overflow => "overflow",
@@ -449,17 +484,32 @@ pub mod testing {
         FAIL_NEXT_SUBMISSION.store(1 + index as u8, Ordering::SeqCst);
     }
 
-    static PANIC_WHILE_PLACING: AtomicBool = AtomicBool::new(false);
-
-    /// Makes the next call the recorder places panic after its jobs joined the batch and
-    /// before the batch notes it (as a bug there would).
-    pub fn panic_while_placing() {
-        PANIC_WHILE_PLACING.store(true, Ordering::SeqCst);
+    /// Where the recorder panics next, as a bug there would make it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Panic {
+        /// A call's jobs joined the batch, the batch has not noted it yet.
+        WhilePlacing = 1,
+        /// A flush executed the batch, and has not cleared it yet.
+        AfterExecution = 2,
     }
 
-    pub(crate) fn take_panic_while_placing() -> bool {
-        PANIC_WHILE_PLACING.load(Ordering::Relaxed)
-            && PANIC_WHILE_PLACING.swap(false, Ordering::SeqCst)
+    /// 0: none; else a [`Panic`].
+    static PANIC_NEXT: AtomicU8 = AtomicU8::new(0);
+
+    pub fn panic_next(at: Panic) {
+        PANIC_NEXT.store(at as u8, Ordering::SeqCst);
+    }
+
+    /// Makes the next call the recorder places panic while placing it.
+    pub fn panic_while_placing() {
+        panic_next(Panic::WhilePlacing);
+    }
+
+    pub(crate) fn take_panic(at: Panic) -> bool {
+        PANIC_NEXT.load(Ordering::Relaxed) == at as u8
+            && PANIC_NEXT
+                .compare_exchange(at as u8, 0, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
     }
 
     /// Submissions tried so far in this process (for `DAEDALUS_TEST_FAIL_SUBMISSION`).
@@ -468,7 +518,7 @@ pub mod testing {
     /// `DAEDALUS_TEST_FAIL_SUBMISSION=N`: the process's N-th queue submission fails as a lost
     /// device would, so that the end-to-end tests reach the fallbacks of parts in flight
     /// (frame splits, published rows) through FFmpeg; `DAEDALUS_TEST_FAIL_STEP` names the
-    /// step (`submit`, the default, `wait`, `unpack`, `overflow`).
+    /// step (`submit`, the default, `submit-lost`, `wait`, `unpack`, `overflow`).
     fn failing_submission() -> Option<(u64, Step)> {
         static AT: OnceLock<Option<(u64, Step)>> = OnceLock::new();
         *AT.get_or_init(|| {
@@ -476,19 +526,35 @@ pub mod testing {
                 .ok()
                 .and_then(|v| v.trim().parse().ok())?;
             let step = match std::env::var("DAEDALUS_TEST_FAIL_STEP") {
-                Ok(name) => *Step::ALL.iter().find(|s| s.name() == name.trim())?,
+                Ok(name) => match Step::ALL.iter().find(|s| s.name() == name.trim()) {
+                    Some(&step) => step,
+                    None => {
+                        // A test that injects nothing must not pass for one that did.
+                        crate::error!("DAEDALUS_TEST_FAIL_STEP={name} names no step");
+                        return None;
+                    }
+                },
                 Err(_) => Step::Submit,
             };
             Some((at, step))
         })
     }
 
-    /// Called once per queue submission: the step of it that is to fail, if any.
-    pub(super) fn take_injected_failure() -> Option<Step> {
+    /// Called once per queue submission: the step of it that is to fail, if any. Steps after
+    /// the submission itself are taken only by the per-call path's submissions (`per_call`),
+    /// which meet them; another kind leaves an armed one for the next of those.
+    pub(super) fn take_injected_failure(per_call: bool) -> Option<Step> {
         let tried = SUBMISSIONS_TRIED.fetch_add(1, Ordering::SeqCst) + 1;
-        match FAIL_NEXT_SUBMISSION.swap(0, Ordering::SeqCst) {
-            0 => failing_submission().and_then(|(at, step)| (at == tried).then_some(step)),
-            n => Step::ALL.get(n as usize - 1).copied(),
+        let applies = |step: Step| per_call || step == Step::Submit;
+        let armed = FAIL_NEXT_SUBMISSION.load(Ordering::SeqCst);
+        if armed != 0 {
+            let step = Step::ALL[armed as usize - 1];
+            return (applies(step)
+                && FAIL_NEXT_SUBMISSION
+                    .compare_exchange(armed, 0, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok())
+            .then_some(step);
         }
+        failing_submission().and_then(|(at, step)| (at == tried && applies(step)).then_some(step))
     }
 }

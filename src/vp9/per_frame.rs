@@ -111,7 +111,8 @@ pub(super) unsafe extern "C" fn frame_end(
     ctx: *mut c_void,
     frame: *const DaedalusVp9Frame,
 ) -> c_int {
-    crate::ffi::guard("frame_end", 0, || {
+    // A panic inside may have left pending work unknown: the frame fails.
+    crate::ffi::guard("frame_end", AVERROR_EXTERNAL, || {
         if !per_call(ctx) {
             if let (Some(f), false) = (frame.as_ref(), ctx.is_null()) {
                 frame::frame_end(ctx, f.data[0] as usize);
