@@ -234,7 +234,7 @@ pub fn complete_reads_for(reason: Reason, reads: &[Area], writes: &[Area]) {
 
 /// Records a full-pel copy of one line of `f.width` pixels into the decoder's backup lines,
 /// and marks it, where it joined the GPU batch, as such a copy: the next row's copy
-/// overwrites it whole and no call reads it as a source ([`Recorder::split`]).
+/// overwrites it whole and no call reads it as a source (`Recorder::split`).
 ///
 /// # Safety
 /// As [`record_mc`].
@@ -260,7 +260,7 @@ pub unsafe fn record_backup_copy(
     })
 }
 
-/// See [`Recorder::split`].
+/// See `Recorder::split`.
 pub fn split_frame(next_reads: &[Area]) -> bool {
     with_recorder(None, false, |r| r.split(next_reads)).unwrap_or(false)
 }
