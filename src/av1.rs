@@ -86,7 +86,7 @@ fn any_fn(f: *const ()) -> AnyFn {
 }
 
 unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> c_int {
-    crate::ffi::guard("attach_cdef", 0, || {
+    crate::log::guard("attach_cdef", 0, || {
         if crate::config::get().mode == crate::config::Mode::Off {
             crate::log::once(
                 crate::log::Level::Info,
@@ -151,7 +151,7 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
 }
 
 unsafe extern "C" fn sync() {
-    crate::ffi::guard("av1 sync", (), || batch::flush_for(Reason::RowDone))
+    crate::log::guard("av1 sync", (), || batch::flush_for(Reason::RowDone))
 }
 
 /// dav1d's `Dav1dPixelLayout`: I400 (no chroma) and I420 (half-height chroma).
@@ -206,7 +206,7 @@ unsafe extern "C" fn picture_allocated(
     h: c_int,
     layout: c_int,
 ) {
-    crate::ffi::guard("picture_allocated", (), || {
+    crate::log::guard("picture_allocated", (), || {
         if data.is_null() || stride.is_null() || !registers_planes() {
             return;
         }
@@ -225,7 +225,7 @@ unsafe extern "C" fn picture_allocated(
 }
 
 unsafe extern "C" fn picture_released(data: *const *mut u8) {
-    crate::ffi::guard("picture_released", (), || {
+    crate::log::guard("picture_released", (), || {
         if data.is_null() {
             return;
         }

@@ -38,24 +38,9 @@ mod dsp;
 pub use dsp::*;
 
 use crate::batch;
+use crate::log::guard;
 use crate::stats::{self, COUNTERS};
 use std::ffi::{c_char, c_int, c_void, CString};
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
-/// Runs `f`, catching a panic (logged once per place) so that none crosses the C ABI.
-pub(crate) fn guard<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(v) => v,
-        Err(_) => {
-            crate::log::once(
-                crate::log::Level::Error,
-                what,
-                format_args!("internal error in {what} (a bug: please report it)"),
-            );
-            fallback
-        }
-    }
-}
 
 /// Executes every call the calling thread has recorded and returns when their pixels are in
 /// place.

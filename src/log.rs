@@ -70,3 +70,19 @@ macro_rules! info {
 macro_rules! debug {
     ($($t:tt)*) => { $crate::log::emit($crate::log::Level::Debug, format_args!($($t)*)) };
 }
+
+/// Runs `f`, catching a panic (logged once per place) so that none crosses the C ABI: every
+/// entry point from C, and every hook a decoder calls, runs inside one.
+pub(crate) fn guard<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(_) => {
+            once(
+                Level::Error,
+                what,
+                format_args!("internal error in {what} (a bug: please report it)"),
+            );
+            fallback
+        }
+    }
+}

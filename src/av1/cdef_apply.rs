@@ -222,7 +222,7 @@ pub unsafe extern "C" fn cdef_row(call: *const CdefRowCall) -> c_int {
 
 /// `cdef_row_filtered`: dav1d filtered the row the calling thread's `cdef_row` left to it.
 pub extern "C" fn cdef_row_filtered() {
-    crate::ffi::guard("cdef_row_filtered", (), cdef_choice::dav1d_filtered)
+    crate::log::guard("cdef_row_filtered", (), cdef_choice::dav1d_filtered)
 }
 
 /// `cdef_rows_done`: the calling thread's deferred rows are in the frame when it returns.
@@ -230,7 +230,7 @@ pub extern "C" fn cdef_row_filtered() {
 /// # Safety
 /// The pictures of the calling thread's deferred rows are still allocated.
 pub unsafe extern "C" fn cdef_rows_done() {
-    crate::ffi::guard("cdef_rows_done", (), || {
+    crate::log::guard("cdef_rows_done", (), || {
         if PENDING.with(|p| p.borrow().is_empty()) {
             return;
         }
@@ -247,7 +247,7 @@ unsafe fn take_row(call: *const CdefRowCall) -> c_int {
     // Whether to take the row is decided before anything is written: a row left to dav1d
     // must find everything as dav1d left it. From there on even an internal error says taken,
     // so that dav1d never filters a row a second time.
-    let taken = crate::ffi::guard("cdef_row", None, || {
+    let taken = crate::log::guard("cdef_row", None, || {
         let call = call.as_ref()?;
         if who_filters(call)? == Pick::Dav1d {
             cdef_choice::declined_now();
@@ -267,7 +267,7 @@ unsafe fn take_row(call: *const CdefRowCall) -> c_int {
     let Some((call, params, row, region, planes)) = taken else {
         return 0;
     };
-    crate::ffi::guard("cdef_row", 1, || {
+    crate::log::guard("cdef_row", 1, || {
         filter(call, params, row, region, &planes);
         1
     })

@@ -193,7 +193,7 @@ pub unsafe fn record_lf_sb(
                 col: col as u32 >> 3,
                 plane: p as u32,
             });
-            crate::ffi::guard("a superblock loop-filter plane", (), || {
+            crate::log::guard("a superblock loop-filter plane", (), || {
                 record_op(Op::LfSb { plane, sb }, dst[p], stride, origin)
             });
         }

@@ -4,12 +4,12 @@
 
 #[cfg(doc)]
 use super::daedalus_flush;
-use super::guard;
 use crate::batch;
 use crate::kernels::cdef;
 use crate::kernels::itx::{Transform, Tx1d, TxSize};
 use crate::kernels::lf::{LfDir, LfFunction};
 use crate::kernels::mc::{McFilter, McFunction};
+use crate::log::guard;
 use crate::stats::{self, COUNTERS};
 use crate::vp9dsp::{LoopFilterFn, McFn};
 use std::ffi::c_int;

@@ -39,7 +39,7 @@ unsafe extern "C" fn provider_itx<const I: usize>(
     eob: c_int,
 ) {
     let tx = Transform::ALL[I];
-    crate::ffi::guard("a VP9 transform", (), || {
+    crate::log::guard("a VP9 transform", (), || {
         if INTRA_BLOCK.with(|b| b.replace(0)) == dst as usize {
             // The next prediction reads these pixels at once: deferring them would only
             // make that read complete them early.
@@ -82,7 +82,7 @@ unsafe extern "C" fn provider_scaled_mc<const I: usize>(
     dx: c_int,
     dy: c_int,
 ) {
-    crate::ffi::guard("a scaled motion compensation", (), || {
+    crate::log::guard("a scaled motion compensation", (), || {
         batch::flush_for(Reason::Immediate);
         let (n, filter, avg) = (I / (2 * N_FILTERS), I / 2 % N_FILTERS, I % 2);
         if let Some(ffmpeg) = FFMPEG_DSP.get().and_then(|t| t.smc[n][filter][avg]) {
@@ -160,7 +160,7 @@ impl DirectFamilies {
 static DIRECT_ATTACHED: AtomicU8 = AtomicU8::new(0);
 
 pub(super) unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void {
-    crate::ffi::guard("attach", std::ptr::null_mut(), || {
+    crate::log::guard("attach", std::ptr::null_mut(), || {
         if crate::config::get().mode == crate::config::Mode::Off {
             crate::log::once(
                 crate::log::Level::Info,
@@ -262,7 +262,7 @@ pub(super) unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *
 }
 
 pub(super) unsafe extern "C" fn detach(ctx: *mut c_void) {
-    crate::ffi::guard("detach", (), || {
+    crate::log::guard("detach", (), || {
         if per_call(ctx) {
             batch::flush_for(Reason::Caller)
         } else if !ctx.is_null() {

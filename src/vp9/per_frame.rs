@@ -53,7 +53,7 @@ fn unregister_frame() {
 }
 
 pub(super) unsafe extern "C" fn frame_begin(ctx: *mut c_void, frame: *const DaedalusVp9Frame) {
-    crate::ffi::guard("frame_begin", (), || {
+    crate::log::guard("frame_begin", (), || {
         if !per_call(ctx) {
             return;
         }
@@ -112,7 +112,7 @@ pub(super) unsafe extern "C" fn frame_end(
     frame: *const DaedalusVp9Frame,
 ) -> c_int {
     // A panic inside may have left pending work unknown: the frame fails.
-    crate::ffi::guard("frame_end", AVERROR_EXTERNAL, || {
+    crate::log::guard("frame_end", AVERROR_EXTERNAL, || {
         if !per_call(ctx) {
             if let (Some(f), false) = (frame.as_ref(), ctx.is_null()) {
                 frame::frame_end(ctx, f.data[0] as usize);
@@ -141,7 +141,7 @@ pub(super) unsafe extern "C" fn frame_end(
 /// choosing decoders defer the device, when the GPU first needs it). Null where none applies
 /// or the allocation fails: the decoder then allocates the frame itself.
 pub(super) unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_void) -> *mut u8 {
-    crate::ffi::guard("frame_alloc", std::ptr::null_mut(), || {
+    crate::log::guard("frame_alloc", std::ptr::null_mut(), || {
         // Nothing attached for the GPU (CDEF on the CPU): the heap, no device set up.
         if !crate::calibrate::frames_wanted() {
             return std::ptr::null_mut();
@@ -204,7 +204,7 @@ pub(super) unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_voi
 /// The decoder freed a buffer of the pool. Its memory lives on while a batch of another
 /// thread still holds its region (the regions are reference counted).
 pub(super) unsafe extern "C" fn frame_free(opaque: *mut c_void, _data: *mut u8) {
-    crate::ffi::guard("frame_free", (), || {
+    crate::log::guard("frame_free", (), || {
         if !crate::regions::unregister(opaque as usize)
             && !crate::regions::free_unimported(opaque as usize)
         {

@@ -35,7 +35,7 @@ pub(super) unsafe extern "C" fn loopfilter_sb(
     mblim_lut: *const u8,
     lim_lut: *const u8,
 ) -> c_int {
-    crate::ffi::guard("loopfilter_sb", 1, || {
+    crate::log::guard("loopfilter_sb", 1, || {
         if !per_call(ctx) {
             return 1;
         }
@@ -82,7 +82,7 @@ pub(super) unsafe extern "C" fn backup_row(
     if !per_call(ctx) {
         return 0;
     }
-    let taken = crate::ffi::guard("backup_row", -1, || {
+    let taken = crate::log::guard("backup_row", -1, || {
         let decline = || {
             batch::flush_for(Reason::RowDone);
             0
@@ -170,7 +170,7 @@ pub(super) unsafe extern "C" fn backup_row(
     });
     if taken < 0 {
         // A panic inside: the decoder copies, after everything it reads completes.
-        crate::ffi::guard("backup_row", (), || batch::flush_for(Reason::RowDone));
+        crate::log::guard("backup_row", (), || batch::flush_for(Reason::RowDone));
         return 0;
     }
     taken
@@ -260,7 +260,7 @@ fn split_frame(planes: &Planes, backup: &Backup, backup_line: *const u8) {
 /// Frame threads: waits for the submission that carried row `sb_row` of another thread's
 /// frame (the first one published at or below it), if it is still in flight.
 pub(super) unsafe extern "C" fn await_rows(ctx: *mut c_void, frame_data: *const u8, sb_row: c_int) {
-    crate::ffi::guard("await_rows", (), || {
+    crate::log::guard("await_rows", (), || {
         if !per_call(ctx) {
             return;
         }

@@ -189,7 +189,7 @@ pub(super) unsafe extern "C" fn sync(
     _w: c_int,
     _h: c_int,
 ) {
-    crate::ffi::guard("sync", (), || {
+    crate::log::guard("sync", (), || {
         if !per_call(ctx) {
             return;
         }
@@ -228,7 +228,7 @@ pub(super) unsafe extern "C" fn intra_edges(
     if !per_call(ctx) {
         return;
     }
-    crate::ffi::guard("intra_edges", (), || match PLANES.with(|p| p.get()) {
+    crate::log::guard("intra_edges", (), || match PLANES.with(|p| p.get()) {
         Some(p) if (0..3).contains(&plane) => {
             let (plane, x, y) = (plane as usize, x as i64, y as i64);
             if p.intra_stays_in_row(plane, y, edges) && only_loop_filters_deferred() {

@@ -686,7 +686,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
     info: *const FrameParse,
     bufs: *mut ParseBuffers,
 ) -> c_int {
-    crate::ffi::guard("parse_begin", 0, || {
+    crate::log::guard("parse_begin", 0, || {
         let (Some(info), false) = (info.as_ref(), bufs.is_null()) else {
             return 0;
         };
@@ -770,7 +770,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
 /// `rows_parsed`: superblock rows `[0, rows)` are parsed. Where the frame's turn has come, a
 /// part goes to the GPU once enough rows wait.
 pub(crate) unsafe extern "C" fn rows_parsed(ctx: *mut c_void, rows: c_int) {
-    crate::ffi::guard("rows_parsed", (), || {
+    crate::log::guard("rows_parsed", (), || {
         let d = decoder(ctx);
         let Some(Frame {
             geometry,
@@ -802,7 +802,7 @@ pub(crate) unsafe extern "C" fn rows_parsed(ctx: *mut c_void, rows: c_int) {
 /// the rest and the whole frame is waited for (0), or FFmpeg's second pass reconstructs it
 /// (nonzero).
 pub(crate) unsafe extern "C" fn reconstruct(ctx: *mut c_void, rows: c_int, error: c_int) -> c_int {
-    crate::ffi::guard("reconstruct", 1, || {
+    crate::log::guard("reconstruct", 1, || {
         let d = decoder(ctx);
         let Some(frame) = d.frame.as_ref() else {
             return 1;
@@ -895,7 +895,7 @@ pub(crate) unsafe extern "C" fn reconstruct(ctx: *mut c_void, rows: c_int, error
 
 /// `parse_end`: the frame's parsed data is no longer read.
 pub(crate) unsafe extern "C" fn parse_end(ctx: *mut c_void) {
-    crate::ffi::guard("parse_end", (), || {
+    crate::log::guard("parse_end", (), || {
         let d = decoder(ctx);
         // A frame that ended before its reconstruction (an error at its start) gives up its
         // turn, and nothing of it runs any more.
