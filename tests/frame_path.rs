@@ -253,8 +253,8 @@ fn a_later_decode_follows_the_cached_trial_decision() {
     let _ = std::fs::remove_dir_all(&cache);
     std::fs::create_dir_all(&cache).expect("a cache directory");
     let cache_str = cache.to_str().expect("a UTF-8 temporary directory");
-    let mesa = test_cache().join("mesa_shader_cache");
-    let mesa_str = mesa.to_str().expect("a UTF-8 temporary directory");
+    let mesa = shader_cache();
+    let mesa_str = mesa.to_str().expect("a UTF-8 directory");
     let stream = stream_named("natural-bikes");
     let decode = |asked: bool, threading: (&str, &[&str]), what: &str| -> String {
         // (Mesa's compiled shaders stay where the other tests keep them: compiling them again

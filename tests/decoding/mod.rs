@@ -45,6 +45,55 @@ pub fn newest_source(dir: &Path) -> SystemTime {
     newest
 }
 
+/// Has lavapipe compile every kernel once, before decodes run side by side: it compiles a
+/// kernel at its first dispatch (the frame path's take about a minute of CPU) and caches it on
+/// disk, so that decodes started together on a cold cache would each compile them, slowed by
+/// one another until a first submission outlasts the hang timeout. A failure here fails every
+/// test loudly, as any decode of theirs would.
+fn warm_shader_cache(s: &Setup) {
+    let vp9 = s.streams.iter().find(|st| st.name == "cif");
+    let av1 = s
+        .av1_streams
+        .iter()
+        .find(|st| st.name == "av1-aom-420-tiles");
+    let (Some(vp9), Some(av1)) = (vp9, av1) else {
+        panic!("the corpus lacks cif or av1-aom-420-tiles: run scripts/gen-streams");
+    };
+    let frame_path: &[(&str, &str)] = &[("DAEDALUS_PATH", "frame")];
+    for (stream, env, path) in [
+        (vp9, frame_path, "frame"),
+        (vp9, &[][..], "gpu"),
+        (av1, &[][..], "gpu"),
+    ] {
+        let mut cmd = Command::new(&s.ffmpeg);
+        let mut args = decode_args(&stream.path, &["-threads", "1"], "framemd5");
+        let at = args.iter().position(|a| a == "-f").unwrap();
+        args.splice(at..at, ["-frames:v".to_string(), "3".to_string()]);
+        cmd.args(args)
+            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("DAEDALUS_VALIDATION")
+            .env("LD_PRELOAD", &s.lib)
+            .env("DAEDALUS", "gpu")
+            .env("DAEDALUS_STATS", "1")
+            .env("DAEDALUS_KERNELS", "all=gpu")
+            .env("XDG_CACHE_HOME", test_cache())
+            .env("MESA_SHADER_CACHE_DIR", shader_cache())
+            .envs(env.iter().copied());
+        let out = run(cmd);
+        let ran = out
+            .stderr
+            .lines()
+            .any(|l| l.starts_with("daedalus: device=") && l.contains(&format!(" path={path} ")));
+        assert!(
+            out.status == Some(0) && ran,
+            "warming the shader cache: {} on path {path} failed: exit {:?}: {}",
+            stream.name,
+            out.status,
+            out.stderr
+        );
+    }
+}
+
 /// The corpus stream (VP9 or AV1) of that name.
 pub fn stream_named(name: &str) -> &'static Stream {
     let s = setup();
@@ -89,13 +138,15 @@ pub fn setup() -> &'static Setup {
             streams.len() > 30 && av1_streams.len() >= 12,
             "the corpus is incomplete: run scripts/gen-streams"
         );
-        Setup {
+        let setup = Setup {
             ffmpeg,
             linked,
             lib,
             streams,
             av1_streams,
-        }
+        };
+        warm_shader_cache(&setup);
+        setup
     })
 }
 
@@ -251,7 +302,8 @@ pub fn ours(
     // Every family deferred unless a test asks otherwise (the calibrated default may keep
     // FFmpeg's functions, on lavapipe it does); calibration results kept out of the user's cache.
     cmd.env("DAEDALUS_KERNELS", "all=gpu")
-        .env("XDG_CACHE_HOME", test_cache());
+        .env("XDG_CACHE_HOME", test_cache())
+        .env("MESA_SHADER_CACHE_DIR", shader_cache());
     if let Way::Preload = way {
         cmd.env("LD_PRELOAD", &s.lib);
     }
@@ -259,6 +311,15 @@ pub fn ours(
         cmd.env(k, v);
     }
     run(cmd)
+}
+
+/// Where lavapipe keeps the kernels it compiled, for every decode of the tests: the test
+/// command's directory shared by its programs (`MESA_SHADER_CACHE_DIR`), else one beside this
+/// process's cache. (Compiled code is found by its source, so sharing it changes no result.)
+pub fn shader_cache() -> PathBuf {
+    std::env::var_os("MESA_SHADER_CACHE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| test_cache().join("mesa_shader_cache"))
 }
 
 /// A cache directory of this test process for the calibration.
