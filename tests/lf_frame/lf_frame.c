@@ -93,7 +93,7 @@ static int calls;
    decoder's hook of the provider (placed by position, as in a decode) */
 static int whole_superblocks;
 
-/* The provider's table as ffmpeg-patches/ffmpeg-5.1 defines it (FFVP9Provider, ABI 9), up to
+/* The provider's table as ffmpeg-patches/ffmpeg-5.1 defines it (FFVP9Provider, ABI 10), up to
    its superblock hook: this harness builds against FFmpeg's unpatched source. */
 typedef struct {
     int abi_version;
@@ -104,7 +104,7 @@ typedef struct {
     int (*backup_row)(void *ctx, uint8_t *const dst[3], const uint8_t *const src[3],
                       const size_t len[3]);
     void (*intra_edges)(void *ctx, int plane, int x, int y, int size, int edges);
-    void (*frame_end)(void *ctx, const void *frame);
+    int (*frame_end)(void *ctx, const void *frame);
     void (*detach)(void *ctx);
     uint8_t *(*frame_alloc)(size_t size, void **opaque);
     void (*frame_free)(void *opaque, uint8_t *data);
@@ -279,9 +279,9 @@ int main(int argc, char **argv)
     whole_superblocks = decoder ? 2 : !strcmp(argv[7], "sb");
     if (decoder) {
         provider = daedalus_vp9_provider();
-        if (!provider || provider->abi_version != 9 ||
+        if (!provider || provider->abi_version != 10 ||
             provider->dsp_size != sizeof(VP9DSPContext)) {
-            fprintf(stderr, "no provider of ABI 9 for this VP9DSPContext\n");
+            fprintf(stderr, "no provider of ABI 10 for this VP9DSPContext\n");
             return 2;
         }
     }
