@@ -250,8 +250,8 @@ fn matrix_of(streams: Vec<&Stream>, mode: &str, env: &[(&str, &str)]) {
     );
     // On the GPU the decoder's superblocks go through the superblock hook: with
     // DAEDALUS_LF_CALLS=superblocks all of them, and by default with the split order; with the
-    // wavefront or rows order by default those of threads that do not publish rows (one thread,
-    // slice threads). With `edges`, and without a device, it declines and FFmpeg's walk calls
+    // rows order by default those of threads that do not publish rows (one thread, slice
+    // threads). With `edges`, and without a device, it declines and FFmpeg's walk calls
     // the per-edge functions.
     let setting = |name: &str| env.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
     let split = matches!(setting("DAEDALUS_LF_ORDER"), None | Some("split"));
@@ -308,20 +308,8 @@ fn gpu_path_with_loop_filter_by_edges_equals_debian_ffmpeg() {
 }
 
 /// The loop filter one call per superblock (`ff_vp9_loopfilter_sb`'s hook; by default, with
-/// its passes split where the masks allow, the whole corpus checks it), with whole passes on
-/// the wavefront (`DAEDALUS_LF_ORDER=wavefront`).
-#[test]
-fn gpu_path_with_superblock_loop_filter_on_the_wavefront_equals_debian_ffmpeg() {
-    variant_matrix(
-        "gpu",
-        &[
-            ("DAEDALUS_LF_CALLS", "superblocks"),
-            ("DAEDALUS_LF_ORDER", "wavefront"),
-        ],
-    );
-}
-
-/// The same with the planes of a superblock row per workgroup (`DAEDALUS_LF_ORDER=rows`).
+/// its passes split where the masks allow, the whole corpus checks it) on every thread, with
+/// the planes of a superblock row per workgroup (`DAEDALUS_LF_ORDER=rows`).
 #[test]
 fn gpu_path_with_superblock_loop_filter_by_rows_equals_debian_ffmpeg() {
     variant_matrix(
@@ -412,9 +400,9 @@ fn gpu_path_with_frames_split_equals_debian_ffmpeg() {
 }
 
 /// By default (`auto`) a frame splits only where `rows` applies, without a word: every family
-/// on the GPU at `-threads 1` leaves its frames whole, and so does the loop filter alone on
-/// the wavefront order (where rows did not pay); `off` leaves them whole with only the loop
-/// filter deferred.
+/// on the GPU at `-threads 1` leaves its frames whole, and so does the loop filter alone in
+/// the rows order (`DAEDALUS_LF_ORDER=rows`, whose long chain did not pay for parts); `off`
+/// leaves them whole with only the loop filter deferred.
 #[test]
 fn frames_stay_whole_where_rows_do_not_apply_or_split_is_off() {
     let stream = stream_named("natural-bikes");
@@ -423,7 +411,7 @@ fn frames_stay_whole_where_rows_do_not_apply_or_split_is_off() {
         &[("DAEDALUS_KERNELS", "all=gpu")],
         &[
             ("DAEDALUS_KERNELS", "mc=cpu,itx=cpu,lf=gpu"),
-            ("DAEDALUS_LF_ORDER", "wavefront"),
+            ("DAEDALUS_LF_ORDER", "rows"),
         ],
         &[
             ("DAEDALUS_KERNELS", "mc=cpu,itx=cpu,lf=gpu"),

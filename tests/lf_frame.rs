@@ -208,15 +208,16 @@ fn frames_equal_ffmpegs(way: Way) {
     }
 }
 
-/// The decoder's superblock hook (the provider's), placed by position as in a decode: on the
-/// wavefront, and split where the masks leave gaps (`DAEDALUS_LF_ORDER=split`), with random
+/// The decoder's superblock hook (the provider's), placed by position as in a decode: split
+/// where the masks leave gaps (`DAEDALUS_LF_ORDER=split`, the default), and a superblock row
+/// per workgroup (`rows`, `shaders/lf_row.comp`), with random
 /// masks of which some superblocks' columns edges are sparse, so that many planes split and
 /// edges of every width lie next to the gaps.
 #[test]
 fn decoder_superblocks_equal_ffmpegs_loopfilter_sb_in_each_order() {
     let gpu = std::env::var("DAEDALUS").map_or(true, |m| m == "gpu");
     let mut planes_ending = 0;
-    for order in ["wavefront", "split"] {
+    for order in ["split", "rows"] {
         for (i, &(w, h, chroma)) in [
             (352, 288, "420"),
             (1280, 720, "420"),

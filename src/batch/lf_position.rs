@@ -23,10 +23,10 @@ impl GpuBatch {
     /// the plane of (r, c) must follow those of (r, c - 1), into which its columns pass
     /// reaches, and of (r - 1, c) and (r - 1, c + 1), into which its rows pass reaches (the
     /// columns pass of (r - 1, c + 1) filters the last columns of (r - 1, c)). A job per
-    /// pass, the columns pass's at level `2 (r + c)` and the rows pass's at the next, orders
-    /// them all, planes side by side, above every call placed by cells so far: a chain of
-    /// `2 (rows + columns)` levels, where one job per plane at level `2 r + c` would chain
-    /// `2 (2 rows + columns)` passes, each a round trip to the frame's memory. (With
+    /// pass on the wavefront, the columns pass's at level `2 (r + c)` and the rows pass's at
+    /// the next, would order them all, planes side by side, above every call placed by cells
+    /// so far; [`lf_sb::SplitPlacer`] places them so, split where a plane's masks allow, each
+    /// part after what it reads, so that the chain breaks at every split. (With
     /// `DAEDALUS_LF_ORDER=rows` a row's planes all take level `r` instead, one job each, and
     /// `lf_row.comp` runs a plane's bucket of them in one workgroup in the recorded order.)
     /// Later calls placed by cells must not touch these bytes (they
@@ -55,7 +55,7 @@ impl GpuBatch {
         }
         let base = self.cell_level_max.map_or(0, |l| l + 1);
         let by_rows = lf_passes_by_rows();
-        if lf_passes_split() {
+        if !by_rows {
             let continues = self.lf_last.is_some();
             let jobs =
                 self.lf_split
@@ -71,21 +71,14 @@ impl GpuBatch {
             let first = jobs.before.min(jobs.after);
             return Ok((first, false, Some(jobs)));
         }
-        let level = if by_rows {
-            // A level per superblock row: its planes (of a plane, or of planes sharing a
-            // buffer) are one bucket, which one workgroup runs in this order.
-            base + (sb.row - self.lf_first_row)
-        } else {
-            base + 2 * (sb.row - self.lf_first_row + sb.col)
-        };
+        // A level per superblock row: its planes (of a plane, or of planes sharing a buffer)
+        // are one bucket, which one workgroup runs in the decoder's order (so a pass that
+        // reaches into the superblocks after it needs nothing more).
+        let level = base + (sb.row - self.lf_first_row);
         if level + 1 >= MAX_LEVELS {
             return Err(Busy::Flush(Reason::Full));
         }
         self.lf_last = Some(sb);
-        // The wavefront's order, like the split one, assumes that no pass reaches into the
-        // superblocks after it; one that does ends the batch (a row per workgroup runs the
-        // decoder's order itself).
-        self.lf_ends_batch = reaches_out && !by_rows;
         // A plane's superblocks lie in one span: the rows filtered so far (with the padding at
         // their ends, which nothing touches).
         let s = &mut self.lf_spans[sb.plane.min(2) as usize];
@@ -110,7 +103,8 @@ pub fn lf_passes_by_rows() -> bool {
 }
 
 /// Whether the decoder's superblock loop-filter passes go to the GPU split where their masks
-/// allow and placed by them (`DAEDALUS_LF_ORDER=split`, [`lf_sb::SplitPlacer`]).
+/// allow and placed by them ([`lf_sb::SplitPlacer`]): with `DAEDALUS_LF_ORDER=split`, and
+/// with `rows` where the device lacks that kernel.
 pub fn lf_passes_split() -> bool {
-    crate::config::get().lf_order == crate::config::LfOrder::Split
+    !lf_passes_by_rows()
 }

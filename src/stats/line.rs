@@ -86,12 +86,11 @@ pub fn stats_line() -> String {
     // ran a row per workgroup).
     let lf_order = match (path, r(&c.lf_sb_by_rows) > 0, batch::lf_row_not_failed()) {
         ("gpu", true, _) => "rows".to_string(),
-        ("gpu", false, false) if batch::lf_passes_split() => format!(
+        ("gpu", false, false) => format!(
             "split lf_sb_by_masks={} lf_sb_split={}",
             r(&c.lf_sb_by_masks),
             r(&c.lf_sb_split)
         ),
-        ("gpu", false, false) => "wavefront".to_string(),
         _ => "-".to_string(),
     };
     let submissions = r(&c.submissions);
