@@ -138,7 +138,7 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
             crate::debug!("dav1d's CDEF ({pixel_bytes}-byte pixels) by superblock rows");
             return 0;
         }
-        if crate::gpu::get().is_some_and(|g| !g.pipelines.has(crate::kernels::CDEF_KERNEL)) {
+        if crate::gpu::get().is_some_and(|g| !g.pipelines.has(crate::kernels::Kernel::Cdef)) {
             // The device could not build CDEF's kernel (logged once): dav1d keeps its own.
             return 0;
         }

@@ -307,7 +307,7 @@ fn optional_kernels_fail() {
     // dav1d's CDEF hook asks whether the device can run CDEF's kernel before taking CDEF
     // over: the first question builds it, which fails.
     assert!(!daedalus::batch::device_has_kernel(
-        daedalus::kernels::CDEF_KERNEL
+        daedalus::kernels::Kernel::Cdef
     ));
     // The transforms still run on the device.
     let mut rng = Rng::new(42);

@@ -25,7 +25,7 @@ use crate::gpu::once::{run_once, Runner};
 use crate::gpu::GpuResult;
 use crate::kernels::cdef::Pixel;
 use crate::kernels::cdef_row::{FrameParams, GpuRecord, Layout, PlaneAt, Row, RowInput};
-use crate::kernels::{CDEF_ROW_COPY_KERNEL, CDEF_ROW_KERNEL};
+use crate::kernels::Kernel;
 use crate::regions::Region;
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -98,7 +98,7 @@ pub fn describe() -> String {
 /// Whether the device has the row kernels.
 pub fn row_kernels() -> bool {
     crate::gpu::get()
-        .is_some_and(|g| g.pipelines.has(CDEF_ROW_COPY_KERNEL) && g.pipelines.has(CDEF_ROW_KERNEL))
+        .is_some_and(|g| g.pipelines.has(Kernel::CdefRowCopy) && g.pipelines.has(Kernel::CdefRow))
 }
 
 /// Who filters a row: `None` where rows are not placed at all (off the GPU path, without the
@@ -519,8 +519,8 @@ pub fn start_on_gpu(record: &GpuRecord, frame: BufferRef) -> GpuResult<RowBuffer
     let (r, s) = (b.record.as_ref(), b.snapshot.as_ref());
     let started = b.runner.start(
         &[
-            (CDEF_ROW_COPY_KERNEL, record.copy_jobs),
-            (CDEF_ROW_KERNEL, record.block_jobs),
+            (Kernel::CdefRowCopy, record.copy_jobs),
+            (Kernel::CdefRow, record.block_jobs),
         ],
         [r, frame, s, r, r],
     );
@@ -624,8 +624,8 @@ pub fn filter_row_once(record: &GpuRecord, pixels: &[u8]) -> GpuResult<Vec<u8>> 
     let d = data.as_ref();
     run_once(
         &[
-            (CDEF_ROW_COPY_KERNEL, record.copy_jobs),
-            (CDEF_ROW_KERNEL, record.block_jobs),
+            (Kernel::CdefRowCopy, record.copy_jobs),
+            (Kernel::CdefRow, record.block_jobs),
         ],
         [d, frame.as_ref(), snapshot.as_ref(), d, d],
     )?;

@@ -2,12 +2,12 @@
 //! batch, where the GPU running them again gives the same values ([`GpuBatch::complete_reads`]).
 
 use super::buckets::{split_key, BucketKey};
-use super::call::{spans_meet, Area, Job, KERNELS, MAY_REDO, NO_SPAN};
+use super::call::{spans_meet, Area, Job, MAY_REDO, NO_SPAN};
 use super::early::Stop;
 use super::gpu_batch::GpuBatch;
 use crate::gpu::stream::MAX_SLOTS;
 use crate::kernels::mc::{self, McFunction};
-use crate::kernels::{job_words, MC_KERNEL};
+use crate::kernels::Kernel;
 use crate::stats::{self, COUNTERS};
 
 /// What a reader's calls to run ahead are checked with ([`GpuBatch::plan_ahead`]), kept from
@@ -119,6 +119,25 @@ fn for_each_word(start: usize, len: usize, mut word: impl FnMut(usize, u64) -> b
     true
 }
 
+/// Whether jobs of `kernel` may run ahead on the CPU and stay in the batch: predictions and
+/// transforms only ([`GpuBatch::plan_ahead`]).
+fn may_run_ahead(kernel: Kernel) -> bool {
+    match kernel {
+        Kernel::Itx(_) | Kernel::Mc => true,
+        Kernel::Lf
+        | Kernel::Cdef
+        | Kernel::LfSb
+        | Kernel::LfRow
+        | Kernel::Vp9Inter
+        | Kernel::Vp9Intra
+        | Kernel::Vp9Lines
+        | Kernel::Vp9Lf
+        | Kernel::Vp9IpredCheck
+        | Kernel::CdefRowCopy
+        | Kernel::CdefRow => false,
+    }
+}
+
 /// The source pixels a motion-compensation job reads: its tile's, and the filter's reach.
 fn mc_window(job: &Job, source: *const u8) -> Area {
     let win = McFunction::from_params(job[4]).0.window();
@@ -175,7 +194,7 @@ impl GpuBatch {
             // Its source reads, where later calls to run ahead may write: the GPU runs it
             // again on those bytes as they are then.
             let key = split_key(self.keys[self.calls[i].bucket as usize]);
-            if key.kernel == MC_KERNEL
+            if key.kernel == Kernel::Mc
                 && key.source != 0
                 && self.written_slots & 1 << key.source != 0
             {
@@ -199,17 +218,25 @@ impl GpuBatch {
     fn job_of(&self, i: usize, k: usize, arena: *const i16) -> (BucketKey, Job, Area, *const u8) {
         let c = &self.calls[i];
         let key = split_key(self.keys[c.bucket as usize]);
-        let size = job_words(key.kernel);
+        let size = key.kernel.job_words();
         let at = c.first_word as usize + k * size;
         let mut job = Job::default();
         job[..size].copy_from_slice(&self.buckets[c.bucket as usize][at..at + size]);
-        let (rows, cols) = if key.kernel == MC_KERNEL {
-            (mc::tile_rows(job[4]), mc::tile_cols(job[4]))
-        } else if key.kernel < MC_KERNEL {
-            let n = KERNELS[key.kernel].size().n();
-            (n, n)
-        } else {
-            (0, 0) // never run ahead
+        let (rows, cols) = match key.kernel {
+            Kernel::Mc => (mc::tile_rows(job[4]), mc::tile_cols(job[4])),
+            Kernel::Itx(k) => (k.size().n(), k.size().n()),
+            // Never run ahead (`may_run_ahead`).
+            Kernel::Lf
+            | Kernel::Cdef
+            | Kernel::LfSb
+            | Kernel::LfRow
+            | Kernel::Vp9Inter
+            | Kernel::Vp9Intra
+            | Kernel::Vp9Lines
+            | Kernel::Vp9Lf
+            | Kernel::Vp9IpredCheck
+            | Kernel::CdefRowCopy
+            | Kernel::CdefRow => (0, 0),
         };
         let pixels = Area {
             at: (self.slot_base(key.slot) + job[0] as usize) as *mut u8,
@@ -231,24 +258,24 @@ impl GpuBatch {
         let mut list_slots = 0u32;
         for &i in list {
             let key = key_of(i);
-            if key.kernel > MC_KERNEL {
+            if !may_run_ahead(key.kernel) {
                 return None;
             }
             list_slots |= 1 << key.slot;
         }
         // Reads of a source only matter where these calls may write it.
         let tracked = |key: &BucketKey| {
-            key.kernel == MC_KERNEL && key.source != 0 && list_slots & 1 << key.source != 0
+            key.kernel == Kernel::Mc && key.source != 0 && list_slots & 1 << key.source != 0
         };
         // Adds what call `i`'s jobs do, in order (`RanAhead` for their writes if it ran
         // ahead), to `touches`.
         let add_touches = |i: usize, ran_ahead: bool, touches: &mut Vec<(usize, Touch, Area)>| {
-            if key_of(i).kernel > MC_KERNEL {
+            if !may_run_ahead(key_of(i).kernel) {
                 return None;
             }
             for k in 0..self.calls[i].jobs as usize {
                 let (key, job, pixels, source) = self.job_of(i, k, arena);
-                let itx = key.kernel < MC_KERNEL;
+                let itx = matches!(key.kernel, Kernel::Itx(_));
                 if itx && job[3] & MAY_REDO != 0 {
                     return None;
                 }

@@ -8,6 +8,7 @@ use crate::kernels::itx::Transform;
 use crate::kernels::lf::LfFunction;
 use crate::kernels::lf_sb::{self, SbPlane};
 use crate::kernels::mc::{self, McFunction};
+use crate::kernels::Kernel;
 use crate::stats::{self, Reason, COUNTERS};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -330,7 +331,7 @@ pub fn fold_counts() {
 
 /// Whether the device (set up already) can run kernel `k`, building it on the first question
 /// (see `Pipelines::has`).
-pub fn device_has_kernel(k: usize) -> bool {
+pub fn device_has_kernel(k: Kernel) -> bool {
     gpu::set_up().is_some_and(|g| g.pipelines.has(k))
 }
 

@@ -8,7 +8,7 @@ use super::recorder::Recorder;
 use crate::gpu::stream::MAX_SLOTS;
 use crate::kernels::itx::ItxKernel;
 use crate::kernels::lf::LfDir;
-use crate::kernels::{cdef, job_words, mc, CDEF_KERNEL, LF_KERNEL, LF_SB_KERNEL, MC_KERNEL};
+use crate::kernels::{cdef, mc, Kernel};
 use std::hash::Hasher;
 use std::ptr;
 
@@ -67,7 +67,7 @@ fn bucket_key(level: u32, kernel: u8, slot: u8, source: u8) -> u32 {
 
 pub(super) struct BucketKey {
     pub(super) level: u32,
-    pub(super) kernel: usize,
+    pub(super) kernel: Kernel,
     pub(super) slot: usize,
     pub(super) source: usize,
 }
@@ -75,7 +75,7 @@ pub(super) struct BucketKey {
 pub(super) fn split_key(key: u32) -> BucketKey {
     BucketKey {
         level: key >> 16,
-        kernel: (key >> 8 & 0xff) as usize,
+        kernel: Kernel::from_index((key >> 8 & 0xff) as usize).expect("a bucket's kernel"),
         slot: (key >> 4 & 0xf) as usize,
         source: (key & 0xf) as usize,
     }
@@ -84,8 +84,8 @@ pub(super) fn split_key(key: u32) -> BucketKey {
 impl GpuBatch {
     /// The bucket of the jobs of `kernel` at `level` on pixel slot `slot` and source
     /// `source`, made if new.
-    fn bucket_index(&mut self, level: u32, kernel: u8, slot: u8, source: u8) -> usize {
-        let key = bucket_key(level, kernel, slot, source);
+    fn bucket_index(&mut self, level: u32, kernel: Kernel, slot: u8, source: u8) -> usize {
+        let key = bucket_key(level, kernel.index() as u8, slot, source);
         // Direct-mapped by the key's high product bits (Fibonacci hashing).
         let line = (key.wrapping_mul(0x9E37_79B1) >> (32 - RECENT_BUCKETS.ilog2())) as usize;
         if self.recent_buckets[line].0 == key {
@@ -121,8 +121,8 @@ impl GpuBatch {
         rect: &Area,
     ) -> (u32, u32, u32) {
         const WORDS: usize = 12;
-        debug_assert_eq!(job_words(MC_KERNEL), WORDS);
-        let index = self.bucket_index(level, MC_KERNEL as u8, slot, source);
+        debug_assert_eq!(Kernel::Mc.job_words(), WORDS);
+        let index = self.bucket_index(level, Kernel::Mc, slot, source);
         let (pixel, stride, src, src_stride) = (first[0], first[1], first[2], first[3]);
         let bucket = &mut self.buckets[index];
         let at = bucket.len();
@@ -161,13 +161,13 @@ impl GpuBatch {
     pub(super) fn push(
         &mut self,
         level: u32,
-        kernel: u8,
+        kernel: Kernel,
         slot: u8,
         source: u8,
         job: &Job,
     ) -> (u32, u32) {
         let index = self.bucket_index(level, kernel, slot, source);
-        let words = job_words(kernel as usize);
+        let words = kernel.job_words();
         debug_assert!(words <= job.len());
         let bucket = &mut self.buckets[index];
         let at = bucket.len();
@@ -197,7 +197,7 @@ impl GpuBatch {
     pub(super) fn take_out_journaled(&mut self) {
         for &(bucket, from, to) in &self.journal {
             let key = split_key(self.keys[bucket as usize]);
-            let words = job_words(key.kernel);
+            let words = key.kernel.job_words();
             let jobs = &mut self.buckets[bucket as usize][from as usize..to as usize];
             for job in jobs.chunks_exact_mut(words) {
                 job[0] = SKIP_JOB;
@@ -241,11 +241,11 @@ impl Recorder {
         captured: Captured,
         rect: &Area,
         origin: Origin,
-        mut job: impl FnMut(usize, usize, u8, Job),
+        mut job: impl FnMut(usize, usize, Kernel, Job),
     ) {
         match *op {
             Op::Itx { tx, eob, .. } => {
-                let kernel = ItxKernel::for_call(tx, tx.is_dc_only_call(eob)).index() as u8;
+                let kernel = Kernel::Itx(ItxKernel::for_call(tx, tx.is_dc_only_call(eob)));
                 job(
                     0,
                     0,
@@ -273,7 +273,7 @@ impl Recorder {
                     let mut words = first;
                     words[2] = src as u32;
                     words[4] |= tile;
-                    job(y, x, MC_KERNEL as u8, words);
+                    job(y, x, Kernel::Mc, words);
                 });
             }
             Op::Lf { f, e, i, h } => {
@@ -286,7 +286,7 @@ impl Recorder {
                     job(
                         y,
                         x,
-                        LF_KERNEL as u8,
+                        Kernel::Lf,
                         [0, 0, half.params(f.dir()), 0, 0, 0, 0, 0, 0, 0, 0, 0],
                     );
                 }
@@ -295,12 +295,12 @@ impl Recorder {
                 // One job at the superblock's first pixel, inside the call's area.
                 let (row, col) = ((-plane.top) as usize, (-plane.left) as usize);
                 let words = [0, 0, plane.params, captured.word, 0, 0, 0, 0, 0, 0, 0, 0];
-                job(row, col, LF_SB_KERNEL as u8, words);
+                job(row, col, Kernel::LfSb, words);
             }
             Op::Cdef { call } => {
                 let params = cdef::job_params(&call.strengths, call.size, call.two_bytes);
                 let words = [0, 0, captured.word, params, 0, 0, 0, 0, 0, 0, 0, 0];
-                job(0, 0, CDEF_KERNEL as u8, words);
+                job(0, 0, Kernel::Cdef, words);
             }
         }
     }
@@ -319,11 +319,11 @@ mod tests {
         let mut rng = Rng(7);
         for _ in 0..1000 {
             let level = rng.below(MAX_LEVELS as usize) as u32;
-            let kernel = rng.below(256) as u8;
+            let kernel = rng.below(Kernel::COUNT) as u8;
             let (slot, source) = (rng.below(MAX_SLOTS) as u8, rng.below(MAX_SLOTS) as u8);
             let key = split_key(bucket_key(level, kernel, slot, source));
             assert_eq!(
-                (key.level, key.kernel, key.slot, key.source),
+                (key.level, key.kernel.index(), key.slot, key.source),
                 (level, kernel as usize, slot as usize, source as usize)
             );
         }

@@ -3,28 +3,14 @@
 
 use crate::config::{Family, Place};
 use crate::kernels::cdef::{self, CdefCall};
-use crate::kernels::itx::{ItxKernel, Transform, TxSize};
+use crate::kernels::itx::Transform;
 use crate::kernels::lf::{LfDir, LfFunction};
 use crate::kernels::lf_sb::{self, SbPlane};
 use crate::kernels::mc::McFunction;
-use crate::kernels::{CDEF_KERNEL, LF_SB_KERNEL};
+use crate::kernels::Kernel;
 use crate::levels::Block;
 
-pub(super) const KERNELS: [ItxKernel; ItxKernel::COUNT] = {
-    let mut all = [ItxKernel::DcOnly(TxSize::T4); ItxKernel::COUNT];
-    let mut i = 0;
-    while i < Transform::ALL.len() {
-        all[i] = ItxKernel::Full(Transform::ALL[i]);
-        i += 1;
-    }
-    all[i] = ItxKernel::DcOnly(TxSize::T4);
-    all[i + 1] = ItxKernel::DcOnly(TxSize::T8);
-    all[i + 2] = ItxKernel::DcOnly(TxSize::T16);
-    all[i + 3] = ItxKernel::DcOnly(TxSize::T32);
-    all
-};
-
-/// A recorded job's words: the first [`job_words`](crate::kernels::job_words) of them are used.
+/// A recorded job's words: the first [`Kernel::job_words`] of them are used.
 /// Words 0 and 1 are always the job's pixel (a byte offset into its pixel buffer) and the stride.
 pub type Job = [u32; 12];
 
@@ -192,11 +178,11 @@ impl Op<'_> {
     }
 
     /// The kernel of a decoder's own that a device may lack (see `Pipelines::kernels`).
-    pub(super) fn optional_kernel(&self) -> Option<usize> {
+    pub(super) fn optional_kernel(&self) -> Option<Kernel> {
         match self {
-            Op::LfSb { .. } => Some(LF_SB_KERNEL),
-            Op::Cdef { .. } => Some(CDEF_KERNEL),
-            _ => None,
+            Op::LfSb { .. } => Some(Kernel::LfSb),
+            Op::Cdef { .. } => Some(Kernel::Cdef),
+            Op::Itx { .. } | Op::Mc { .. } | Op::Lf { .. } => None,
         }
     }
 
@@ -231,6 +217,13 @@ pub(super) struct Call {
     pub(super) job: Job,
     pub(super) level: u32,
     pub(super) source: u8,
+}
+
+impl Call {
+    /// Its job's kernel (`kernel` is the kernel's index).
+    pub(super) fn kernel(&self) -> Kernel {
+        Kernel::from_index(self.kernel as usize).expect("a recorded kernel")
+    }
 }
 
 /// What a call's jobs point at besides their pixels: a transform's coefficients in the arena
@@ -292,7 +285,6 @@ pub(super) const NO_SPAN: (usize, usize) = (usize::MAX, 0);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::{LF_KERNEL, LF_ROW_KERNEL, MC_KERNEL};
 
     fn area(at: usize, stride: isize, w: usize, h: usize) -> Area {
         Area {
@@ -335,25 +327,5 @@ mod tests {
         assert_eq!(job_eob(job_flags(Origin::Ffmpeg, 0x1_0000)), 0xffff);
         assert_eq!(job_eob(job_flags(Origin::Ffmpeg, -5)), 0);
         assert_eq!(job_flags(Origin::Api, 1024), 0);
-    }
-
-    /// The kernel index a transform's job records (`ItxKernel::index`) finds that kernel in
-    /// `KERNELS`, and the transforms' indices come before MC_KERNEL, the loop filters' after it
-    /// (what `job_of` and `plan_ahead` tell them apart by).
-    #[test]
-    fn a_transform_job_s_kernel_index_finds_its_kernel() {
-        assert_eq!(KERNELS.len(), MC_KERNEL);
-        for (k, kernel) in KERNELS.iter().enumerate() {
-            assert_eq!(kernel.index(), k);
-        }
-        for tx in Transform::ALL {
-            for dc_only in [false, true] {
-                let kernel = ItxKernel::for_call(tx, dc_only);
-                assert_eq!(KERNELS[kernel.index()], kernel);
-            }
-        }
-        for k in [LF_KERNEL, CDEF_KERNEL, LF_SB_KERNEL, LF_ROW_KERNEL] {
-            assert!(k > MC_KERNEL);
-        }
     }
 }

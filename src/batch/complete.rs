@@ -308,7 +308,14 @@ impl Recorder {
         } else {
             for c in &self.calls {
                 unsafe {
-                    run_job_on_cpu(c.kernel, c.dst, c.stride, &c.job, arena, arena as *const u8)
+                    run_job_on_cpu(
+                        c.kernel(),
+                        c.dst,
+                        c.stride,
+                        &c.job,
+                        arena,
+                        arena as *const u8,
+                    )
                 };
             }
             stats::add(&COUNTERS.cpu_calls, self.cpu_calls as u64);

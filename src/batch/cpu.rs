@@ -1,12 +1,12 @@
 //! Running on the CPU: a call at once (FFmpeg's own functions for its decoder's calls, else the
 //! reference), and a recorded job where its pixels are.
 
-use super::call::{job_eob, Job, Op, Origin, KERNELS};
+use super::call::{job_eob, Job, Op, Origin};
 use crate::kernels::itx::{self, ItxKernel, Transform, Tx1d};
 use crate::kernels::lf::{self, LfDir, LfFunction, LfHalf};
 use crate::kernels::lf_sb::{self, SbPlane};
 use crate::kernels::mc::{self, McFunction};
-use crate::kernels::{cdef, CDEF_KERNEL, LF_KERNEL, LF_ROW_KERNEL, LF_SB_KERNEL, MC_KERNEL};
+use crate::kernels::{cdef, Kernel};
 use crate::regions::{self, Placement, Region};
 use crate::stats::{self, COUNTERS};
 use crate::vp9dsp::{ItxfmAddFn, Vp9DspContext};
@@ -170,34 +170,41 @@ unsafe fn run_itx_on_cpu(
 /// # Safety
 /// The job's pixels must be valid, and what it reads of the arena and source must be there.
 pub(super) unsafe fn run_job_on_cpu(
-    kernel: u8,
+    kernel: Kernel,
     dst: *mut u8,
     stride: isize,
     job: &Job,
     arena: *const i16,
     source: *const u8,
 ) {
-    match kernel as usize {
-        MC_KERNEL => {
+    match kernel {
+        Kernel::Mc => {
             let (f, mx, my) = McFunction::from_params(job[4]);
             let src = source.wrapping_add(job[2] as usize);
             let rows = mc::tile_rows(job[4]) as i32;
             mc::mc_now(f, dst, stride, src, job[3] as i32 as isize, rows, mx, my);
         }
-        LF_KERNEL => {
+        Kernel::Lf => {
             let (half, dir) = LfHalf::from_params(job[2]);
             lf::filter_half(dst, stride, dir, half);
         }
-        LF_SB_KERNEL | LF_ROW_KERNEL => {
+        Kernel::LfSb | Kernel::LfRow => {
             let plane = lf_sb_plane(arena, job);
             run_lf_sb(&plane, dst, stride, Origin::Api);
         }
-        CDEF_KERNEL => {
+        Kernel::Cdef => {
             let (s, w, h, two_bytes) = cdef::from_job_params(job[3]);
             let window = &*(arena.add(job[2] as usize) as *const [i16; cdef::WINDOW_LEN]);
             cdef::filter_bytes(window, dst, stride, w, h, &s, two_bytes);
         }
-        k => run_itx_on_cpu(KERNELS[k], dst, stride, job[2], job[3], arena),
+        Kernel::Itx(k) => run_itx_on_cpu(k, dst, stride, job[2], job[3], arena),
+        Kernel::Vp9Inter
+        | Kernel::Vp9Intra
+        | Kernel::Vp9Lines
+        | Kernel::Vp9Lf
+        | Kernel::Vp9IpredCheck
+        | Kernel::CdefRowCopy
+        | Kernel::CdefRow => unreachable!("{kernel:?} has no calls in the batch"),
     }
 }
 
@@ -209,7 +216,7 @@ pub(super) unsafe fn run_job_on_cpu(
 /// # Safety
 /// As [`run_job_on_cpu`].
 pub(super) unsafe fn run_job_fast(
-    kernel: u8,
+    kernel: Kernel,
     dst: *mut u8,
     stride: isize,
     job: &Job,
@@ -219,8 +226,8 @@ pub(super) unsafe fn run_job_fast(
     let Some(dsp) = FFMPEG_DSP.get() else {
         return run_job_on_cpu(kernel, dst, stride, job, arena, source);
     };
-    match kernel as usize {
-        MC_KERNEL => {
+    match kernel {
+        Kernel::Mc => {
             let (f, mx, my) = McFunction::from_params(job[4]);
             let rows = mc::tile_rows(job[4]) as i32;
             // FFmpeg's SIMD steps over rows in pairs or fours, as the decoder's block heights
@@ -233,24 +240,23 @@ pub(super) unsafe fn run_job_fast(
                 return ffmpeg(dst, stride, src, job[3] as i32 as isize, rows, mx, my);
             }
         }
-        LF_KERNEL => {
+        Kernel::Lf => {
             let (half, dir) = LfHalf::from_params(job[2]);
             if run_half_with_ffmpeg(dsp, dst, stride, dir, half) {
                 return;
             }
         }
-        LF_SB_KERNEL | LF_ROW_KERNEL => {
+        Kernel::LfSb | Kernel::LfRow => {
             let plane = lf_sb_plane(arena, job);
             return run_lf_sb(&plane, dst, stride, Origin::Ffmpeg);
         }
-        CDEF_KERNEL => {}
-        k => {
+        Kernel::Itx(k) => {
             if let (true, Some(table)) = (job[3] & 1 != 0, FFMPEG_ITX.get()) {
                 // A transform of FFmpeg's decoder: its own function, on an aligned copy.
                 #[repr(C, align(64))]
                 struct Block([i16; 32 * 32]);
                 let mut block = Block([0; 32 * 32]);
-                let tx = match KERNELS[k] {
+                let tx = match k {
                     ItxKernel::Full(tx) => {
                         let coefs = arena.add(job[2] as usize);
                         ptr::copy_nonoverlapping(coefs, block.0.as_mut_ptr(), tx.coefs());
@@ -264,6 +270,14 @@ pub(super) unsafe fn run_job_fast(
                 return table[tx.index()](dst, stride, block.0.as_mut_ptr(), job_eob(job[3]));
             }
         }
+        Kernel::Cdef
+        | Kernel::Vp9Inter
+        | Kernel::Vp9Intra
+        | Kernel::Vp9Lines
+        | Kernel::Vp9Lf
+        | Kernel::Vp9IpredCheck
+        | Kernel::CdefRowCopy
+        | Kernel::CdefRow => {}
     }
     run_job_on_cpu(kernel, dst, stride, job, arena, source)
 }

@@ -5,7 +5,6 @@ use super::buckets::split_key;
 use super::call::{block_in, Area, Job, Op, SKIP_JOB};
 use super::cpu::run_job_fast;
 use super::gpu_batch::GpuBatch;
-use crate::kernels::job_words;
 use crate::regions::{self, Placement};
 use crate::stats::{self, COUNTERS};
 
@@ -177,7 +176,7 @@ impl GpuBatch {
     pub(super) fn run_call(&self, i: usize, arena: *const i16) {
         let c = &self.calls[i];
         let key = split_key(self.keys[c.bucket as usize]);
-        let size = job_words(key.kernel);
+        let size = key.kernel.job_words();
         let base = self.slot_base(key.slot);
         let source = self.source_base(key.source, arena);
         let bucket = &self.buckets[c.bucket as usize];
@@ -186,16 +185,7 @@ impl GpuBatch {
             let mut job = Job::default();
             job[..size].copy_from_slice(&bucket[at..at + size]);
             let dst = (base + job[0] as usize) as *mut u8;
-            unsafe {
-                run_job_fast(
-                    key.kernel as u8,
-                    dst,
-                    job[1] as i32 as isize,
-                    &job,
-                    arena,
-                    source,
-                )
-            };
+            unsafe { run_job_fast(key.kernel, dst, job[1] as i32 as isize, &job, arena, source) };
         }
     }
 
@@ -203,7 +193,7 @@ impl GpuBatch {
     fn take_out(&mut self, i: usize) {
         self.note_settled(i);
         let c = &self.calls[i];
-        let size = job_words(split_key(self.keys[c.bucket as usize]).kernel);
+        let size = split_key(self.keys[c.bucket as usize]).kernel.job_words();
         let bucket = &mut self.buckets[c.bucket as usize];
         for k in 0..c.jobs as usize {
             bucket[c.first_word as usize + k * size] = SKIP_JOB;

@@ -6,7 +6,7 @@ use super::call::{spans_meet, SbPosition};
 use super::gpu_batch::GpuBatch;
 use super::placement::Busy;
 use crate::gpu;
-use crate::kernels::{lf_sb, LF_ROW_KERNEL};
+use crate::kernels::{lf_sb, Kernel};
 use crate::levels::MAX_LEVELS;
 use crate::stats::Reason;
 
@@ -91,7 +91,7 @@ impl GpuBatch {
 /// as usable.
 pub fn lf_row_not_failed() -> bool {
     crate::config::get().lf_order == crate::config::LfOrder::Rows
-        && gpu::set_up().is_some_and(|g| !g.pipelines.failed(LF_ROW_KERNEL))
+        && gpu::set_up().is_some_and(|g| !g.pipelines.failed(Kernel::LfRow))
 }
 
 /// Whether the decoder's superblock loop-filter passes go to the GPU a superblock row per
@@ -99,7 +99,7 @@ pub fn lf_row_not_failed() -> bool {
 /// wavefront of passes: the same for every batch of the process.
 pub fn lf_passes_by_rows() -> bool {
     crate::config::get().lf_order == crate::config::LfOrder::Rows
-        && device_has_kernel(LF_ROW_KERNEL)
+        && device_has_kernel(Kernel::LfRow)
 }
 
 /// Whether the decoder's superblock loop-filter passes go to the GPU split where their masks

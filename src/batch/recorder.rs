@@ -12,7 +12,7 @@ use super::submit::Failure;
 use crate::gpu;
 use crate::gpu::stream::{Buf, Stream};
 use crate::kernels::itx::TxSize;
-use crate::kernels::{cdef, lf_sb, LF_ROW_KERNEL};
+use crate::kernels::{cdef, lf_sb, Kernel};
 use crate::regions::{self, Placement};
 use crate::stats::{self, Reason, COUNTERS};
 use std::mem::ManuallyDrop;
@@ -353,7 +353,7 @@ impl Recorder {
                 calls.push(Call {
                     dst: rect.pixel(row, col),
                     stride,
-                    kernel,
+                    kernel: kernel.index() as u8,
                     job,
                     level: 0,
                     source: 0,
@@ -476,7 +476,7 @@ impl Recorder {
                     g.may_redo = true;
                 }
                 // A row's planes run in one workgroup, in this order.
-                let kernel = if by_rows { LF_ROW_KERNEL as u8 } else { kernel };
+                let kernel = if by_rows { Kernel::LfRow } else { kernel };
                 if let Some(split) = split {
                     // Only the first job is the call's for early completion (`jobs`): the
                     // decoder's planes complete as a batch.
@@ -511,7 +511,7 @@ impl Recorder {
                     g.copied_calls.push(Call {
                         dst: rect.pixel(row, col),
                         stride,
-                        kernel,
+                        kernel: kernel.index() as u8,
                         job,
                         level,
                         source: source_slot,
@@ -625,7 +625,14 @@ impl Recorder {
                 }
             } else if exact {
                 for c in cpu_jobs {
-                    run_job_on_cpu(c.kernel, c.dst, c.stride, &c.job, arena, arena as *const u8);
+                    run_job_on_cpu(
+                        c.kernel(),
+                        c.dst,
+                        c.stride,
+                        &c.job,
+                        arena,
+                        arena as *const u8,
+                    );
                 }
                 stats::add(&COUNTERS.cpu_calls, cpu_jobs.len() as u64);
             } else {

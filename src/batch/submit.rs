@@ -2,13 +2,13 @@
 //! transforms left to FFmpeg's function), and recovered on the CPU after a failure.
 
 use super::buckets::split_key;
-use super::call::{job_eob, Call, Job, KERNELS, MAY_REDO, SKIP_JOB};
+use super::call::{job_eob, Call, Job, MAY_REDO, SKIP_JOB};
 use super::cpu::{run_ffmpeg, run_job_on_cpu};
 use super::gpu_batch::GpuBatch;
 use crate::gpu::stream::{Buf, Dispatch};
 use crate::gpu::{self, GpuResult};
 use crate::kernels::itx::{GpuJob, ItxKernel, Transform};
-use crate::kernels::job_words;
+use crate::kernels::Kernel;
 use crate::stats::{self, COUNTERS};
 use std::ptr;
 use std::time::Instant;
@@ -51,7 +51,7 @@ pub(super) struct Submitted {
 /// searched, whatever the others' sizes and order.
 fn overflowed_dispatch(dispatches: &[Dispatch], index: u32) -> Option<usize> {
     dispatches.iter().position(|d| {
-        matches!(KERNELS.get(d.kernel), Some(ItxKernel::Full(_)))
+        matches!(d.kernel, Kernel::Itx(ItxKernel::Full(_)))
             && (d.first..d.first + d.count).contains(&index)
     })
 }
@@ -100,7 +100,7 @@ impl GpuBatch {
         let mut layout = Vec::with_capacity(order.len());
         let mut words = 0usize;
         for &b in &order {
-            let size = job_words(split_key(self.keys[b]).kernel);
+            let size = split_key(self.keys[b]).kernel.job_words();
             words = words.next_multiple_of(size);
             layout.push(words);
             words += self.buckets[b].len();
@@ -115,7 +115,7 @@ impl GpuBatch {
         for (&b, &start) in order.iter().zip(&layout) {
             let bucket = &self.buckets[b];
             let key = split_key(self.keys[b]);
-            let size = job_words(key.kernel);
+            let size = key.kernel.job_words();
             unsafe { ptr::copy_nonoverlapping(bucket.as_ptr(), jobs.add(start), bucket.len()) };
             dispatches.push(Dispatch {
                 level: key.level,
@@ -264,7 +264,7 @@ impl GpuBatch {
             let n = overflowed_dispatch(dispatches, index)
                 .ok_or("an overflowed job outside the submission's transforms")?;
             let d = &dispatches[n];
-            let size = job_words(d.kernel);
+            let size = d.kernel.job_words();
             let at = (index - d.first) as usize * size;
             let words = &self.buckets[order[n]][at..at + size];
             let job = GpuJob {
@@ -273,14 +273,14 @@ impl GpuBatch {
                 coef: words[2],
                 reserved: words[3],
             };
-            let Some(ItxKernel::Full(tx)) = KERNELS.get(d.kernel).copied() else {
+            let Kernel::Itx(ItxKernel::Full(tx)) = d.kernel else {
                 return Err("a job other than a full transform reported a lane overflow".into());
             };
             let (dst, stride) = if d.slot == 0 {
                 let c = self
                     .copied_calls
                     .iter()
-                    .find(|c| c.kernel as usize == d.kernel && c.job[0] == job.pixel_offset);
+                    .find(|c| c.kernel() == d.kernel && c.job[0] == job.pixel_offset);
                 let c = c.ok_or("an overflowed copied job without its block")?;
                 (c.dst, c.stride)
             } else {
@@ -316,7 +316,7 @@ impl GpuBatch {
             let key = split_key(self.keys[b]);
             key.slot != 0
                 && self.buckets[b]
-                    .chunks_exact(job_words(key.kernel))
+                    .chunks_exact(key.kernel.job_words())
                     .any(|words| words[0] != SKIP_JOB)
         })
     }
@@ -332,7 +332,7 @@ impl GpuBatch {
         for c in calls {
             exact &= c.source == 0 || self.written_slots & 1 << c.source == 0;
             let source = self.source_base(c.source as usize, arena);
-            unsafe { run_job_on_cpu(c.kernel, c.dst, c.stride, &c.job, arena, source) };
+            unsafe { run_job_on_cpu(c.kernel(), c.dst, c.stride, &c.job, arena, source) };
         }
         stats::add(&COUNTERS.cpu_calls, self.copied_calls.len() as u64);
         exact
@@ -365,7 +365,7 @@ impl GpuBatch {
     /// Runs the pending batch with the CPU reference (after a GPU failure), level by level,
     /// which gives the sequential result.
     pub(super) fn run_on_cpu(&self, arena: *const i16) {
-        let mut jobs: Vec<(u32, u8, *mut u8, isize, Job, *const u8)> = Vec::new();
+        let mut jobs: Vec<(u32, Kernel, *mut u8, isize, Job, *const u8)> = Vec::new();
         for b in self.run_order() {
             let key = split_key(self.keys[b]);
             if key.slot == 0 {
@@ -373,7 +373,7 @@ impl GpuBatch {
             }
             let base = self.slot_base(key.slot);
             let source = self.source_base(key.source, arena);
-            for words in self.buckets[b].chunks_exact(job_words(key.kernel)) {
+            for words in self.buckets[b].chunks_exact(key.kernel.job_words()) {
                 if words[0] == SKIP_JOB {
                     continue; // completed early
                 }
@@ -382,7 +382,7 @@ impl GpuBatch {
                 let dst = (base + job[0] as usize) as *mut u8;
                 jobs.push((
                     key.level,
-                    key.kernel as u8,
+                    key.kernel,
                     dst,
                     job[1] as i32 as isize,
                     job,
@@ -392,7 +392,7 @@ impl GpuBatch {
         }
         for c in &self.copied_calls {
             let source = self.source_base(c.source as usize, arena);
-            jobs.push((c.level, c.kernel, c.dst, c.stride, c.job, source));
+            jobs.push((c.level, c.kernel(), c.dst, c.stride, c.job, source));
         }
         jobs.sort_by_key(|j| j.0); // stable: recorded order within a level
         for (_, kernel, dst, stride, job, source) in jobs {
@@ -408,9 +408,8 @@ impl GpuBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::MC_KERNEL;
 
-    fn dispatch(kernel: usize, first: u32, count: u32) -> Dispatch {
+    fn dispatch(kernel: Kernel, first: u32, count: u32) -> Dispatch {
         Dispatch {
             level: 0,
             kernel,
@@ -427,13 +426,11 @@ mod tests {
     /// searched.
     #[test]
     fn an_overflowed_index_names_a_full_transform_whatever_the_other_job_sizes() {
-        let full = 0;
-        let dc_only = Transform::ALL.len();
-        assert!(matches!(KERNELS[full], ItxKernel::Full(_)));
-        assert!(matches!(KERNELS[dc_only], ItxKernel::DcOnly(_)));
-        assert_eq!(job_words(MC_KERNEL), 12);
+        let full = Kernel::Itx(ItxKernel::Full(Transform::ALL[0]));
+        let dc_only = Kernel::Itx(ItxKernel::DcOnly(Transform::ALL[0].size));
+        assert_eq!(Kernel::Mc.job_words(), 12);
         let dispatches = [
-            dispatch(MC_KERNEL, 40, 5),
+            dispatch(Kernel::Mc, 40, 5),
             dispatch(dc_only, 30, 20),
             dispatch(full, 42, 1),
         ];

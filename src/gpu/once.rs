@@ -6,6 +6,7 @@
 use super::memory::BufferRef;
 use super::stream::memory_barrier;
 use super::{vkerr, Gpu, GpuResult};
+use crate::kernels::Kernel;
 use ash::vk;
 
 /// What a level's shaders wrote, for the barriers after it.
@@ -100,7 +101,7 @@ impl Runner {
 
     /// Runs each `(kernel, workgroups)` of `levels` over `buffers` (the five bindings), one
     /// after the other, and waits; the host may then read what they wrote.
-    pub fn run(&mut self, levels: &[(usize, u32)], buffers: [BufferRef; 5]) -> GpuResult<()> {
+    pub fn run(&mut self, levels: &[(Kernel, u32)], buffers: [BufferRef; 5]) -> GpuResult<()> {
         self.start(levels, buffers)?;
         self.wait()
     }
@@ -108,7 +109,7 @@ impl Runner {
     /// Submits `levels` over `buffers` as [`Runner::run`] does, and returns at once: the
     /// caller keeps the buffers alive and calls [`Runner::wait`] before it reads what the
     /// levels write or starts another run.
-    pub fn start(&mut self, levels: &[(usize, u32)], buffers: [BufferRef; 5]) -> GpuResult<()> {
+    pub fn start(&mut self, levels: &[(Kernel, u32)], buffers: [BufferRef; 5]) -> GpuResult<()> {
         self.wait()?;
         let gpu = self.gpu;
         gpu.pipelines.ensure(levels.iter().map(|&(k, _)| k))?;
@@ -200,7 +201,7 @@ impl Drop for Runner {
 }
 
 /// Runs `levels` over `buffers` once, with a runner of its own.
-pub fn run_once(levels: &[(usize, u32)], buffers: [BufferRef; 5]) -> GpuResult<()> {
+pub fn run_once(levels: &[(Kernel, u32)], buffers: [BufferRef; 5]) -> GpuResult<()> {
     let gpu = crate::gpu::get().ok_or("no usable Vulkan device")?;
     Runner::new(gpu)?.run(levels, buffers)
 }

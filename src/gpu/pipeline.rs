@@ -8,7 +8,7 @@
 use super::cache::{DiskCache, Outcome};
 use super::{shaders, spirv, vkerr, DeviceInfo, GpuResult};
 use crate::kernels::itx::ItxKernel;
-use crate::kernels::{KERNEL_COUNT, MC_LF_JOBS_PER_GROUP};
+use crate::kernels::{self, MC_LF_JOBS_PER_GROUP};
 use ash::vk;
 use once_cell::sync::OnceCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -61,7 +61,7 @@ enum Plan {
 }
 
 // `Pipelines::ensure` keeps a submission's kernels as bits of one word.
-const _: () = assert!(KERNEL_COUNT <= 64);
+const _: () = assert!(kernels::Kernel::COUNT <= 64);
 
 /// The stack of a thread that builds pipelines: the driver compiles shaders on it.
 const DRIVER_STACK_BYTES: usize = 8 << 20;
@@ -171,9 +171,9 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
             optional: false,
         });
     }
-    // Workgroups of 64 invocations, in kernel order (CDEF, LF_SB_KERNEL, LF_ROW_KERNEL, the
-    // frame path's VP9_*_KERNEL, CDEF_ROW_*_KERNEL): one job per workgroup, except lf_row, whose one workgroup
-    // runs all the jobs of its dispatch in turn. Each serves one decoder or path only: a
+    // Workgroups of 64 invocations, in kernel order (`Kernel::Cdef`, `LfSb`, `LfRow`, the
+    // frame path's `Vp9*`, `CdefRow*`): one job per workgroup, except lf_row, whose one
+    // workgroup runs all the jobs of its dispatch in turn. Each serves one decoder or path only: a
     // device that cannot run one keeps the others.
     for stem in [
         "cdef",
@@ -213,6 +213,8 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
             }
         });
     }
+    // Plans are indexed by `Kernel::index`.
+    debug_assert_eq!(plans.len(), kernels::Kernel::COUNT);
     Ok(plans)
 }
 
@@ -297,27 +299,27 @@ impl Pipelines {
 
     /// Kernel `k`'s pipeline, built now if it was not yet; an error is a required kernel's
     /// failure (or an optional kernel asked for where it is missing).
-    pub fn get(&self, k: usize) -> GpuResult<&Kernel> {
-        let result = self.get_or_build(k);
+    pub fn get(&self, k: kernels::Kernel) -> GpuResult<&Kernel> {
+        let result = self.get_or_build(k.index());
         self.save_if_built();
         result.as_ref().map_err(Clone::clone)
     }
 
     /// Whether kernel `k` can run, building it on the first question: for the optional
     /// kernels, whose failure is logged once and leaves their calls on the CPU.
-    pub fn has(&self, k: usize) -> bool {
-        if k >= self.kernels.len() {
+    pub fn has(&self, k: kernels::Kernel) -> bool {
+        if k.index() >= self.kernels.len() {
             return false;
         }
-        let usable = self.get_or_build(k).is_ok();
+        let usable = self.get_or_build(k.index()).is_ok();
         self.save_if_built();
         usable
     }
 
     /// Whether building kernel `k` was tried and failed (builds nothing).
-    pub fn failed(&self, k: usize) -> bool {
+    pub fn failed(&self, k: kernels::Kernel) -> bool {
         self.kernels
-            .get(k)
+            .get(k.index())
             .and_then(|c| c.get())
             .is_some_and(|r| r.is_err())
     }
@@ -325,17 +327,18 @@ impl Pipelines {
     /// Builds the kernels of `wanted` not built yet, several at once. An error is the first
     /// required kernel's failure, in kernel order. Called for every submission: once its
     /// kernels are built this allocates nothing and starts no thread.
-    pub fn ensure(&self, wanted: impl Iterator<Item = usize>) -> GpuResult<()> {
-        let wanted = wanted.fold(0u64, |set, k| set | 1 << k);
-        let kernels = || (0..KERNEL_COUNT).filter(move |k| wanted >> k & 1 != 0);
-        let missing: Vec<usize> = kernels()
+    pub fn ensure(&self, wanted: impl Iterator<Item = kernels::Kernel>) -> GpuResult<()> {
+        let wanted = wanted.fold(0u64, |set, k| set | 1 << k.index());
+        let listed = || kernels::Kernel::all().filter(move |k| wanted >> k.index() & 1 != 0);
+        let missing: Vec<usize> = listed()
+            .map(kernels::Kernel::index)
             .filter(|&k| self.kernels[k].get().is_none())
             .collect();
         if !missing.is_empty() {
             self.build_together(&missing);
         }
         // Those another thread tried meanwhile too.
-        for k in kernels() {
+        for k in listed() {
             self.get(k)?;
         }
         Ok(())

@@ -5,6 +5,7 @@ use super::memory::{BufferRef, DeviceBuffer, HostBuffer};
 use super::pipeline::PUSH_BYTES;
 use super::testing::Step;
 use super::{vkerr, Gpu, GpuResult};
+use crate::kernels::Kernel;
 use crate::stats::{self, COUNTERS};
 use ash::vk;
 use std::time::{Duration, Instant};
@@ -26,7 +27,7 @@ pub const HANG_TIMEOUT: Duration = Duration::from_secs(20);
 #[derive(Clone, Copy, Debug)]
 pub struct Dispatch {
     pub level: u32,
-    pub kernel: usize,
+    pub kernel: Kernel,
     pub slot: usize,
     pub source: usize,
     pub first: u32,
@@ -379,7 +380,7 @@ impl Stream {
                     ),
                 );
             }
-            let (mut bound_kernel, mut bound_set) = (usize::MAX, usize::MAX);
+            let (mut bound_kernel, mut bound_set) = (None, usize::MAX);
             let mut level = dispatches[0].level;
             for (disp, &set) in dispatches.iter().zip(&set_of) {
                 if disp.level != level {
@@ -391,9 +392,9 @@ impl Stream {
                 // Built above (the recorder places no job on an optional kernel the device
                 // lacks).
                 let kernel = gpu.pipelines.get(disp.kernel)?;
-                if bound_kernel != disp.kernel {
+                if bound_kernel != Some(disp.kernel) {
                     d.cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, kernel.pipeline);
-                    bound_kernel = disp.kernel;
+                    bound_kernel = Some(disp.kernel);
                 }
                 if bound_set != set {
                     d.cmd_bind_descriptor_sets(

@@ -751,6 +751,11 @@ impl ItxKernel {
         }
     }
 
+    /// The kernel numbered `index` ([`ItxKernel::index`]), if any.
+    pub fn from_index(index: usize) -> Option<ItxKernel> {
+        BY_INDEX.get(index).copied()
+    }
+
     pub fn for_call(tx: Transform, dc_only: bool) -> ItxKernel {
         if dc_only {
             ItxKernel::DcOnly(tx.size)
@@ -785,6 +790,21 @@ impl ItxKernel {
         }
     }
 }
+
+/// The kernels by [`ItxKernel::index`].
+const BY_INDEX: [ItxKernel; ItxKernel::COUNT] = {
+    let mut all = [ItxKernel::DcOnly(TxSize::T4); ItxKernel::COUNT];
+    let mut i = 0;
+    while i < Transform::ALL.len() {
+        all[i] = ItxKernel::Full(Transform::ALL[i]);
+        i += 1;
+    }
+    all[i] = ItxKernel::DcOnly(TxSize::T4);
+    all[i + 1] = ItxKernel::DcOnly(TxSize::T8);
+    all[i + 2] = ItxKernel::DcOnly(TxSize::T16);
+    all[i + 3] = ItxKernel::DcOnly(TxSize::T32);
+    all
+};
 
 /// A job as the transform shaders read it (`uvec4`): the block's top-left pixel as a byte
 /// offset into the pixel buffer, the stride in bytes, and the first coefficient in the
@@ -821,6 +841,22 @@ mod tests {
             }
         }
         (((worst + 64) * 256 + AMPLITUDE - 1) / AMPLITUDE) as u32
+    }
+
+    /// Every transform kernel's index finds it again, those of the calls among them.
+    #[test]
+    fn a_transform_kernel_s_index_finds_it() {
+        for (i, kernel) in ItxKernel::all().enumerate() {
+            assert_eq!(kernel.index(), i);
+            assert_eq!(ItxKernel::from_index(i), Some(kernel));
+        }
+        assert_eq!(ItxKernel::from_index(ItxKernel::COUNT), None);
+        for tx in Transform::ALL {
+            for dc_only in [false, true] {
+                let kernel = ItxKernel::for_call(tx, dc_only);
+                assert_eq!(ItxKernel::from_index(kernel.index()), Some(kernel));
+            }
+        }
     }
 
     /// `LANE_GAIN_Q8` bounds every transform's gain, and is no more than 1/16 above it.

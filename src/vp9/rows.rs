@@ -51,7 +51,7 @@ pub(super) unsafe extern "C" fn loopfilter_sb(
         if !wanted
             || on_cpu
             || !batch::thread_uses_gpu()
-            || !batch::device_has_kernel(crate::kernels::LF_SB_KERNEL)
+            || !batch::device_has_kernel(crate::kernels::Kernel::LfSb)
         {
             return 1;
         }

@@ -27,7 +27,7 @@ pub mod testing;
 mod wavefront;
 
 use crate::gpu::memory::BufferRef;
-use crate::kernels::{VP9_INTER_KERNEL, VP9_INTRA_KERNEL, VP9_LF_KERNEL, VP9_LINES_KERNEL};
+use crate::kernels::Kernel;
 use crate::stats::{self, thread_cpu_ns};
 use records::{BlockRecord, FrameParse, Geometry, Layout, ParseBuffers, SbBlocks};
 use std::ffi::{c_int, c_void};
@@ -364,10 +364,10 @@ fn kernels_usable() -> bool {
         // (Built one after another: the first that fails says so once, the others are not
         // tried.)
         let kernels = [
-            VP9_INTER_KERNEL,
-            VP9_INTRA_KERNEL,
-            VP9_LINES_KERNEL,
-            VP9_LF_KERNEL,
+            Kernel::Vp9Inter,
+            Kernel::Vp9Intra,
+            Kernel::Vp9Lines,
+            Kernel::Vp9Lf,
         ];
         kernels.into_iter().all(|k| gpu.pipelines.has(k))
     })
@@ -544,7 +544,7 @@ impl Decoder {
             .map(|(first, count)| {
                 blocks += count as u64;
                 Dispatch {
-                    kernel: VP9_INTER_KERNEL,
+                    kernel: Kernel::Vp9Inter,
                     first,
                     count,
                 }
@@ -563,9 +563,9 @@ impl Decoder {
         for level in wave {
             let mut dispatches = Vec::new();
             for (kernel, jobs) in [
-                (VP9_INTRA_KERNEL, &level.intra),
-                (VP9_LINES_KERNEL, &level.lines),
-                (VP9_LF_KERNEL, &level.lf),
+                (Kernel::Vp9Intra, &level.intra),
+                (Kernel::Vp9Lines, &level.lines),
+                (Kernel::Vp9Lf, &level.lf),
             ] {
                 if !jobs.is_empty() {
                     let first = submitter.push_jobs(jobs)?;

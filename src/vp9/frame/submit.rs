@@ -21,7 +21,7 @@ use crate::config::JobMemory;
 use crate::gpu::memory::{BufferRef, DeviceBuffer, HostBuffer};
 use crate::gpu::stream::memory_barrier;
 use crate::gpu::{vkerr, Gpu, GpuResult};
-use crate::kernels::{VP9_INTER_KERNEL, VP9_INTRA_KERNEL, VP9_LF_KERNEL, VP9_LINES_KERNEL};
+use crate::kernels::Kernel;
 use crate::stats;
 use ash::vk;
 use std::ops::Range;
@@ -48,11 +48,19 @@ const SLOTS: usize = 8;
 pub const STAGES: [&str; 2] = ["inter", "wavefront"];
 
 /// The stage of a level by its first dispatch's kernel.
-fn stage_of(kernel: usize) -> Option<usize> {
+fn stage_of(kernel: Kernel) -> Option<usize> {
     match kernel {
-        VP9_INTER_KERNEL => Some(0),
-        VP9_INTRA_KERNEL | VP9_LINES_KERNEL | VP9_LF_KERNEL => Some(1),
-        _ => None,
+        Kernel::Vp9Inter => Some(0),
+        Kernel::Vp9Intra | Kernel::Vp9Lines | Kernel::Vp9Lf => Some(1),
+        Kernel::Itx(_)
+        | Kernel::Mc
+        | Kernel::Lf
+        | Kernel::Cdef
+        | Kernel::LfSb
+        | Kernel::LfRow
+        | Kernel::Vp9IpredCheck
+        | Kernel::CdefRowCopy
+        | Kernel::CdefRow => None,
     }
 }
 
@@ -69,7 +77,7 @@ const HANG_TIMEOUT: Duration = Duration::from_secs(120);
 /// One dispatch: `count` jobs from `first` of `kernel` (a workgroup each).
 #[derive(Clone, Copy, Debug)]
 pub struct Dispatch {
-    pub kernel: usize,
+    pub kernel: Kernel,
     pub first: u32,
     pub count: u32,
 }
@@ -359,7 +367,7 @@ impl Submitter {
                 &[],
             );
             let max_groups = gpu.info.max_group_count_x;
-            let mut bound = usize::MAX;
+            let mut bound = None;
             for (i, level) in levels.iter().enumerate() {
                 let level_stage = level.first().and_then(|disp| stage_of(disp.kernel));
                 if let (Some(q), Some(_)) = (self.queries, level_stage) {
@@ -378,9 +386,9 @@ impl Submitter {
                 }
                 for disp in level {
                     let kernel = gpu.pipelines.get(disp.kernel)?;
-                    if bound != disp.kernel {
+                    if bound != Some(disp.kernel) {
                         d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, kernel.pipeline);
-                        bound = disp.kernel;
+                        bound = Some(disp.kernel);
                     }
                     let mut done = 0u32;
                     while done < disp.count {

@@ -4,7 +4,7 @@
 use crate::gpu::memory::HostBuffer;
 use crate::gpu::once::run_once;
 use crate::gpu::GpuResult;
-use crate::kernels::VP9_IPRED_CHECK_KERNEL;
+use crate::kernels::Kernel;
 
 /// One intra prediction for the GPU: the converted mode, the size (4 << size_log2), and the
 /// edges as `shaders/vp9_ipred.glsl` keeps them: the top-left, the row above (64), and the
@@ -40,7 +40,7 @@ pub fn predict_intra(cases: &[IntraCase]) -> GpuResult<Vec<Vec<u8>>> {
     // SAFETY: the buffer holds exactly these words.
     unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), input.ptr as *mut u32, words.len()) };
     run_once(
-        &[(VP9_IPRED_CHECK_KERNEL, cases.len() as u32)],
+        &[(Kernel::Vp9IpredCheck, cases.len() as u32)],
         [&input, &output, &output, &output, &output].map(|b| b.as_ref()),
     )?;
     output.invalidate(0..output.size)?;
