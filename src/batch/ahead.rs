@@ -6,8 +6,9 @@ use super::call::{spans_meet, Area, Job, MAY_REDO, NO_SPAN};
 use super::early::Stop;
 use super::gpu_batch::GpuBatch;
 use crate::gpu::stream::MAX_SLOTS;
-use crate::kernels::mc::{self, McFunction};
-use crate::kernels::Kernel;
+use crate::kernels::itx::ItxJob;
+use crate::kernels::mc::McJob;
+use crate::kernels::{JobHeader, Kernel};
 use crate::stats::{self, COUNTERS};
 
 /// What a reader's calls to run ahead are checked with ([`GpuBatch::plan_ahead`]), kept from
@@ -140,16 +141,17 @@ fn may_run_ahead(kernel: Kernel) -> bool {
 
 /// The source pixels a motion-compensation job reads: its tile's, and the filter's reach.
 fn mc_window(job: &Job, source: *const u8) -> Area {
-    let win = McFunction::from_params(job[4]).0.window();
-    let stride = job[3] as i32 as isize;
+    let job = McJob::from_words(job);
+    let win = job.function().0.window();
+    let stride = job.src_stride as isize;
     Area {
         at: source
-            .wrapping_add(job[2] as usize)
+            .wrapping_add(job.src as usize)
             .wrapping_offset(-(win.above as isize) * stride - win.left as isize)
             as *mut u8,
         stride,
-        w: win.width(mc::tile_cols(job[4])),
-        h: win.height(mc::tile_rows(job[4])),
+        w: win.width(job.tile_cols()),
+        h: win.height(job.tile_rows()),
     }
 }
 
@@ -223,7 +225,10 @@ impl GpuBatch {
         let mut job = Job::default();
         job[..size].copy_from_slice(&self.buckets[c.bucket as usize][at..at + size]);
         let (rows, cols) = match key.kernel {
-            Kernel::Mc => (mc::tile_rows(job[4]), mc::tile_cols(job[4])),
+            Kernel::Mc => {
+                let mc = McJob::from_words(&job);
+                (mc.tile_rows(), mc.tile_cols())
+            }
             Kernel::Itx(k) => (k.size().n(), k.size().n()),
             // Never run ahead (`may_run_ahead`).
             Kernel::Lf
@@ -238,9 +243,10 @@ impl GpuBatch {
             | Kernel::CdefRowCopy
             | Kernel::CdefRow => (0, 0),
         };
+        let header = JobHeader::of(&job);
         let pixels = Area {
-            at: (self.slot_base(key.slot) + job[0] as usize) as *mut u8,
-            stride: job[1] as i32 as isize,
+            at: (self.slot_base(key.slot) + header.pixel as usize) as *mut u8,
+            stride: header.stride as isize,
             w: cols,
             h: rows,
         };
@@ -276,7 +282,7 @@ impl GpuBatch {
             for k in 0..self.calls[i].jobs as usize {
                 let (key, job, pixels, source) = self.job_of(i, k, arena);
                 let itx = matches!(key.kernel, Kernel::Itx(_));
-                if itx && job[3] & MAY_REDO != 0 {
+                if itx && ItxJob::from_words(&job).flags & MAY_REDO != 0 {
                     return None;
                 }
                 if tracked(&key) {
@@ -284,7 +290,7 @@ impl GpuBatch {
                 }
                 let touch = if ran_ahead {
                     Touch::RanAhead
-                } else if itx || McFunction::from_params(job[4]).0.avg {
+                } else if itx || McJob::from_words(&job).function().0.avg {
                     Touch::Modifies
                 } else {
                     Touch::Overwrites

@@ -6,9 +6,12 @@ use super::call::{job_flags, Area, Captured, Job, Op, Origin, SKIP_JOB};
 use super::gpu_batch::GpuBatch;
 use super::recorder::Recorder;
 use crate::gpu::stream::MAX_SLOTS;
-use crate::kernels::itx::ItxKernel;
-use crate::kernels::lf::LfDir;
-use crate::kernels::{cdef, mc, Kernel};
+use crate::kernels::cdef::CdefJob;
+use crate::kernels::itx::{ItxJob, ItxKernel};
+use crate::kernels::lf::{LfDir, LfJob};
+use crate::kernels::lf_sb::LfSbJob;
+use crate::kernels::mc::McJob;
+use crate::kernels::{cdef, mc, JobHeader, Kernel};
 use std::hash::Hasher;
 use std::ptr;
 
@@ -109,41 +112,27 @@ impl GpuBatch {
 
     /// Appends the jobs of a motion compensation whose pixels are in place, one per tile
     /// ([`for_each_mc_tile`]), to their bucket at once: the words a job shares are computed
-    /// once and each tile's are written straight into the bucket. `first` holds the job
-    /// words of the block's top-left tile (its tile parameters left out). Returns the bucket,
-    /// the first job's first word there and the number of jobs.
+    /// once and each tile's are written straight into the bucket. `first` is the job of the
+    /// block's top-left tile (its tile parameters left out). Returns the bucket, the first
+    /// job's first word there and the number of jobs.
     pub(super) fn push_mc_tiles(
         &mut self,
         level: u32,
         slot: u8,
         source: u8,
-        first: &Job,
+        first: &McJob,
         rect: &Area,
     ) -> (u32, u32, u32) {
         const WORDS: usize = 12;
         debug_assert_eq!(Kernel::Mc.job_words(), WORDS);
         let index = self.bucket_index(level, Kernel::Mc, slot, source);
-        let (pixel, stride, src, src_stride) = (first[0], first[1], first[2], first[3]);
         let bucket = &mut self.buckets[index];
         let at = bucket.len();
         let tiles = rect.w.div_ceil(8) * rect.h.div_ceil(8);
         bucket.reserve(tiles * WORDS);
         let mut out = at;
         for_each_mc_tile(rect.w, rect.h, |row, col, tile| {
-            let job: Job = [
-                pixel.wrapping_add((row as i64 * stride as i32 as i64 + col as i64) as u32),
-                stride,
-                src.wrapping_add((row as i64 * src_stride as i32 as i64 + col as i64) as u32),
-                src_stride,
-                first[4] | tile,
-                first[5],
-                first[6],
-                first[7],
-                first[8],
-                0,
-                0,
-                0,
-            ];
+            let job = first.at_tile(row, col, tile).to_words();
             // SAFETY: `reserve` made room for every tile's words after `at`; the length
             // covers them once all are written.
             unsafe { ptr::write(bucket.as_mut_ptr().add(out) as *mut Job, job) };
@@ -200,7 +189,7 @@ impl GpuBatch {
             let words = key.kernel.job_words();
             let jobs = &mut self.buckets[bucket as usize][from as usize..to as usize];
             for job in jobs.chunks_exact_mut(words) {
-                job[0] = SKIP_JOB;
+                JobHeader::set_pixel(job, SKIP_JOB);
             }
         }
         self.journal.clear();
@@ -209,33 +198,18 @@ impl GpuBatch {
 }
 
 impl Recorder {
-    /// The words every job of a motion compensation shares, as its top-left tile's job has
-    /// them: source word and stride, parameters (without the tile's), the packed filters;
-    /// words 0 and 1 (pixel and stride) are left to the caller.
-    pub(super) fn mc_job(op: &Op, captured: Captured) -> Job {
+    /// What every job of a motion compensation shares, as its top-left tile's job has it:
+    /// source and its stride, parameters (without the tile's), the packed filters; the
+    /// header (pixel and stride) is left to the caller.
+    pub(super) fn mc_job(op: &Op, captured: Captured) -> McJob {
         let Op::Mc { f, mx, my, .. } = *op else {
             unreachable!("a motion compensation");
         };
-        let [h0, h1] = mc::packed_taps(f.filter, mx);
-        let [v0, v1] = mc::packed_taps(f.filter, my);
-        [
-            0,
-            0,
-            captured.word,
-            captured.stride as u32,
-            f.params(mx, my),
-            h0,
-            h1,
-            v0,
-            v1,
-            0,
-            0,
-            0,
-        ]
+        McJob::new(f, mx, my, captured.word, captured.stride as i32)
     }
 
     /// Calls `job(row, col, kernel, words)` for each job of a call, at its position in the
-    /// call's [`Area`]; words 0 and 1 (pixel and stride) are left to the caller.
+    /// call's [`Area`]; the header (pixel and stride) is left to the caller.
     pub(super) fn for_each_job(
         op: &Op,
         captured: Captured,
@@ -246,34 +220,24 @@ impl Recorder {
         match *op {
             Op::Itx { tx, eob, .. } => {
                 let kernel = Kernel::Itx(ItxKernel::for_call(tx, tx.is_dc_only_call(eob)));
-                job(
-                    0,
-                    0,
-                    kernel,
-                    [
-                        0,
-                        0,
-                        captured.word,
-                        job_flags(origin, eob),
-                        0,
-                        0,
-                        0,
-                        0,
-                        0,
-                        0,
-                        0,
-                        0,
-                    ],
-                );
+                let words = ItxJob {
+                    header: JobHeader::default(),
+                    coef: captured.word,
+                    flags: job_flags(origin, eob),
+                };
+                job(0, 0, kernel, words.to_words());
             }
             Op::Mc { .. } => {
                 let first = Self::mc_job(op, captured);
                 for_each_mc_tile(rect.w, rect.h, |y, x, tile| {
+                    // Pixel and stride are the caller's: only the source moves to the tile.
                     let src = captured.word as i64 + y as i64 * captured.stride as i64 + x as i64;
-                    let mut words = first;
-                    words[2] = src as u32;
-                    words[4] |= tile;
-                    job(y, x, Kernel::Mc, words);
+                    let words = McJob {
+                        src: src as u32,
+                        params: first.params | tile,
+                        ..first
+                    };
+                    job(y, x, Kernel::Mc, words.to_words());
                 });
             }
             Op::Lf { f, e, i, h } => {
@@ -283,24 +247,31 @@ impl Recorder {
                         LfDir::H => (8 * n, reach),
                         LfDir::V => (reach, 8 * n),
                     };
-                    job(
-                        y,
-                        x,
-                        Kernel::Lf,
-                        [0, 0, half.params(f.dir()), 0, 0, 0, 0, 0, 0, 0, 0, 0],
-                    );
+                    let words = LfJob {
+                        header: JobHeader::default(),
+                        params: half.params(f.dir()),
+                    };
+                    job(y, x, Kernel::Lf, words.to_words());
                 }
             }
             Op::LfSb { plane, .. } => {
                 // One job at the superblock's first pixel, inside the call's area.
                 let (row, col) = ((-plane.top) as usize, (-plane.left) as usize);
-                let words = [0, 0, plane.params, captured.word, 0, 0, 0, 0, 0, 0, 0, 0];
-                job(row, col, Kernel::LfSb, words);
+                let words = LfSbJob {
+                    header: JobHeader::default(),
+                    params: plane.params,
+                    record: captured.word,
+                };
+                job(row, col, Kernel::LfSb, words.to_words());
             }
             Op::Cdef { call } => {
                 let params = cdef::job_params(&call.strengths, call.size, call.two_bytes);
-                let words = [0, 0, captured.word, params, 0, 0, 0, 0, 0, 0, 0, 0];
-                job(0, 0, Kernel::Cdef, words);
+                let words = CdefJob {
+                    header: JobHeader::default(),
+                    window: captured.word,
+                    params,
+                };
+                job(0, 0, Kernel::Cdef, words.to_words());
             }
         }
     }

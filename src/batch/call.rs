@@ -7,12 +7,9 @@ use crate::kernels::itx::Transform;
 use crate::kernels::lf::{LfDir, LfFunction};
 use crate::kernels::lf_sb::{self, SbPlane};
 use crate::kernels::mc::McFunction;
+pub use crate::kernels::Job;
 use crate::kernels::Kernel;
 use crate::levels::Block;
-
-/// A recorded job's words: the first [`Kernel::job_words`] of them are used.
-/// Words 0 and 1 are always the job's pixel (a byte offset into its pixel buffer) and the stride.
-pub type Job = [u32; 12];
 
 /// One call of a DSP function, as the recorder handles it. It lives no longer than the call
 /// that records it: what it points to is captured into the batch then.

@@ -2,10 +2,11 @@
 //! reference), and a recorded job where its pixels are.
 
 use super::call::{job_eob, Job, Op, Origin};
-use crate::kernels::itx::{self, ItxKernel, Transform, Tx1d};
-use crate::kernels::lf::{self, LfDir, LfFunction, LfHalf};
-use crate::kernels::lf_sb::{self, SbPlane};
-use crate::kernels::mc::{self, McFunction};
+use crate::kernels::cdef::CdefJob;
+use crate::kernels::itx::{self, ItxJob, ItxKernel, Transform, Tx1d};
+use crate::kernels::lf::{self, LfDir, LfFunction, LfHalf, LfJob};
+use crate::kernels::lf_sb::{self, LfSbJob, SbPlane};
+use crate::kernels::mc::{self, McJob};
 use crate::kernels::{cdef, Kernel};
 use crate::regions::{self, Placement, Region};
 use crate::stats::{self, COUNTERS};
@@ -82,10 +83,10 @@ unsafe fn run_half_with_ffmpeg(
     }
 }
 
-/// A superblock plane as its job left it: its record in the arena (word 3: its first
-/// coefficient) and its parameters (word 2).
+/// A superblock plane as its job left it: its record in the arena and its parameters.
 unsafe fn lf_sb_plane<'a>(arena: *const i16, job: &Job) -> SbPlane<'a> {
-    lf_sb::plane_from_record(arena.add(job[3] as usize) as *const u8, job[2])
+    let job = LfSbJob::from_words(job);
+    lf_sb::plane_from_record(arena.add(job.record as usize) as *const u8, job.params)
 }
 
 /// Runs a transform at once: FFmpeg's own function for its decoder's calls, else the reference.
@@ -179,13 +180,14 @@ pub(super) unsafe fn run_job_on_cpu(
 ) {
     match kernel {
         Kernel::Mc => {
-            let (f, mx, my) = McFunction::from_params(job[4]);
-            let src = source.wrapping_add(job[2] as usize);
-            let rows = mc::tile_rows(job[4]) as i32;
-            mc::mc_now(f, dst, stride, src, job[3] as i32 as isize, rows, mx, my);
+            let job = McJob::from_words(job);
+            let (f, mx, my) = job.function();
+            let src = source.wrapping_add(job.src as usize);
+            let rows = job.tile_rows() as i32;
+            mc::mc_now(f, dst, stride, src, job.src_stride as isize, rows, mx, my);
         }
         Kernel::Lf => {
-            let (half, dir) = LfHalf::from_params(job[2]);
+            let (half, dir) = LfJob::from_words(job).half();
             lf::filter_half(dst, stride, dir, half);
         }
         Kernel::LfSb | Kernel::LfRow => {
@@ -193,11 +195,15 @@ pub(super) unsafe fn run_job_on_cpu(
             run_lf_sb(&plane, dst, stride, Origin::Api);
         }
         Kernel::Cdef => {
-            let (s, w, h, two_bytes) = cdef::from_job_params(job[3]);
-            let window = &*(arena.add(job[2] as usize) as *const [i16; cdef::WINDOW_LEN]);
+            let job = CdefJob::from_words(job);
+            let (s, w, h, two_bytes) = cdef::from_job_params(job.params);
+            let window = &*(arena.add(job.window as usize) as *const [i16; cdef::WINDOW_LEN]);
             cdef::filter_bytes(window, dst, stride, w, h, &s, two_bytes);
         }
-        Kernel::Itx(k) => run_itx_on_cpu(k, dst, stride, job[2], job[3], arena),
+        Kernel::Itx(k) => {
+            let job = ItxJob::from_words(job);
+            run_itx_on_cpu(k, dst, stride, job.coef, job.flags, arena)
+        }
         Kernel::Vp9Inter
         | Kernel::Vp9Intra
         | Kernel::Vp9Lines
@@ -228,20 +234,21 @@ pub(super) unsafe fn run_job_fast(
     };
     match kernel {
         Kernel::Mc => {
-            let (f, mx, my) = McFunction::from_params(job[4]);
-            let rows = mc::tile_rows(job[4]) as i32;
+            let job = McJob::from_words(job);
+            let (f, mx, my) = job.function();
+            let rows = job.tile_rows() as i32;
             // FFmpeg's SIMD steps over rows in pairs or fours, as the decoder's block heights
             // allow (other heights, a row backup's single line, take the reference), and may
             // read a row beyond the window (some of its filters do on arm): a window copied
             // into the arena has no such row, so those take the reference too.
             let in_place = source != arena as *const u8;
             if let (Some(ffmpeg), 0, true) = (dsp.mc_fn(f), rows % 4, in_place) {
-                let src = source.wrapping_add(job[2] as usize);
-                return ffmpeg(dst, stride, src, job[3] as i32 as isize, rows, mx, my);
+                let src = source.wrapping_add(job.src as usize);
+                return ffmpeg(dst, stride, src, job.src_stride as isize, rows, mx, my);
             }
         }
         Kernel::Lf => {
-            let (half, dir) = LfHalf::from_params(job[2]);
+            let (half, dir) = LfJob::from_words(job).half();
             if run_half_with_ffmpeg(dsp, dst, stride, dir, half) {
                 return;
             }
@@ -251,23 +258,24 @@ pub(super) unsafe fn run_job_fast(
             return run_lf_sb(&plane, dst, stride, Origin::Ffmpeg);
         }
         Kernel::Itx(k) => {
-            if let (true, Some(table)) = (job[3] & 1 != 0, FFMPEG_ITX.get()) {
+            let job = ItxJob::from_words(job);
+            if let (true, Some(table)) = (job.flags & 1 != 0, FFMPEG_ITX.get()) {
                 // A transform of FFmpeg's decoder: its own function, on an aligned copy.
                 #[repr(C, align(64))]
                 struct Block([i16; 32 * 32]);
                 let mut block = Block([0; 32 * 32]);
                 let tx = match k {
                     ItxKernel::Full(tx) => {
-                        let coefs = arena.add(job[2] as usize);
+                        let coefs = arena.add(job.coef as usize);
                         ptr::copy_nonoverlapping(coefs, block.0.as_mut_ptr(), tx.coefs());
                         tx
                     }
                     ItxKernel::DcOnly(size) => {
-                        block.0[0] = job[2] as i32 as i16;
+                        block.0[0] = job.coef as i32 as i16;
                         Transform::new(size, Tx1d::Dct, Tx1d::Dct)
                     }
                 };
-                return table[tx.index()](dst, stride, block.0.as_mut_ptr(), job_eob(job[3]));
+                return table[tx.index()](dst, stride, block.0.as_mut_ptr(), job_eob(job.flags));
             }
         }
         Kernel::Cdef

@@ -5,6 +5,7 @@ use super::buckets::split_key;
 use super::call::{block_in, Area, Job, Op, SKIP_JOB};
 use super::cpu::run_job_fast;
 use super::gpu_batch::GpuBatch;
+use crate::kernels::JobHeader;
 use crate::regions::{self, Placement};
 use crate::stats::{self, COUNTERS};
 
@@ -184,8 +185,10 @@ impl GpuBatch {
             let at = c.first_word as usize + k * size;
             let mut job = Job::default();
             job[..size].copy_from_slice(&bucket[at..at + size]);
-            let dst = (base + job[0] as usize) as *mut u8;
-            unsafe { run_job_fast(key.kernel, dst, job[1] as i32 as isize, &job, arena, source) };
+            let header = JobHeader::of(&job);
+            let dst = (base + header.pixel as usize) as *mut u8;
+            let stride = header.stride as isize;
+            unsafe { run_job_fast(key.kernel, dst, stride, &job, arena, source) };
         }
     }
 
@@ -196,7 +199,8 @@ impl GpuBatch {
         let size = split_key(self.keys[c.bucket as usize]).kernel.job_words();
         let bucket = &mut self.buckets[c.bucket as usize];
         for k in 0..c.jobs as usize {
-            bucket[c.first_word as usize + k * size] = SKIP_JOB;
+            let at = c.first_word as usize + k * size;
+            JobHeader::set_pixel(&mut bucket[at..at + size], SKIP_JOB);
         }
         let serial = self.levels.serial_of(i);
         self.levels.set_done(serial);

@@ -11,8 +11,10 @@ use super::placement::{Busy, Placed, Source, Target};
 use super::submit::Failure;
 use crate::gpu;
 use crate::gpu::stream::{Buf, Stream};
+use crate::kernels::itx::ItxJob;
 use crate::kernels::itx::TxSize;
-use crate::kernels::{cdef, lf_sb, Kernel};
+use crate::kernels::lf_sb::LfSbJob;
+use crate::kernels::{cdef, lf_sb, JobHeader, Kernel};
 use crate::regions::{self, Placement};
 use crate::stats::{self, Reason, COUNTERS};
 use std::mem::ManuallyDrop;
@@ -457,8 +459,7 @@ impl Recorder {
                 stride,
             } if matches!(op, Op::Mc { .. }) => {
                 let mut job = Self::mc_job(&op, captured);
-                job[0] = pixel;
-                job[1] = stride as u32;
+                job.header = JobHeader { pixel, stride };
                 let (bucket, at, tiles) = g.push_mc_tiles(level, slot, source_slot, &job, &rect);
                 first = Some((bucket, at));
                 jobs = tiles as usize;
@@ -469,10 +470,12 @@ impl Recorder {
                 stride,
             } => Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, mut job| {
                 let offset = row as i64 * stride as i64 + col as i64;
-                job[0] = pixel.wrapping_add(offset as u32);
-                job[1] = stride as u32;
+                let pixel = pixel.wrapping_add(offset as u32);
+                JobHeader { pixel, stride }.write(&mut job);
                 if may_redo && matches!(op, Op::Itx { .. }) {
-                    job[3] |= MAY_REDO;
+                    let mut itx = ItxJob::from_words(&job);
+                    itx.flags |= MAY_REDO;
+                    job = itx.to_words();
                     g.may_redo = true;
                 }
                 // A row's planes run in one workgroup, in this order.
@@ -480,10 +483,13 @@ impl Recorder {
                 if let Some(split) = split {
                     // Only the first job is the call's for early completion (`jobs`): the
                     // decoder's planes complete as a batch.
+                    let plane = LfSbJob::from_words(&job);
                     for (level, params) in split.jobs() {
-                        let mut part = job;
-                        part[2] |= params;
-                        let at = g.push(level, kernel, slot, source_slot, &part);
+                        let part = LfSbJob {
+                            params: plane.params | params,
+                            ..plane
+                        };
+                        let at = g.push(level, kernel, slot, source_slot, &part.to_words());
                         first.get_or_insert(at);
                     }
                     jobs += 1;
@@ -492,9 +498,13 @@ impl Recorder {
                 if passes_apart {
                     // The rows pass's job, in the next level's bucket, is not the call's for
                     // early completion (`jobs`): the decoder's planes complete as a batch.
-                    let mut rows = job;
-                    rows[2] |= lf_sb::ROWS_ONLY;
-                    job[2] |= lf_sb::COLUMNS_ONLY;
+                    let plane = LfSbJob::from_words(&job);
+                    let pass = |only| LfSbJob {
+                        params: plane.params | only,
+                        ..plane
+                    };
+                    job = pass(lf_sb::COLUMNS_ONLY).to_words();
+                    let rows = pass(lf_sb::ROWS_ONLY).to_words();
                     g.push(level + 1, kernel, slot, source_slot, &rows);
                 }
                 let at = g.push(level, kernel, slot, source_slot, &job);
@@ -503,8 +513,11 @@ impl Recorder {
             }),
             Target::Copied { staging } => {
                 Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, mut job| {
-                    job[0] = (staging + row * rect.w + col) as u32;
-                    job[1] = rect.w as u32;
+                    let header = JobHeader {
+                        pixel: (staging + row * rect.w + col) as u32,
+                        stride: rect.w as i32,
+                    };
+                    header.write(&mut job);
                     let at = g.push(level, kernel, 0, source_slot, &job);
                     first.get_or_insert(at);
                     jobs += 1;

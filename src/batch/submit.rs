@@ -7,8 +7,8 @@ use super::cpu::{run_ffmpeg, run_job_on_cpu};
 use super::gpu_batch::GpuBatch;
 use crate::gpu::stream::{Buf, Dispatch};
 use crate::gpu::{self, GpuResult};
-use crate::kernels::itx::{GpuJob, ItxKernel, Transform};
-use crate::kernels::Kernel;
+use crate::kernels::itx::{ItxJob, ItxKernel, Transform};
+use crate::kernels::{JobHeader, Kernel};
 use crate::stats::{self, COUNTERS};
 use std::ptr;
 use std::time::Instant;
@@ -266,31 +266,26 @@ impl GpuBatch {
             let d = &dispatches[n];
             let size = d.kernel.job_words();
             let at = (index - d.first) as usize * size;
-            let words = &self.buckets[order[n]][at..at + size];
-            let job = GpuJob {
-                pixel_offset: words[0],
-                stride: words[1] as i32,
-                coef: words[2],
-                reserved: words[3],
-            };
+            let mut words = Job::default();
+            words[..size].copy_from_slice(&self.buckets[order[n]][at..at + size]);
+            let job = ItxJob::from_words(&words);
             let Kernel::Itx(ItxKernel::Full(tx)) = d.kernel else {
                 return Err("a job other than a full transform reported a lane overflow".into());
             };
             let (dst, stride) = if d.slot == 0 {
-                let c = self
-                    .copied_calls
-                    .iter()
-                    .find(|c| c.kernel() == d.kernel && c.job[0] == job.pixel_offset);
+                let c = self.copied_calls.iter().find(|c| {
+                    c.kernel() == d.kernel && JobHeader::of(&c.job).pixel == job.header.pixel
+                });
                 let c = c.ok_or("an overflowed copied job without its block")?;
                 (c.dst, c.stride)
             } else {
                 let base = self.slot_base(d.slot);
                 (
-                    (base + job.pixel_offset as usize) as *mut u8,
-                    job.stride as isize,
+                    (base + job.header.pixel as usize) as *mut u8,
+                    job.header.stride as isize,
                 )
             };
-            if d.slot != 0 && job.reserved & MAY_REDO == 0 {
+            if d.slot != 0 && job.flags & MAY_REDO == 0 {
                 // Calls after it on its pixels already ran: the bound of `itx` failed.
                 crate::log::once(
                     crate::log::Level::Error,
@@ -303,7 +298,7 @@ impl GpuBatch {
                 dst,
                 stride,
                 coefs: unsafe { arena.add(job.coef as usize) },
-                eob: job_eob(job.reserved),
+                eob: job_eob(job.flags),
                 copied: d.slot == 0,
             });
         }
@@ -317,7 +312,7 @@ impl GpuBatch {
             key.slot != 0
                 && self.buckets[b]
                     .chunks_exact(key.kernel.job_words())
-                    .any(|words| words[0] != SKIP_JOB)
+                    .any(|words| JobHeader::of(words).pixel != SKIP_JOB)
         })
     }
 
@@ -374,20 +369,15 @@ impl GpuBatch {
             let base = self.slot_base(key.slot);
             let source = self.source_base(key.source, arena);
             for words in self.buckets[b].chunks_exact(key.kernel.job_words()) {
-                if words[0] == SKIP_JOB {
+                let header = JobHeader::of(words);
+                if header.pixel == SKIP_JOB {
                     continue; // completed early
                 }
                 let mut job = Job::default();
                 job[..words.len()].copy_from_slice(words);
-                let dst = (base + job[0] as usize) as *mut u8;
-                jobs.push((
-                    key.level,
-                    key.kernel,
-                    dst,
-                    job[1] as i32 as isize,
-                    job,
-                    source,
-                ));
+                let dst = (base + header.pixel as usize) as *mut u8;
+                let stride = header.stride as isize;
+                jobs.push((key.level, key.kernel, dst, stride, job, source));
             }
         }
         for c in &self.copied_calls {

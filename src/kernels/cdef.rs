@@ -11,6 +11,8 @@
 //! separate so that the window can be taken when dav1d makes the call and the filter run
 //! later: the window is all the filter reads.
 
+use super::{Job, JobHeader};
+
 /// Row stride of the padded window, and its size: (8 + 4) x (8 + 4) values.
 pub const WINDOW_STRIDE: usize = 12;
 pub const WINDOW_LEN: usize = WINDOW_STRIDE * WINDOW_STRIDE;
@@ -381,9 +383,57 @@ pub fn from_job_params(p: u32) -> (Strengths, usize, usize, bool) {
     (s, w, h, p >> 29 & 1 != 0)
 }
 
+/// A CDEF block's job (`shaders/cdef.comp`, a `uvec4`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct CdefJob {
+    /// The block's top-left pixel.
+    pub header: JobHeader,
+    /// The window's first value in the coefficient buffer (the arena).
+    pub window: u32,
+    /// [`job_params`]: strengths, block size, pixel size.
+    pub params: u32,
+}
+
+impl CdefJob {
+    pub fn to_words(&self) -> Job {
+        let mut words = self.header.job();
+        words[2] = self.window;
+        words[3] = self.params;
+        words
+    }
+
+    pub fn from_words(words: &Job) -> CdefJob {
+        CdefJob {
+            header: JobHeader::of(words),
+            window: words[2],
+            params: words[3],
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A job's words give back its fields.
+    #[test]
+    fn a_cdef_job_round_trips_through_its_words() {
+        let mut rng = crate::testing::Rng(11);
+        for _ in 0..100 {
+            let mut word = || rng.below(1 << 32) as u32;
+            let job = CdefJob {
+                header: JobHeader {
+                    pixel: word(),
+                    stride: word() as i32,
+                },
+                window: word(),
+                params: word(),
+            };
+            let words = job.to_words();
+            assert_eq!(CdefJob::from_words(&words), job);
+            assert!(words[4..].iter().all(|&w| w == 0));
+        }
+    }
 
     #[test]
     fn job_params_round_trip() {

@@ -17,6 +17,7 @@
 //! Layout kept open for 10/12-bit: coefficients would be `int32_t` and intermediates 64-bit;
 //! [`Transform`] and the job format carry the size and types only, not the sample width.
 
+use super::{Job, JobHeader};
 use std::ops::{Add, Mul, Neg, Shr, Sub};
 
 /// A 32-bit signed integer whose arithmetic wraps like FFmpeg's (mostly `unsigned`) C.
@@ -806,16 +807,34 @@ const BY_INDEX: [ItxKernel; ItxKernel::COUNT] = {
     all
 };
 
-/// A job as the transform shaders read it (`uvec4`): the block's top-left pixel as a byte
-/// offset into the pixel buffer, the stride in bytes, and the first coefficient in the
-/// coefficient buffer (for a DC-only job, the DC value itself).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct GpuJob {
-    pub pixel_offset: u32,
-    pub stride: i32,
+/// A transform's job (`shaders/itx_main.glsl`, a `uvec4`): the block's top-left pixel, the
+/// coefficients and the flags.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct ItxJob {
+    pub header: JobHeader,
+    /// The block's first coefficient in the coefficient buffer (the arena), or for a DC-only
+    /// kernel the DC value itself.
     pub coef: u32,
-    pub reserved: u32,
+    /// FROM_FFMPEG (bit 0, which the shaders read), the batch's own flags, the call's eob
+    /// (bits 16..32): `batch::call::job_flags`.
+    pub flags: u32,
+}
+
+impl ItxJob {
+    pub fn to_words(&self) -> Job {
+        let mut words = self.header.job();
+        words[2] = self.coef;
+        words[3] = self.flags;
+        words
+    }
+
+    pub fn from_words(words: &Job) -> ItxJob {
+        ItxJob {
+            header: JobHeader::of(words),
+            coef: words[2],
+            flags: words[3],
+        }
+    }
 }
 
 #[cfg(test)]
@@ -841,6 +860,26 @@ mod tests {
             }
         }
         (((worst + 64) * 256 + AMPLITUDE - 1) / AMPLITUDE) as u32
+    }
+
+    /// A job's words give back its fields.
+    #[test]
+    fn a_transform_job_round_trips_through_its_words() {
+        let mut rng = Rng(5);
+        for _ in 0..100 {
+            let mut word = || rng.below(1 << 32) as u32;
+            let job = ItxJob {
+                header: JobHeader {
+                    pixel: word(),
+                    stride: word() as i32,
+                },
+                coef: word(),
+                flags: word(),
+            };
+            let words = job.to_words();
+            assert_eq!(ItxJob::from_words(&words), job);
+            assert!(words[4..].iter().all(|&w| w == 0));
+        }
     }
 
     /// Every transform kernel's index finds it again, those of the calls among them.

@@ -10,6 +10,8 @@
 //! result depends on running them in the decoder's order. The batch keeps that order by never
 //! running two calls that touch a common pixel in one submission.
 
+use super::{Job, JobHeader};
+
 /// Edge direction, FFmpeg's last index: `h` filters across a vertical edge (lines are rows),
 /// `v` across a horizontal edge (lines are columns).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -142,6 +144,35 @@ impl LfHalf {
     }
 }
 
+/// A loop filter's job (`shaders/lf.comp`, a `uvec4`): 8 lines across one edge.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct LfJob {
+    /// The first pixel after the edge on line 0.
+    pub header: JobHeader,
+    /// [`LfHalf::params`]: thresholds, width and direction.
+    pub params: u32,
+}
+
+impl LfJob {
+    /// The half's filter and the edge's direction.
+    pub fn half(&self) -> (LfHalf, LfDir) {
+        LfHalf::from_params(self.params)
+    }
+
+    pub fn to_words(&self) -> Job {
+        let mut words = self.header.job();
+        words[2] = self.params;
+        words
+    }
+
+    pub fn from_words(words: &Job) -> LfJob {
+        LfJob {
+            header: JobHeader::of(words),
+            params: words[2],
+        }
+    }
+}
+
 /// Filters one line: `px[k]` is the pixel at distance `k - 8` from the edge (`px[8]` = q0).
 fn filter_line(px: &mut [i32; 16], half: LfHalf) {
     let LfHalf { wd, e, i, h } = half;
@@ -241,5 +272,40 @@ pub unsafe fn lf_now(f: LfFunction, dst: *mut u8, stride: isize, e: i32, i: i32,
     };
     for (n, half) in f.halves(e, i, h).into_iter().enumerate() {
         filter_half(dst.offset(8 * n as isize * along), stride, f.dir(), half);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A job's words give back its fields, and its parameters its half and direction.
+    #[test]
+    fn a_loop_filter_job_round_trips_through_its_words() {
+        let mut rng = crate::testing::Rng(17);
+        for _ in 0..100 {
+            let mut word = || rng.below(1 << 32) as u32;
+            let job = LfJob {
+                header: JobHeader {
+                    pixel: word(),
+                    stride: word() as i32,
+                },
+                params: word(),
+            };
+            let words = job.to_words();
+            assert_eq!(LfJob::from_words(&words), job);
+            assert!(words[3..].iter().all(|&w| w == 0));
+        }
+        let half = LfHalf {
+            e: 40,
+            i: 10,
+            h: 3,
+            wd: 8,
+        };
+        let job = LfJob {
+            header: JobHeader::default(),
+            params: half.params(LfDir::V),
+        };
+        assert_eq!(job.half(), (half, LfDir::V));
     }
 }

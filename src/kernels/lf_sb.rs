@@ -13,6 +13,7 @@
 //! ([`slot_table`] is that walk in Rust), then filters one line per invocation.
 
 use crate::kernels::lf::{filter_half, LfDir, LfHalf};
+use crate::kernels::{Job, JobHeader};
 
 /// Edges one segment can hold: 8 block edges, each with an inner 4-pixel edge.
 pub const EDGES: usize = 16;
@@ -653,6 +654,35 @@ impl<'a> SbPlane<'a> {
     }
 }
 
+/// A superblock plane's job (`shaders/lf_sb.comp`, `shaders/lf_row.comp`, a `uvec4`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct LfSbJob {
+    /// The superblock's first pixel.
+    pub header: JobHeader,
+    /// [`SbPlane::params`]: subsampling, frame edges, the passes and part it filters.
+    pub params: u32,
+    /// The plane's record ([`RECORD_BYTES`]) in the coefficient buffer (the arena), in
+    /// coefficients.
+    pub record: u32,
+}
+
+impl LfSbJob {
+    pub fn to_words(&self) -> Job {
+        let mut words = self.header.job();
+        words[2] = self.params;
+        words[3] = self.record;
+        words
+    }
+
+    pub fn from_words(words: &Job) -> LfSbJob {
+        LfSbJob {
+            header: JobHeader::of(words),
+            params: words[2],
+            record: words[3],
+        }
+    }
+}
+
 /// A plane as its job left it: the record at `record` and the job's parameters.
 ///
 /// # Safety
@@ -966,6 +996,26 @@ pub unsafe fn run_pass_now(table: &[u32], dir: LfDir, origin: *mut u8, stride: i
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A job's words give back its fields.
+    #[test]
+    fn a_superblock_plane_job_round_trips_through_its_words() {
+        let mut rng = crate::testing::Rng(13);
+        for _ in 0..100 {
+            let mut word = || rng.below(1 << 32) as u32;
+            let job = LfSbJob {
+                header: JobHeader {
+                    pixel: word(),
+                    stride: word() as i32,
+                },
+                params: word(),
+                record: word(),
+            };
+            let words = job.to_words();
+            assert_eq!(LfSbJob::from_words(&words), job);
+            assert!(words[4..].iter().all(|&w| w == 0));
+        }
+    }
 
     #[test]
     fn edge_words_round_trip() {

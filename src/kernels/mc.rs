@@ -16,6 +16,8 @@
 //! [`McFunction::window`]), so the caller may change its source right after the call as FFmpeg's
 //! decoder does with its emulated-edge buffer.
 
+use super::{Job, JobHeader};
+
 /// FFmpeg's `FilterMode` order (the `mc` table's second index).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum McFilter {
@@ -268,6 +270,86 @@ pub fn tile_cols(p: u32) -> usize {
     (p >> 16 & 7) as usize + 1
 }
 
+/// A motion compensation's job (`shaders/mc.comp`, three `uvec4`s): one tile of up to 8x8
+/// output pixels, its source and its function.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct McJob {
+    /// The tile's top-left pixel.
+    pub header: JobHeader,
+    /// The source pixel under the tile's top-left, as a byte offset into its buffer (the
+    /// reference frame read in place, or the arena holding a window copied at call time).
+    pub src: u32,
+    pub src_stride: i32,
+    /// [`McFunction::params`] with the tile's [`tile_params`].
+    pub params: u32,
+    /// The horizontal and vertical 8-tap filters ([`packed_taps`]).
+    pub h_taps: [u32; 2],
+    pub v_taps: [u32; 2],
+}
+
+impl McJob {
+    /// A call's job before its tiles: the tile parameters and the header are left out.
+    pub fn new(f: McFunction, mx: i32, my: i32, src: u32, src_stride: i32) -> McJob {
+        McJob {
+            header: JobHeader::default(),
+            src,
+            src_stride,
+            params: f.params(mx, my),
+            h_taps: packed_taps(f.filter, mx),
+            v_taps: packed_taps(f.filter, my),
+        }
+    }
+
+    /// The job of the tile `row` rows and `col` columns into the block of this job (its
+    /// top-left tile), with tile parameters `tile`: pixel and source move by as much.
+    pub fn at_tile(&self, row: usize, col: usize, tile: u32) -> McJob {
+        let step = |stride: i32| (row as i64 * stride as i64 + col as i64) as u32;
+        McJob {
+            header: JobHeader {
+                pixel: self.header.pixel.wrapping_add(step(self.header.stride)),
+                stride: self.header.stride,
+            },
+            src: self.src.wrapping_add(step(self.src_stride)),
+            params: self.params | tile,
+            ..*self
+        }
+    }
+
+    /// The function, `mx` and `my` (the width is the tile's).
+    pub fn function(&self) -> (McFunction, i32, i32) {
+        McFunction::from_params(self.params)
+    }
+
+    pub fn tile_rows(&self) -> usize {
+        tile_rows(self.params)
+    }
+
+    pub fn tile_cols(&self) -> usize {
+        tile_cols(self.params)
+    }
+
+    pub fn to_words(&self) -> Job {
+        let mut words = self.header.job();
+        words[2] = self.src;
+        words[3] = self.src_stride as u32;
+        words[4] = self.params;
+        words[5..7].copy_from_slice(&self.h_taps);
+        words[7..9].copy_from_slice(&self.v_taps);
+        words
+    }
+
+    pub fn from_words(words: &Job) -> McJob {
+        McJob {
+            header: JobHeader::of(words),
+            src: words[2],
+            src_stride: words[3] as i32,
+            params: words[4],
+            h_taps: [words[5], words[6]],
+            v_taps: [words[7], words[8]],
+        }
+    }
+}
+
 fn clip(x: i32) -> u8 {
     x.clamp(0, 255) as u8
 }
@@ -372,5 +454,46 @@ pub unsafe fn mc_now(
             });
             put(y, x, p);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Rng;
+
+    /// A job's words give back its fields; a tile's job moves pixel and source by its
+    /// position, each by its own stride, and adds the tile's parameters.
+    #[test]
+    fn a_motion_compensation_job_round_trips_through_its_words() {
+        let mut rng = Rng(9);
+        for _ in 0..100 {
+            let mut word = || rng.below(1 << 32) as u32;
+            let job = McJob {
+                header: JobHeader {
+                    pixel: word(),
+                    stride: word() as i32,
+                },
+                src: word(),
+                src_stride: word() as i32,
+                params: word(),
+                h_taps: [word(), word()],
+                v_taps: [word(), word()],
+            };
+            let words = job.to_words();
+            assert_eq!(McJob::from_words(&words), job);
+            assert!(words[9..].iter().all(|&w| w == 0));
+        }
+        let f = McFunction::all()[7];
+        let mut first = McJob::new(f, 3, 5, 1000, -64);
+        first.header = JobHeader {
+            pixel: 5000,
+            stride: 128,
+        };
+        let tile = first.at_tile(8, 4, tile_params(8, 4));
+        assert_eq!(tile.header.pixel, 5000 + 8 * 128 + 4);
+        assert_eq!(tile.src, 1000 - 8 * 64 + 4);
+        assert_eq!(tile.function(), (McFunction { width: 4, ..f }, 3, 5));
+        assert_eq!((tile.tile_rows(), tile.tile_cols()), (8, 4));
     }
 }

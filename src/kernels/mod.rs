@@ -121,6 +121,50 @@ impl Kernel {
     }
 }
 
+/// A job's words in the job buffer: the first [`Kernel::job_words`] of them are used. Each
+/// per-call kernel's job is a struct beside its CPU reference ([`itx::ItxJob`],
+/// [`mc::McJob`], [`lf::LfJob`], [`lf_sb::LfSbJob`], [`cdef::CdefJob`]) that encodes to these
+/// words and back.
+pub type Job = [u32; 12];
+
+/// What every kernel's job starts with (words 0 and 1): the pixel it writes first, as a byte
+/// offset into its pixel buffer, and the stride in bytes. Generic code rewrites any job's
+/// pixel (a job completed early, a block copied through the staging buffer), whatever its
+/// kernel, so these are read and written apart from the rest.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct JobHeader {
+    pub pixel: u32,
+    pub stride: i32,
+}
+
+impl JobHeader {
+    /// The header of a job's words (a whole [`Job`], or one job's words in a bucket).
+    pub fn of(words: &[u32]) -> JobHeader {
+        JobHeader {
+            pixel: words[0],
+            stride: words[1] as i32,
+        }
+    }
+
+    /// Writes the header into a job's words.
+    pub fn write(self, words: &mut [u32]) {
+        words[0] = self.pixel;
+        words[1] = self.stride as u32;
+    }
+
+    /// Sets only the pixel of a job's words (`SKIP_JOB` marks a job completed early).
+    pub fn set_pixel(words: &mut [u32], pixel: u32) {
+        words[0] = pixel;
+    }
+
+    /// A job's words with this header and zeros after it (for the kernels' `to_words`).
+    pub fn job(self) -> Job {
+        let mut words = Job::default();
+        self.write(&mut words);
+        words
+    }
+}
+
 /// Jobs one workgroup of `kernel` runs, for kernels other than the transforms (whose count
 /// depends on the block size): 64 invocations, 8 per job.
 pub const MC_LF_JOBS_PER_GROUP: u32 = 8;
@@ -147,5 +191,160 @@ mod tests {
         assert_eq!(Kernel::CdefRow.index(), Kernel::COUNT - 1);
         assert_eq!(Kernel::Mc.job_words(), 12);
         assert!(all.iter().all(|k| k.job_words() % 4 == 0));
+    }
+
+    /// Asserts that shader `name` reads its job's words as `reads` say.
+    fn shader_reads(name: &str, source: &str, reads: &[&str]) {
+        for read in reads {
+            assert!(source.contains(read), "{name} no longer reads `{read}`");
+        }
+    }
+
+    /// Each per-call kernel's job puts its fields at the words its shader reads them from
+    /// (`uvec4`s: x, y, z, w are words 0 to 3, then 4 to 7, ...): a change on either side
+    /// fails here. Every job starts with its pixel (which `SKIP_JOB` replaces) and stride.
+    #[test]
+    fn job_words_sit_where_the_shaders_read_them() {
+        let header = JobHeader {
+            pixel: 0x1000,
+            stride: -0x20,
+        };
+        let (pixel, stride) = (0x1000, -0x20i32 as u32);
+
+        let job = itx::ItxJob {
+            header,
+            coef: 0x3000,
+            flags: 0x4000,
+        };
+        assert_eq!(job.to_words()[..4], [pixel, stride, 0x3000, 0x4000]);
+        assert_eq!(
+            Kernel::Itx(ItxKernel::DcOnly(itx::TxSize::T4)).job_words(),
+            4
+        );
+        shader_reads(
+            "itx_main.glsl",
+            include_str!("../../shaders/itx_main.glsl"),
+            &[
+                "uvec4 jobs[]",
+                "job.x != SKIP_JOB",
+                "int stride = int(job.y);",
+                "uint column = job.x + lane;",
+                "int(job.z) * 11585",
+                "coefs[job.z + uint(k * N) + lane]",
+                "(job.w & FROM_FFMPEG)",
+            ],
+        );
+
+        let job = mc::McJob {
+            header,
+            src: 0x3000,
+            src_stride: -0x40,
+            params: 0x5000,
+            h_taps: [0x6000, 0x7000],
+            v_taps: [0x8000, 0x9000],
+        };
+        let words = [
+            pixel,
+            stride,
+            0x3000,
+            -0x40i32 as u32,
+            0x5000,
+            0x6000,
+            0x7000,
+            0x8000,
+            0x9000,
+        ];
+        assert_eq!(job.to_words()[..9], words);
+        assert_eq!(Kernel::Mc.job_words(), 12);
+        shader_reads(
+            "mc.comp",
+            include_str!("../../shaders/mc.comp"),
+            &[
+                "uint j = 3u * (pc.first_job + job);",
+                "uvec4 a = jobs[j];",
+                "a.x == SKIP_JOB",
+                "int dst_stride = int(a.y);",
+                "uint base = a.z;",
+                "int ss = int(a.w);",
+                "uvec4 b = jobs[j + 1u];",
+                "uint p = b.x;",
+                "uvec2 htaps = b.yz;",
+                "uvec2 vtaps = uvec2(b.w, jobs[j + 2u].x);",
+            ],
+        );
+
+        let job = lf::LfJob {
+            header,
+            params: 0x3000,
+        };
+        assert_eq!(job.to_words()[..4], [pixel, stride, 0x3000, 0]);
+        assert_eq!(Kernel::Lf.job_words(), 4);
+        shader_reads(
+            "lf.comp",
+            include_str!("../../shaders/lf.comp"),
+            &[
+                "uvec4 jobs[]",
+                "jb.x == SKIP_JOB",
+                "uint p = jb.z;",
+                "int stride = int(jb.y);",
+                "uint edge = jb.x + uint(line * along);",
+            ],
+        );
+
+        let job = lf_sb::LfSbJob {
+            header,
+            params: 0x3000,
+            record: 0x4000,
+        };
+        assert_eq!(job.to_words()[..4], [pixel, stride, 0x3000, 0x4000]);
+        assert_eq!(Kernel::LfSb.job_words(), 4);
+        assert_eq!(Kernel::LfRow.job_words(), 4);
+        for (name, source) in [
+            ("lf_sb.comp", include_str!("../../shaders/lf_sb.comp")),
+            ("lf_row.comp", include_str!("../../shaders/lf_row.comp")),
+        ] {
+            shader_reads(name, source, &["uvec4 jobs[]", "jb.x == SKIP_JOB"]);
+        }
+        shader_reads(
+            "lf_sb_pass.glsl",
+            include_str!("../../shaders/lf_sb_pass.glsl"),
+            &[
+                "int stride = int(jb.y);",
+                "uint first = jb.x + uint(line * (columns ? stride : 1));",
+                "bool columns = (jb.z & 32u) == 0u, rows = (jb.z & 16u) == 0u;",
+                "coefs[jb.w + 2u * l]",
+            ],
+        );
+
+        let job = cdef::CdefJob {
+            header,
+            window: 0x3000,
+            params: 0x4000,
+        };
+        assert_eq!(job.to_words()[..4], [pixel, stride, 0x3000, 0x4000]);
+        assert_eq!(Kernel::Cdef.job_words(), 4);
+        shader_reads(
+            "cdef.comp",
+            include_str!("../../shaders/cdef.comp"),
+            &[
+                "uvec4 jobs[]",
+                "jb.x == SKIP_JOB",
+                "uint params = jb.w;",
+                "window_base = jb.z + ",
+                "int stride = int(jb.y);",
+                "px[jb.x + uint(y * stride + x)]",
+            ],
+        );
+
+        // What every kernel's shader includes: a job whose pixel is SKIP_JOB is skipped.
+        shader_reads(
+            "jobs.glsl",
+            include_str!("../../shaders/jobs.glsl"),
+            &["const uint SKIP_JOB = 0xffffffffu;"],
+        );
+        let mut words = job.to_words();
+        JobHeader::set_pixel(&mut words, u32::MAX);
+        assert_eq!(words[0], u32::MAX);
+        assert_eq!(JobHeader::of(&words).stride, -0x20);
     }
 }
