@@ -95,8 +95,8 @@ pub fn lf_row_not_failed() -> bool {
 }
 
 /// Whether the decoder's superblock loop-filter passes go to the GPU a superblock row per
-/// workgroup (`DAEDALUS_LF_ORDER=rows`, where the device built that kernel) rather than as a
-/// wavefront of passes: the same for every batch of the process.
+/// workgroup (`DAEDALUS_LF_ORDER=rows`, where the device built that kernel) rather than split
+/// by their masks: the same for every batch of the process.
 pub fn lf_passes_by_rows() -> bool {
     crate::config::get().lf_order == crate::config::LfOrder::Rows
         && device_has_kernel(Kernel::LfRow)

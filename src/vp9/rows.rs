@@ -41,15 +41,17 @@ pub(super) unsafe extern "C" fn loopfilter_sb(
         }
         let on_cpu = crate::calibrate::placement().of(crate::config::Family::Lf)
             == crate::config::Place::Cpu;
-        let wanted = match crate::config::get().lf_calls {
+        // (Asked only where the loop filter is placed on the GPU: with the rows order it
+        // builds that kernel.)
+        let wanted = || match crate::config::get().lf_calls {
             LfCalls::Edges => false,
             LfCalls::Superblocks => true,
             // With the split order a row's planes no longer chain through the row, and frame
             // threads waiting for a row wait less than for its per-edge calls.
             LfCalls::Auto => batch::lf_passes_split() || !PUBLISHES_ROWS.with(|p| p.get()),
         };
-        if !wanted
-            || on_cpu
+        if on_cpu
+            || !wanted()
             || !batch::thread_uses_gpu()
             || !batch::device_has_kernel(crate::kernels::Kernel::LfSb)
         {
