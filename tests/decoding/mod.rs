@@ -104,50 +104,66 @@ pub fn stream_named(name: &str) -> &'static Stream {
         .unwrap_or_else(|| panic!("the {name} stream is not in the corpus"))
 }
 
+/// The programs, the library and the corpus, checked, with lavapipe's kernels compiled. A
+/// failure is kept: every later test of the program fails with its message at once instead of
+/// trying again (a warm-up decode that hangs would otherwise cost each test its time limit).
 pub fn setup() -> &'static Setup {
-    static SETUP: OnceLock<Setup> = OnceLock::new();
-    SETUP.get_or_init(|| {
-        let root = root();
-        let ffmpeg = root.join("build/ffmpeg/bin/ffmpeg");
-        let linked = root.join("build/ffmpeg-linked/bin/ffmpeg");
-        let lib = root.join("target/release/libdaedalus.so");
-        for p in [&ffmpeg, &linked, &lib] {
-            assert!(p.exists(), "{} is missing: run scripts/setup", p.display());
-        }
-        let lib_time = std::fs::metadata(&lib).unwrap().modified().unwrap();
-        let sources = newest_source(&root.join("src")).max(newest_source(&root.join("shaders")));
-        assert!(
-            lib_time >= sources,
-            "target/release/libdaedalus.so is older than the sources: run scripts/setup (or cargo build --release)"
-        );
-        let manifest = root.join("build/streams/manifest.tsv");
-        let text = std::fs::read_to_string(&manifest)
-            .unwrap_or_else(|_| panic!("{} is missing: run scripts/gen-streams", manifest.display()));
-        let (av1_streams, streams): (Vec<Stream>, Vec<Stream>) = text
-            .lines()
-            .filter_map(|l| {
-                let f: Vec<&str> = l.split('\t').collect();
-                (f.len() >= 4 && f[2] == "all").then(|| Stream {
-                    name: f[0].to_string(),
-                    path: root.join("build/streams").join(f[1]),
-                    high_bit_depth: f[0].contains("bit"),
-                })
+    static SETUP: OnceLock<Result<Setup, String>> = OnceLock::new();
+    let made = SETUP.get_or_init(|| {
+        std::panic::catch_unwind(make_setup).map_err(|e| {
+            e.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic without a message".into())
+        })
+    });
+    match made {
+        Ok(s) => s,
+        Err(e) => panic!("setting up the decode tests failed: {e}"),
+    }
+}
+
+fn make_setup() -> Setup {
+    let root = root();
+    let ffmpeg = root.join("build/ffmpeg/bin/ffmpeg");
+    let linked = root.join("build/ffmpeg-linked/bin/ffmpeg");
+    let lib = root.join("target/release/libdaedalus.so");
+    for p in [&ffmpeg, &linked, &lib] {
+        assert!(p.exists(), "{} is missing: run scripts/setup", p.display());
+    }
+    let lib_time = std::fs::metadata(&lib).unwrap().modified().unwrap();
+    let sources = newest_source(&root.join("src")).max(newest_source(&root.join("shaders")));
+    assert!(
+        lib_time >= sources,
+        "target/release/libdaedalus.so is older than the sources: run scripts/setup (or cargo build --release)"
+    );
+    let manifest = root.join("build/streams/manifest.tsv");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap_or_else(|_| panic!("{} is missing: run scripts/gen-streams", manifest.display()));
+    let (av1_streams, streams): (Vec<Stream>, Vec<Stream>) = text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f.len() >= 4 && f[2] == "all").then(|| Stream {
+                name: f[0].to_string(),
+                path: root.join("build/streams").join(f[1]),
+                high_bit_depth: f[0].contains("bit"),
             })
-            .partition(|s| s.name.starts_with("av1-"));
-        assert!(
-            streams.len() > 30 && av1_streams.len() >= 12,
-            "the corpus is incomplete: run scripts/gen-streams"
-        );
-        let setup = Setup {
-            ffmpeg,
-            linked,
-            lib,
-            streams,
-            av1_streams,
-        };
-        warm_shader_cache(&setup);
-        setup
-    })
+        })
+        .partition(|s| s.name.starts_with("av1-"));
+    assert!(
+        streams.len() > 30 && av1_streams.len() >= 12,
+        "the corpus is incomplete: run scripts/gen-streams"
+    );
+    let setup = Setup {
+        ffmpeg,
+        linked,
+        lib,
+        streams,
+        av1_streams,
+    };
+    warm_shader_cache(&setup);
+    setup
 }
 
 pub struct Output {
