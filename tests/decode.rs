@@ -208,20 +208,23 @@ const VARIANT_STREAMS: [&str; 17] = [
 
 /// Every stream of the corpus x every threading x both ways with `mode` and `env`.
 fn matrix(mode: &str, env: &[(&str, &str)]) {
-    matrix_of(setup().streams.iter().collect(), mode, env)
+    let ways = [Way::Preload, Way::Linked];
+    matrix_of(setup().streams.iter().collect(), &ways, mode, env)
 }
 
-/// [`matrix`] on [`VARIANT_STREAMS`].
+/// [`matrix`] on [`VARIANT_STREAMS`], preloaded only: how the program finds the library does
+/// not change how the work reaches the device, and [`matrix`] runs the linked program on the
+/// whole corpus.
 fn variant_matrix(mode: &str, env: &[(&str, &str)]) {
     let streams: Vec<&Stream> = VARIANT_STREAMS.iter().map(|n| stream_named(n)).collect();
-    matrix_of(streams, mode, env)
+    matrix_of(streams, &[Way::Preload], mode, env)
 }
 
-fn matrix_of(streams: Vec<&Stream>, mode: &str, env: &[(&str, &str)]) {
+fn matrix_of(streams: Vec<&Stream>, ways: &[Way], mode: &str, env: &[(&str, &str)]) {
     let mut jobs = Vec::new();
     for stream in streams {
         for threading in THREADING {
-            for way in [Way::Preload, Way::Linked] {
+            for &way in ways {
                 jobs.push((stream.clone(), way, threading));
             }
         }
@@ -1003,7 +1006,7 @@ fn damaged_streams_behave_as_without_daedalus() {
             }
         }
     }
-    assert!(jobs.len() >= 100, "too few damaged streams: {}", jobs.len());
+    assert!(jobs.len() >= 80, "too few damaged streams: {}", jobs.len());
     let count = jobs.len();
     let failures = in_parallel(jobs, |(file, threading, frames_on_gpu, memory)| {
         // With frame threads, FFmpeg itself is not deterministic on damaged input: a frame
@@ -1496,7 +1499,7 @@ fn av1_damaged_streams_behave_as_without_daedalus() {
     }
     assert_eq!(
         jobs.len(),
-        picked.len() * 14,
+        picked.len() * 8,
         "streams of the selection are missing"
     );
     // dav1d's own threads make damaged input nondeterministic too: 1 thread compares all.

@@ -418,11 +418,12 @@ pub fn assert_all_decoded(failures: &[String], count: usize, what: &str) {
         failures.join("\n")
     );
 }
-/// Deterministic damage: bytes flipped inside frames, and cuts.
+/// Deterministic damage: bytes flipped inside frames (two spreads of 8), and cuts (early and
+/// late in the stream).
 pub fn damaged_copies(stream: &Stream, dir: &Path) -> Vec<PathBuf> {
     let data = std::fs::read(&stream.path).unwrap();
     let mut out = Vec::new();
-    for (i, fraction) in [(0, 5u64), (1, 3), (2, 2), (3, 1)]
+    for (i, fraction) in [(0, 5u64), (2, 2)]
         .iter()
         .map(|&(i, d)| (i, (i as u64 * 37 + 11) % 97 + d))
     {
@@ -436,7 +437,7 @@ pub fn damaged_copies(stream: &Stream, dir: &Path) -> Vec<PathBuf> {
         std::fs::write(&p, d).unwrap();
         out.push(p);
     }
-    for (i, keep) in [0.3, 0.55, 0.9].iter().enumerate() {
+    for (i, keep) in [0.3, 0.9].iter().enumerate() {
         let p = dir.join(format!("{}-cut{i}.ivf", stream.name));
         std::fs::write(&p, &data[..(data.len() as f64 * keep) as usize]).unwrap();
         out.push(p);
