@@ -128,10 +128,21 @@ const LINKED: [&str; 6] = [
     "natural-bikes",
 ];
 
+/// The largest streams: on lavapipe each of their decodes on the frame path takes about a
+/// minute, so each goes through one threading, in turn, rather than all three.
+const LARGE: [&str; 5] = [
+    "tiles-720p",
+    "tiles-1080p",
+    "natural-720p-30",
+    "natural-1080p-10",
+    "resize",
+];
+
 /// The GPU reconstructs every frame of every 8-bit stream equal to Debian's ffmpeg, with every
-/// threading (LD_PRELOADed; linked, a stream of each kind): in place in host memory (the Pi's
-/// way) and on device-local copies (a discrete GPU's), each stream one way or the other by
-/// threading, so that each threading meets both.
+/// threading (LD_PRELOADed; linked, a stream of each kind; the [`LARGE`] streams with one
+/// threading each, in turn): in place in host memory (the Pi's way) and on device-local copies
+/// (a discrete GPU's), each stream one way or the other by threading, so that each threading
+/// meets both.
 #[test]
 fn gpu_equals_debian_ffmpeg() {
     let s = setup();
@@ -147,14 +158,22 @@ fn gpu_equals_debian_ffmpeg() {
         ],
     ];
     let streams = s.streams.iter().filter(|st| !st.high_bit_depth);
+    let mut large = 0;
     for (i, stream) in streams.enumerate() {
         for (t, threading) in THREADING.into_iter().enumerate() {
+            if LARGE.contains(&stream.name.as_str()) && t != large % THREADING.len() {
+                continue;
+            }
             jobs.push((stream.clone(), Way::Preload, threading, MEMORY[(i + t) % 2]));
+        }
+        if LARGE.contains(&stream.name.as_str()) {
+            large += 1;
         }
         if LINKED.contains(&stream.name.as_str()) {
             jobs.push((stream.clone(), Way::Linked, THREADING[0], MEMORY[i % 2]));
         }
     }
+    assert_eq!(large, LARGE.len(), "a large stream is not in the corpus");
     let count = jobs.len();
     let failures = in_parallel(jobs, |(stream, way, threading, env)| {
         check(&stream, way, ("gpu", env), threading, "frame")
