@@ -123,20 +123,7 @@ fn for_each_word(start: usize, len: usize, mut word: impl FnMut(usize, u64) -> b
 /// Whether jobs of `kernel` may run ahead on the CPU and stay in the batch: predictions and
 /// transforms only ([`GpuBatch::plan_ahead`]).
 fn may_run_ahead(kernel: Kernel) -> bool {
-    match kernel {
-        Kernel::Itx(_) | Kernel::Mc => true,
-        Kernel::Lf
-        | Kernel::Cdef
-        | Kernel::LfSb
-        | Kernel::LfRow
-        | Kernel::Vp9Inter
-        | Kernel::Vp9Intra
-        | Kernel::Vp9Lines
-        | Kernel::Vp9Lf
-        | Kernel::Vp9IpredCheck
-        | Kernel::CdefRowCopy
-        | Kernel::CdefRow => false,
-    }
+    matches!(kernel, Kernel::Itx(_) | Kernel::Mc)
 }
 
 /// The source pixels a motion-compensation job reads: its tile's, and the filter's reach.

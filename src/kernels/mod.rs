@@ -103,20 +103,11 @@ impl Kernel {
 
     /// 32-bit words of one of its jobs in the job buffer (a multiple of 4: `uvec4`s).
     pub fn job_words(self) -> usize {
-        match self {
-            Kernel::Mc => 12,
-            Kernel::Itx(_)
-            | Kernel::Lf
-            | Kernel::Cdef
-            | Kernel::LfSb
-            | Kernel::LfRow
-            | Kernel::Vp9Inter
-            | Kernel::Vp9Intra
-            | Kernel::Vp9Lines
-            | Kernel::Vp9Lf
-            | Kernel::Vp9IpredCheck
-            | Kernel::CdefRowCopy
-            | Kernel::CdefRow => 4,
+        // Motion compensation carries its source and filter taps; the rest fit a uvec4.
+        if self == Kernel::Mc {
+            12
+        } else {
+            4
         }
     }
 }
