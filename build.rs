@@ -1,7 +1,8 @@
 //! Build steps:
 //! 1. every `shaders/*.comp` -> SPIR-V (Vulkan 1.1) with glslangValidator, embedded in the
 //!    library through `$OUT_DIR/shaders.rs`; a shader that does not compile fails the build;
-//! 2. the C header from `src/ffi/dsp.rs` and `src/ffi.rs` with cbindgen into
+//! 2. the C header from `src/ffi/dsp.rs`, `src/ffi.rs` and the providers' lookups
+//!    (`src/vp9/lookup.rs`, `src/av1/lookup.rs`) with cbindgen into
 //!    `$OUT_DIR/daedalus.h`; with `DAEDALUS_BLESS_HEADER=1` it is also written to
 //!    `include/daedalus.h` (committed; a test fails when the two differ);
 //! 3. the exports that macros in `src/ffi/dsp.rs` define, which cbindgen cannot see: build.rs
@@ -100,9 +101,16 @@ const DSP_SOURCE: &str = "src/ffi/dsp.rs";
 /// The rest of the C ABI.
 const FFI_SOURCE: &str = "src/ffi.rs";
 
+/// The providers, with the functions the patched decoders look up (`daedalus_vp9_provider`,
+/// `daedalus_av1_provider`): beside the tables they return, after the rest in the header.
+const PROVIDER_SOURCES: [&str; 2] = ["src/vp9/lookup.rs", "src/av1/lookup.rs"];
+
 fn write_header(root: &Path, out: &Path, exports: &Exports) {
     println!("cargo:rerun-if-changed={DSP_SOURCE}");
     println!("cargo:rerun-if-changed={FFI_SOURCE}");
+    for source in PROVIDER_SOURCES {
+        println!("cargo:rerun-if-changed={source}");
+    }
     println!("cargo:rerun-if-env-changed=DAEDALUS_BLESS_HEADER");
     let config = cbindgen::Config {
         language: cbindgen::Language::C,
@@ -121,16 +129,21 @@ fn write_header(root: &Path, out: &Path, exports: &Exports) {
         ..Default::default()
     };
     // cbindgen keeps the order of its sources, and of the functions in each: the DSP exports
-    // it can see, the transforms, then the rest.
+    // it can see, the transforms, the rest, then the providers' lookups.
     let transforms = out.join("itx_exports.rs");
     fs::write(&transforms, exports.itx_declarations()).unwrap();
-    let header = cbindgen::Builder::new()
-        .with_config(config)
-        .with_src(root.join(DSP_SOURCE))
-        .with_src(&transforms)
-        .with_src(root.join(FFI_SOURCE))
+    let header = PROVIDER_SOURCES
+        .iter()
+        .fold(
+            cbindgen::Builder::new()
+                .with_config(config)
+                .with_src(root.join(DSP_SOURCE))
+                .with_src(&transforms)
+                .with_src(root.join(FFI_SOURCE)),
+            |builder, source| builder.with_src(root.join(source)),
+        )
         .generate()
-        .expect("cbindgen could not generate the header from src/ffi.rs and src/ffi/");
+        .expect("cbindgen could not generate the header from src/ffi* and the providers' lookups");
     let generated = out.join("daedalus.h");
     header.write_to_file(&generated);
     if env::var_os("DAEDALUS_BLESS_HEADER").is_some_and(|v| v == "1") {

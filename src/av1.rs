@@ -23,6 +23,7 @@
 //! released only after the syncs of every row written in it.
 pub mod cdef_apply;
 pub mod cdef_choice;
+mod lookup;
 
 use crate::batch;
 use crate::stats::Reason;

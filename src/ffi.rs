@@ -265,17 +265,3 @@ pub unsafe extern "C" fn daedalus_get_stats(out: *mut DaedalusStats) {
         })
     })
 }
-
-/// The hooks the patched FFmpeg 5.1 VP9 decoder looks up with `dlsym(RTLD_DEFAULT, ...)`: an
-/// `FFVP9Provider` as `ffmpeg-patches/ffmpeg-5.1` defines it. Not meant for other callers.
-#[no_mangle]
-pub extern "C" fn daedalus_vp9_provider() -> *const c_void {
-    &crate::vp9::PROVIDER as *const crate::vp9::DaedalusVp9Provider as *const c_void
-}
-
-/// The hooks the patched dav1d 1.0.0 looks up with `dlsym(RTLD_DEFAULT, ...)`: a
-/// `DaedalusAv1Provider` as `ffmpeg-patches/dav1d-1.0` defines it. Not meant for other callers.
-#[no_mangle]
-pub extern "C" fn daedalus_av1_provider() -> *const c_void {
-    &crate::av1::PROVIDER as *const crate::av1::DaedalusAv1Provider as *const c_void
-}

@@ -26,6 +26,7 @@
 pub mod frame;
 
 mod attach;
+mod lookup;
 mod per_frame;
 mod published;
 mod rows;
