@@ -21,7 +21,6 @@
 //! | `DAEDALUS_LF_ORDER` | `split` (default), `rows` | how the GPU orders the decoder's superblock loop-filter passes: `split`, a workgroup per pass, superblock diagonals side by side, a plane's columns pass split where its masks leave a gap and its rows pass's last 8 columns apart, each job placed after what it reads (`wavefront`, the same unsplit, is retired: it warns and takes `split`); `rows`, one workgroup per plane walks a superblock row's passes in the decoder's order (a level per superblock row: about a fifth of the dispatches, but each pass waits for the one before inside the workgroup; 6 times the GPU time on the H100, where frames are host memory over PCIe) |
 //! | `DAEDALUS_LF_CALLS` | `edges`, `superblocks` | how the VP9 decoder's loop filter reaches a device: a call per edge, or one per superblock (`ff_vp9_loopfilter_sb`'s hook: 6 passes placed by position instead of about 50 calls placed by their pixels); default: superblocks on every thread; with the `rows` order, except on a decoding thread that publishes its rows to others (frame threads), which wait for them and on whom that order's longer chain on the GPU weighs (docs/benchmarks-history.md) |
 
-use crate::log::Level;
 use once_cell::sync::Lazy;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -285,6 +284,27 @@ pub enum LfCalls {
     Edges,
     /// A call per superblock, on every thread.
     Superblocks,
+}
+
+/// `DAEDALUS_LOG`'s levels, most severe first ([`crate::log`] filters by them).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Level {
+    Error = 0,
+    Warn = 1,
+    Info = 2,
+    Debug = 3,
+}
+
+impl Level {
+    pub fn parse(s: &str) -> Option<Level> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "error" | "quiet" => Some(Level::Error),
+            "warn" | "warning" => Some(Level::Warn),
+            "info" => Some(Level::Info),
+            "debug" | "trace" => Some(Level::Debug),
+            _ => None,
+        }
+    }
 }
 
 fn var(name: &str) -> Option<String> {

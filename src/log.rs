@@ -6,25 +6,8 @@ use once_cell::sync::Lazy;
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-pub enum Level {
-    Error = 0,
-    Warn = 1,
-    Info = 2,
-    Debug = 3,
-}
-
-impl Level {
-    pub fn parse(s: &str) -> Option<Level> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "error" | "quiet" => Some(Level::Error),
-            "warn" | "warning" => Some(Level::Warn),
-            "info" => Some(Level::Info),
-            "debug" | "trace" => Some(Level::Debug),
-            _ => None,
-        }
-    }
-}
+/// The levels, as the settings hold `DAEDALUS_LOG`.
+pub use crate::config::Level;
 
 pub fn enabled(level: Level) -> bool {
     level <= crate::config::get().log_level
