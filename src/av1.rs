@@ -26,6 +26,8 @@ pub mod cdef_choice;
 mod lookup;
 
 use crate::batch;
+use crate::config::{Family, Place, Placement};
+use crate::placement::Decision;
 use crate::stats::Reason;
 use once_cell::sync::{Lazy, OnceCell};
 use std::collections::HashMap;
@@ -118,8 +120,8 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
             _ => return 0,
         };
         crate::stats::line::register_stats_at_exit();
-        let decision = crate::calibrate::decide_cdef();
-        if decision.placement.of(crate::config::Family::Cdef) == crate::config::Place::Cpu {
+        let decision = decide_cdef();
+        if decision.placement.of(Family::Cdef) == Place::Cpu {
             crate::log::once(
                 crate::log::Level::Info,
                 "cdef-on-cpu",
@@ -148,6 +150,44 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
         }
         crate::debug!("dav1d's CDEF ({pixel_bytes}-byte pixels) taken over");
         1
+    })
+}
+
+/// Decides CDEF's placement once per process, at dav1d's first attach: `DAEDALUS_KERNELS`,
+/// the CPU path, earlier runs' trials that kept dav1d for every kind of row, no device or no
+/// row kernels (dav1d's own functions), else the GPU with a trial (or an earlier run's
+/// decision) per kind of row on the decode itself ([`cdef_choice`]), which decides per picture
+/// which rows the GPU takes. Kept in [`crate::placement`].
+pub fn decide_cdef() -> &'static Decision {
+    crate::placement::decide_cdef(|| {
+        let config = crate::config::get();
+        let decision = |placement, by, device: &str| Decision {
+            placement,
+            by,
+            measured: String::new(),
+            device: device.to_string(),
+        };
+        if config.kernels.names_any(&[Family::Cdef]) {
+            return decision(config.kernels, "DAEDALUS_KERNELS", "");
+        }
+        if config.mode != crate::config::Mode::Gpu {
+            return decision(config.kernels, "cpu-path", "");
+        }
+        let mut placement = Placement::ALL_GPU;
+        placement.set(Family::Cdef, Place::Cpu);
+        // Earlier runs kept dav1d for every kind of row: no device is set up.
+        if cdef_choice::dav1d_kept() {
+            return decision(placement, "cache", "");
+        }
+        let Some(gpu) = crate::gpu::get() else {
+            return decision(placement, "no-device", "");
+        };
+        // Kernels the device could not build (logged once) leave nothing to try on it.
+        if !cdef_apply::row_kernels() {
+            return decision(placement, "no-kernel", &gpu.info.name);
+        }
+        placement.set(Family::Cdef, Place::Gpu);
+        decision(placement, "trial", &gpu.info.name)
     })
 }
 
@@ -187,8 +227,8 @@ unsafe fn planes(
 /// where CDEF runs on the GPU path, and the device can.
 fn registers_planes() -> bool {
     // CDEF placed on the CPU (or never attached): dav1d's own functions, nothing to import.
-    let cdef_on_gpu = crate::calibrate::cdef_decision()
-        .is_some_and(|d| d.placement.of(crate::config::Family::Cdef) == crate::config::Place::Gpu);
+    let cdef_on_gpu =
+        crate::placement::cdef().is_some_and(|d| d.placement.of(Family::Cdef) == Place::Gpu);
     cdef_on_gpu
         && crate::config::get().mode == crate::config::Mode::Gpu
         && crate::gpu::get().is_some_and(|g| g.info.host_import_alignment.is_some())

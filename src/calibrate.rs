@@ -1,7 +1,8 @@
-//! The default placement of the decoder's call families (when `DAEDALUS_KERNELS` is unset):
-//! a short calibration on the chosen device, run once per device, driver, CPU and library
-//! version and cached under the user's cache directory. (AV1's CDEF is placed here only as far
-//! as the device allows: its rows are tried on the decode itself, `crate::av1::cdef_choice`.)
+//! The default placement of VP9's call families (when `DAEDALUS_KERNELS` is unset): a short
+//! calibration on the chosen device, run once per device, driver, CPU and library version and
+//! cached under the user's cache directory; the decision is kept in [`crate::placement`].
+//! (AV1's CDEF is placed by its provider, `crate::av1::decide_cdef`, and tried on the decode
+//! itself.) Also the store of facts measured once per machine ([`cached_fact`]).
 //!
 //! The calibration times, per family, a frame-like batch of that family's calls two ways on
 //! two frames of the pool: recorded and executed on the GPU (recording, submission and wait:
@@ -19,201 +20,39 @@ use crate::gpu::{self, memory::HostBuffer, Gpu};
 use crate::kernels::itx::{Transform, Tx1d, TxSize};
 use crate::kernels::lf::{LfDir, LfFunction};
 use crate::kernels::mc::{McFilter, McFunction};
+use crate::placement::{self, Decision};
 use crate::stats::Reason;
-use once_cell::sync::OnceCell;
 use std::path::PathBuf;
 use std::time::Instant;
 
 /// Bumped whenever the workload or the rule changes, so that old cached results are ignored.
 const CALIBRATION_VERSION: u32 = 1;
 
-/// The chosen placement and how it was chosen.
-#[derive(Clone, Debug)]
-pub struct Decision {
-    pub placement: Placement,
-    /// `DAEDALUS_KERNELS`, `calibration`, `cache`, `no-device`, `cpu-path`,
-    /// `calibration-failed`, or for CDEF `no-kernel` or `trial`; `DAEDALUS_KERNELS+...` where
-    /// it named some of the group's families and the rest were decided so.
-    pub by: &'static str,
-    /// Per family `family:gpu_ns/cpu_ns` host nanoseconds per call, rounded (empty if not
-    /// measured); a family goes to the GPU only where its time is lower, ties stay on the CPU.
-    pub measured: String,
-    /// The device measured (empty if none was).
-    pub device: String,
-}
-
-impl Decision {
-    /// Whether the VP9 provider should take no part: the device was measured (or its result
-    /// cached) and every VP9 family is faster on the CPU, where FFmpeg's table as it is costs
-    /// nothing per call. A placement set with `DAEDALUS_KERNELS` is always followed.
-    pub fn keeps_ffmpeg(&self) -> bool {
-        !self.placement.forced
-            && Family::VP9
-                .iter()
-                .all(|&f| self.placement.of(f) == Place::Cpu)
-    }
-}
-
 /// Families decided together, at their decoder's first attach: VP9's three, calibrated with
-/// FFmpeg's table and cached; CDEF, tried on the decode itself. Each has its own decision.
+/// FFmpeg's table and cached.
 struct Group {
-    /// As `kernels_by=` names the group where the groups' decisions differ.
-    name: &'static str,
     families: &'static [Family],
-    /// Appended to the cache key.
-    key_suffix: &'static str,
 }
 
 const VP9_GROUP: Group = Group {
-    name: "vp9",
     families: &Family::VP9,
-    key_suffix: "",
 };
-
-/// CDEF's, decided by [`decide_cdef`] (no cache line: its trial runs on each decode).
-const CDEF_GROUP: Group = Group {
-    name: "cdef",
-    families: &[Family::Cdef],
-    key_suffix: " cdef",
-};
-
-/// VP9's families.
-static DECISION: OnceCell<Decision> = OnceCell::new();
-/// CDEF's.
-static CDEF_DECISION: OnceCell<Decision> = OnceCell::new();
-
-/// The placement in force: each group's as decided at its decoder's first attach, every family
-/// on the GPU before that (the C ABI's calls are not placed).
-pub fn placement() -> Placement {
-    let mut p = DECISION.get().map_or(Placement::ALL_GPU, |d| d.placement);
-    if let Some(d) = CDEF_DECISION.get() {
-        p.set(Family::Cdef, d.placement.of(Family::Cdef));
-    }
-    p
-}
-
-/// VP9's decision, once made.
-pub fn decision() -> Option<&'static Decision> {
-    DECISION.get()
-}
-
-/// CDEF's decision, once made.
-pub fn cdef_decision() -> Option<&'static Decision> {
-    CDEF_DECISION.get()
-}
-
-/// The decisions made, as the stats line shows them: the placement of their families, what
-/// chose it (per group where the groups differ) and what was measured; `None` before any.
-pub fn describe_decisions() -> Option<(String, String, String)> {
-    let decided: Vec<(&Group, &Decision)> =
-        [(&VP9_GROUP, &DECISION), (&CDEF_GROUP, &CDEF_DECISION)]
-            .into_iter()
-            .filter_map(|(g, cell)| cell.get().map(|d| (g, d)))
-            .collect();
-    let (_, first) = decided.first()?;
-    let kernels = decided
-        .iter()
-        .map(|(g, d)| d.placement.describe_only(g.families))
-        .collect::<Vec<_>>()
-        .join(",");
-    let by = if decided.iter().all(|(_, d)| d.by == first.by) {
-        first.by.to_string()
-    } else {
-        decided
-            .iter()
-            .map(|(g, d)| format!("{}:{}", g.name, d.by))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let measured = decided
-        .iter()
-        .map(|(_, d)| d.measured.as_str())
-        .filter(|m| !m.is_empty())
-        .collect::<Vec<_>>()
-        .join(",");
-    Some((kernels, by, measured))
-}
-
-/// The device measured where every decided group keeps its decoder's own functions, so that
-/// no provider took part (VP9: unless `DAEDALUS_KERNELS` placed them; CDEF on the CPU is
-/// always dav1d's own).
-pub fn declined() -> Option<String> {
-    let (vp9, cdef) = (DECISION.get(), CDEF_DECISION.get());
-    let vp9_declined = vp9.is_none_or(|d| d.keeps_ffmpeg());
-    let cdef_declined = cdef.is_none_or(|d| d.placement.of(Family::Cdef) == Place::Cpu);
-    let device = &vp9.or(cdef)?.device;
-    // A placement from `DAEDALUS_KERNELS` measured no device.
-    let device = if device.is_empty() { "none" } else { device };
-    (vp9_declined && cdef_declined).then(|| device.to_string())
-}
-
-/// Whether a provider attached that may put work on the GPU: VP9's (unless it declined,
-/// [`Decision::keeps_ffmpeg`]) or CDEF placed on the GPU. Only then are the decoders' frames
-/// worth daedalus's memory (`frame_alloc`), whose first allocation sets the device up: with
-/// CDEF on the CPU that cost an AV1 decode on NVIDIA a sixth of its time.
-pub fn frames_wanted() -> bool {
-    crate::vp9::frame::wants_frames()
-        || DECISION.get().is_some_and(|d| !d.keeps_ffmpeg())
-        || CDEF_DECISION
-            .get()
-            .is_some_and(|d| d.placement.of(Family::Cdef) == Place::Gpu)
-}
 
 /// Fixes VP9's placement as `DAEDALUS_KERNELS` would, unless it is already decided (for
 /// programs and tests that attach the provider themselves). Returns whether it took effect.
 pub fn force(placement: Placement) -> bool {
-    DECISION
-        .set(Decision {
-            placement,
-            by: "DAEDALUS_KERNELS",
-            measured: String::new(),
-            device: String::new(),
-        })
-        .is_ok()
+    placement::fix_vp9(Decision {
+        placement,
+        by: "DAEDALUS_KERNELS",
+        measured: String::new(),
+        device: String::new(),
+    })
 }
 
 /// Decides VP9's placement once per process. Needs FFmpeg's table (`FFMPEG_DSP`), so the
 /// provider calls it from `attach`.
 pub fn decide() -> &'static Decision {
-    DECISION.get_or_init(|| decide_group(&VP9_GROUP, || unsafe { measure_vp9() }))
-}
-
-/// Decides CDEF's placement once per process, at dav1d's first attach: `DAEDALUS_KERNELS`,
-/// the CPU path, earlier runs' trials that kept dav1d for every kind of row, no device or no
-/// row kernels (dav1d's own functions), else the GPU with a trial (or an earlier run's
-/// decision) per kind of row on the decode itself ([`crate::av1::cdef_choice`]), which
-/// decides per picture which rows the GPU takes.
-pub fn decide_cdef() -> &'static Decision {
-    CDEF_DECISION.get_or_init(|| {
-        let config = crate::config::get();
-        let decision = |placement, by, device: &str| Decision {
-            placement,
-            by,
-            measured: String::new(),
-            device: device.to_string(),
-        };
-        if config.kernels.names_any(&[Family::Cdef]) {
-            return decision(config.kernels, "DAEDALUS_KERNELS", "");
-        }
-        if config.mode != crate::config::Mode::Gpu {
-            return decision(config.kernels, "cpu-path", "");
-        }
-        let mut placement = Placement::ALL_GPU;
-        placement.set(Family::Cdef, Place::Cpu);
-        // Earlier runs kept dav1d for every kind of row: no device is set up.
-        if crate::av1::cdef_choice::dav1d_kept() {
-            return decision(placement, "cache", "");
-        }
-        let Some(gpu) = gpu::get() else {
-            return decision(placement, "no-device", "");
-        };
-        // Kernels the device could not build (logged once) leave nothing to try on it.
-        if !crate::av1::cdef_apply::row_kernels() {
-            return decision(placement, "no-kernel", &gpu.info.name);
-        }
-        placement.set(Family::Cdef, Place::Gpu);
-        decision(placement, "trial", &gpu.info.name)
-    })
+    placement::decide_vp9(|| decide_group(&VP9_GROUP, || unsafe { measure_vp9() }))
 }
 
 /// A group's decision: `DAEDALUS_KERNELS`, the CPU path, the cache, or `measure` (host
@@ -265,7 +104,7 @@ fn decide_unnamed(
     measure: impl FnOnce() -> Result<Vec<(f64, f64)>, String>,
 ) -> Decision {
     // A cached result needs no Vulkan at all (an instance alone costs tens of ms).
-    let key = format!("{}{}", cache_key(), group.key_suffix);
+    let key = cache_key();
     if let Some(d) = read_cache(&key, group) {
         return d;
     }

@@ -3,6 +3,7 @@
 //!
 //! - [`ffi`]: the C ABI (`include/daedalus.h`).
 //! - [`kernels`]: per DSP family, the CPU reference beside the GPU job encoding.
+//! - [`placement`]: where each call family runs, once decided.
 //! - [`batch`]: the per-thread recorder and flush.
 //! - [`gpu`]: the Vulkan runtime.
 //! - [`vp9`]: the provider the patched FFmpeg decoder finds at run time.
@@ -19,6 +20,7 @@ pub mod gpu;
 pub mod kernels;
 mod levels;
 mod overlap;
+pub mod placement;
 pub mod regions;
 mod spans;
 pub mod stats;

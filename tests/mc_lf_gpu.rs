@@ -326,7 +326,7 @@ fn every_family_deferred() {
     use daedalus::config::{Place, Placement};
     daedalus::calibrate::force(Placement::new([Place::Gpu; 4], true));
     assert!(
-        daedalus::calibrate::placement().forced,
+        daedalus::placement::in_force().forced,
         "the placement was decided otherwise"
     );
 }

@@ -106,7 +106,7 @@ pub fn row_kernels() -> bool {
 /// there, or the pick of the row's picture in its kind's trial. Every row of a picture gets
 /// the same answer (a device lost later sends the rows to the CPU reference).
 fn who_filters(call: &CdefRowCall) -> Option<Pick> {
-    let decision = crate::calibrate::cdef_decision()?;
+    let decision = crate::placement::cdef()?;
     if decision.placement.of(crate::config::Family::Cdef) != crate::config::Place::Gpu {
         return None;
     }

@@ -1,7 +1,8 @@
 //! The call as the recorder handles it ([`Op`]), the pixels it touches ([`Area`]), who made
 //! it ([`Origin`]), and the words of its jobs ([`Job`]).
 
-use crate::config::{Family, Place};
+use super::settings::Settings;
+use crate::config::Family;
 use crate::kernels::cdef::{self, CdefCall};
 use crate::kernels::itx::Transform;
 use crate::kernels::lf::{LfDir, LfFunction};
@@ -197,10 +198,9 @@ impl Op<'_> {
         }
     }
 
-    /// Whether `DAEDALUS_KERNELS` or the calibration places the call's family on the CPU.
-    pub(super) fn placed_on_cpu(&self) -> bool {
-        self.family()
-            .is_some_and(|f| crate::calibrate::placement().of(f) == Place::Cpu)
+    /// Whether the batch's settings place the call's family on the CPU.
+    pub(super) fn placed_on_cpu(&self, settings: &Settings) -> bool {
+        self.family().is_some_and(|f| settings.on_cpu(f))
     }
 }
 

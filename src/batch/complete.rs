@@ -121,7 +121,7 @@ impl Recorder {
     /// Returns whether the part went out.
     pub(super) fn split(&mut self, next_reads: &[Area]) -> bool {
         self.effects = true;
-        if !crate::config::get().reads_ahead {
+        if !self.settings.reads_ahead {
             return false;
         }
         // One part in flight at a time; one still running keeps this part growing.
@@ -187,7 +187,7 @@ impl Recorder {
     /// ([`GpuBatch::complete_reads`]); else the whole batch.
     pub(super) fn complete_reads(&mut self, reason: Reason, reads: &[Area], writes: &[Area]) {
         self.effects = true;
-        if !crate::config::get().reads_ahead {
+        if !self.settings.reads_ahead {
             return self.complete(reason, &[reads, writes].concat());
         }
         // The reader reads and writes on the CPU right after.

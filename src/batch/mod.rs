@@ -38,6 +38,7 @@
 //! - `api`: the thread's recorder and the public functions that reach it ([`record_itx`],
 //!   [`flush`], [`publish`], ...);
 //! - `recorder`: the recorder itself, and how a call is recorded or run at once;
+//! - `settings`: the settings and placement a batch follows, taken at its first call;
 //! - `cpu`: running on the CPU, FFmpeg's functions ([`FFMPEG_DSP`]) or the reference;
 //! - `placement`: where a call's pixels and source are for the GPU, and at which level (with
 //!   `recent`: the last regions calls were in);
@@ -64,6 +65,7 @@ mod lf_position;
 mod placement;
 mod recent;
 mod recorder;
+mod settings;
 mod submit;
 
 pub use api::{

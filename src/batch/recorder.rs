@@ -8,6 +8,7 @@ use super::cpu::{move_and_zero, run_job_on_cpu, run_transient, RegionView};
 use super::early::{call_cost, EarlyLimits};
 use super::gpu_batch::{Copied, GpuBatch};
 use super::placement::{Busy, Placed, Source, Target};
+use super::settings::Settings;
 use super::submit::Failure;
 use crate::gpu;
 use crate::gpu::stream::{Buf, Stream};
@@ -64,6 +65,8 @@ pub(super) struct Recorder {
     pub(super) effects: bool,
     /// A panic while recording left this thread's calls to run at once on the CPU.
     poisoned: bool,
+    /// What the pending batch follows, taken at its first call ([`Recorder::begin_batch`]).
+    pub(super) settings: Settings,
 }
 
 /// Completes a batch in flight after a panic: finished as usual where it was not yet, else
@@ -121,6 +124,15 @@ impl Recorder {
             cpu_mark: 0,
             moved_coefs: None,
             poisoned: false,
+            settings: Settings::now(),
+        }
+    }
+
+    /// Takes the settings in force for a batch that starts with the next call: with nothing
+    /// pending, the call is a batch's first.
+    fn begin_batch(&mut self) {
+        if self.pending() == 0 {
+            self.settings = Settings::now();
         }
     }
 
@@ -291,7 +303,8 @@ impl Recorder {
         if !self.backend_chosen {
             self.choose_backend();
         }
-        if origin == Origin::Ffmpeg && op.placed_on_cpu() {
+        self.begin_batch();
+        if origin == Origin::Ffmpeg && op.placed_on_cpu(&self.settings) {
             return self.run_in_order(op, dst, stride);
         }
         if self.gpu.is_some() && op.optional_kernel().is_some_and(|k| !device_has_kernel(k)) {
@@ -697,7 +710,8 @@ impl Recorder {
         if !self.backend_chosen {
             self.choose_backend();
         }
-        if self.gpu.is_none() || op.placed_on_cpu() {
+        self.begin_batch();
+        if self.gpu.is_none() || op.placed_on_cpu(&self.settings) {
             return self.record(op, dst, stride, Origin::Ffmpeg);
         }
         let rect = op.rect(dst, stride);

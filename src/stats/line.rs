@@ -24,7 +24,7 @@ pub fn stats_line() -> String {
     // ffmpeg: the calibration kept every family on the CPU, so the providers took no part.
     // frame / frame-cpu: a decoder took the frame path, whose frames the GPU, or FFmpeg's
     // second pass, reconstructed.
-    let declined = crate::calibrate::declined();
+    let declined = crate::placement::declined();
     let (device, path) = match (crate::config::get().mode, declined) {
         (crate::config::Mode::Off, _) => ("none".to_string(), "off"),
         _ if frame::taken() => match (frame::path(), crate::gpu::state()) {
@@ -48,11 +48,10 @@ pub fn stats_line() -> String {
     };
     // The placement and how it was chosen (see `calibrate`); undecided where no provider
     // attached (DAEDALUS=off, other bit depths).
-    let (kernels, kernels_by, calibration) =
-        crate::calibrate::describe_decisions().unwrap_or_else(|| {
-            let kernels = crate::config::get().kernels.describe();
-            (kernels, "undecided".to_string(), String::new())
-        });
+    let (kernels, kernels_by, calibration) = crate::placement::describe().unwrap_or_else(|| {
+        let kernels = crate::config::get().kernels.describe();
+        (kernels, "undecided".to_string(), String::new())
+    });
     let calibration = if calibration.is_empty() {
         "-"
     } else {

@@ -216,7 +216,7 @@ pub(super) unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *
             return std::ptr::null_mut();
         }
         // Families FFmpeg's own functions run at once without entering the library.
-        let direct = DirectFamilies::of(&crate::calibrate::placement());
+        let direct = DirectFamilies::of(&crate::placement::in_force());
         direct.note_attached();
         for row in (0..5).filter(|_| !direct.itx) {
             for column in 0..4 {

@@ -135,6 +135,14 @@ pub(super) unsafe extern "C" fn frame_end(
     })
 }
 
+/// Whether a provider attached that may put work on the GPU: VP9's frame path, or a placement
+/// decided with a family on the GPU ([`crate::placement::some_group_on_gpu`]). Only then are
+/// the decoders' frames worth daedalus's memory (`frame_alloc`), whose first allocation sets
+/// the device up: with CDEF on the CPU that cost an AV1 decode on NVIDIA a sixth of its time.
+fn frames_wanted() -> bool {
+    frame::wants_frames() || crate::placement::some_group_on_gpu()
+}
+
 /// A buffer of the decoder's frame pool, registered until `frame_free`: device memory of ours
 /// on the frame-pool path (see [`crate::regions::frames_from_pool`]), else, where the device
 /// imports host memory, host memory of ours imported once for its whole life (or, where
@@ -143,7 +151,7 @@ pub(super) unsafe extern "C" fn frame_end(
 pub(super) unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_void) -> *mut u8 {
     crate::log::guard("frame_alloc", std::ptr::null_mut(), || {
         // Nothing attached for the GPU (CDEF on the CPU): the heap, no device set up.
-        if !crate::calibrate::frames_wanted() {
+        if !frames_wanted() {
             return std::ptr::null_mut();
         }
         if opaque.is_null() || size == 0 || crate::config::get().mode != crate::config::Mode::Gpu {

@@ -39,8 +39,8 @@ pub(super) unsafe extern "C" fn loopfilter_sb(
         if !per_call(ctx) {
             return 1;
         }
-        let on_cpu = crate::calibrate::placement().of(crate::config::Family::Lf)
-            == crate::config::Place::Cpu;
+        let on_cpu =
+            crate::placement::in_force().of(crate::config::Family::Lf) == crate::config::Place::Cpu;
         // (Asked only where the loop filter is placed on the GPU: with the rows order it
         // builds that kernel.)
         let wanted = || match crate::config::get().lf_calls {
@@ -123,7 +123,7 @@ pub(super) unsafe extern "C" fn backup_row(
                 BACKUP.with(|b| b.set(Some(backup)));
             }
         }
-        if DirectFamilies::of(&crate::calibrate::placement()).mc {
+        if DirectFamilies::of(&crate::placement::in_force()).mc {
             // Motion compensation is FFmpeg's: the copies are no deferred calls either. The
             // lines are copied now, once what is pending on them has completed (normally
             // nothing: the loop filters pending lie above the row just decoded).
@@ -181,7 +181,7 @@ pub(super) unsafe extern "C" fn backup_row(
 /// Whether the placement in force defers nothing of the decoder's but loop filters (the row
 /// backup is then copied at once): [`DirectFamilies::only_loop_filters_deferred`].
 pub(super) fn only_loop_filters_deferred() -> bool {
-    DirectFamilies::of(&crate::calibrate::placement()).only_loop_filters_deferred()
+    DirectFamilies::of(&crate::placement::in_force()).only_loop_filters_deferred()
 }
 
 /// Says once per process why `DAEDALUS_FRAME_SPLIT` does not apply: a setting that does

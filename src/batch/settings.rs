@@ -1,0 +1,30 @@
+//! What the recorder follows of the settings and of the placement, taken once per batch (at
+//! its first call) rather than looked up per call: every call of a batch is placed by the same
+//! rules, whatever a decoder attaching meanwhile decides (dav1d's CDEF placement can be made
+//! while another decoder's thread records).
+
+use crate::config::{Family, Place, Placement};
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Settings {
+    /// Where each call family runs ([`crate::placement::in_force`]).
+    placement: Placement,
+    /// `DAEDALUS_INTRA_SYNC=ahead`: a reader's calls may run ahead on the CPU while they stay
+    /// in the batch.
+    pub(super) reads_ahead: bool,
+}
+
+impl Settings {
+    /// The settings and placement in force now.
+    pub(super) fn now() -> Settings {
+        Settings {
+            placement: crate::placement::in_force(),
+            reads_ahead: crate::config::get().reads_ahead,
+        }
+    }
+
+    /// Whether `DAEDALUS_KERNELS` or a decision places `family` on the CPU.
+    pub(super) fn on_cpu(&self, family: Family) -> bool {
+        self.placement.of(family) == Place::Cpu
+    }
+}
