@@ -8,6 +8,10 @@
 //! - [`gpu`]: the Vulkan runtime.
 //! - [`vp9`]: the provider the patched FFmpeg decoder finds at run time.
 //! - [`av1`]: the CDEF provider the patched dav1d finds at run time.
+//!
+//! Lower layers never name higher ones (`tests/layers.rs` keeps the order): settings and
+//! counters, then logging, the placement, the kernels; the device; registered memory; the
+//! recorder; the C ABI and the calibration; the providers and the stats line.
 
 #[macro_use]
 pub mod log;
