@@ -28,16 +28,6 @@ use std::time::Instant;
 /// Bumped whenever the workload or the rule changes, so that old cached results are ignored.
 const CALIBRATION_VERSION: u32 = 1;
 
-/// Families decided together, at their decoder's first attach: VP9's three, calibrated with
-/// FFmpeg's table and cached.
-struct Group {
-    families: &'static [Family],
-}
-
-const VP9_GROUP: Group = Group {
-    families: &Family::VP9,
-};
-
 /// Fixes VP9's placement as `DAEDALUS_KERNELS` would, unless it is already decided (for
 /// programs and tests that attach the provider themselves). Returns whether it took effect.
 pub fn force(placement: Placement) -> bool {
@@ -52,13 +42,13 @@ pub fn force(placement: Placement) -> bool {
 /// Decides VP9's placement once per process. Needs FFmpeg's table (`FFMPEG_DSP`), so the
 /// provider calls it from `attach`.
 pub fn decide() -> &'static Decision {
-    placement::decide_vp9(|| decide_group(&VP9_GROUP, || unsafe { measure_vp9() }))
+    placement::decide_vp9(|| decide_group(&Family::VP9, || unsafe { measure_vp9() }))
 }
 
-/// A group's decision: `DAEDALUS_KERNELS`, the CPU path, the cache, or `measure` (host
-/// nanoseconds per call, GPU and CPU, per family of the group).
+/// The decision for `families`: `DAEDALUS_KERNELS`, the CPU path, the cache, or `measure`
+/// (host nanoseconds per call, GPU and CPU, per family).
 fn decide_group(
-    group: &Group,
+    families: &[Family],
     measure: impl FnOnce() -> Result<Vec<(f64, f64)>, String>,
 ) -> Decision {
     let config = crate::config::get();
@@ -68,13 +58,12 @@ fn decide_group(
         measured: String::new(),
         device: String::new(),
     };
-    let named: Vec<Family> = group
-        .families
+    let named: Vec<Family> = families
         .iter()
         .copied()
         .filter(|&f| config.kernels.names(f))
         .collect();
-    if named.len() == group.families.len() {
+    if named.len() == families.len() {
         return fixed("DAEDALUS_KERNELS");
     }
     if config.mode != crate::config::Mode::Gpu {
@@ -82,7 +71,7 @@ fn decide_group(
     }
     // The families `DAEDALUS_KERNELS` names go where it says; the others where they would
     // without it.
-    let mut d = decide_unnamed(group, measure);
+    let mut d = decide_unnamed(families, measure);
     if !named.is_empty() {
         for f in named {
             d.placement.set(f, config.kernels.of(f));
@@ -100,19 +89,19 @@ fn decide_group(
 
 /// A group's decision without `DAEDALUS_KERNELS`: the cache, no device, or `measure`.
 fn decide_unnamed(
-    group: &Group,
+    families: &[Family],
     measure: impl FnOnce() -> Result<Vec<(f64, f64)>, String>,
 ) -> Decision {
     // A cached result needs no Vulkan at all (an instance alone costs tens of ms).
     let key = cache_key();
-    if let Some(d) = read_cache(&key, group) {
+    if let Some(d) = read_cache(&key, families) {
         return d;
     }
     // Without a device (warned once where it was looked for) the decoder's own functions
     // run: faster than the reference the CPU path would run in their place.
     let on_cpu = |by| {
         let mut placement = Placement::ALL_GPU;
-        for &f in group.families {
+        for &f in families {
             placement.set(f, Place::Cpu);
         }
         Decision {
@@ -130,7 +119,7 @@ fn decide_unnamed(
         Ok(times) => {
             let mut placement = Placement::ALL_GPU;
             let mut parts = Vec::new();
-            for (&f, (gpu_ns, cpu_ns)) in group.families.iter().zip(times) {
+            for (&f, (gpu_ns, cpu_ns)) in families.iter().zip(times) {
                 let (gpu_ns, cpu_ns) = (gpu_ns.round(), cpu_ns.round());
                 let place = if gpu_ns < cpu_ns {
                     Place::Gpu
@@ -150,16 +139,15 @@ fn decide_unnamed(
                 "calibrated in {:.0} ms (host ns per call, gpu/cpu: {}): {}",
                 started.elapsed().as_secs_f64() * 1e3,
                 d.measured,
-                d.placement.describe_only(group.families)
+                d.placement.describe_only(families)
             );
-            write_cache(&key, group, &d);
+            write_cache(&key, families, &d);
             d
         }
         Err(e) => {
             crate::warn!(
                 "calibration failed ({e}); the decoder's own functions run ({})",
-                group
-                    .families
+                families
                     .iter()
                     .map(|f| f.name())
                     .collect::<Vec<_>>()
@@ -263,7 +251,7 @@ fn cache_file() -> Option<PathBuf> {
 
 /// Lines `key \t placement \t measured \t device`; a line that does not parse, or lacks a
 /// family of the group, is ignored.
-fn read_cache(key: &str, group: &Group) -> Option<Decision> {
+fn read_cache(key: &str, families: &[Family]) -> Option<Decision> {
     let text = std::fs::read_to_string(cache_file()?).ok()?;
     text.lines().find_map(|line| {
         let mut fields = line.split('\t');
@@ -277,12 +265,12 @@ fn read_cache(key: &str, group: &Group) -> Option<Decision> {
             return None;
         }
         let (parsed, bad) = Placement::parse(&p.replace(':', "="));
-        let complete = group.families.iter().all(|f| {
+        let complete = families.iter().all(|f| {
             p.split(',')
                 .any(|item| item.split(':').next() == Some(f.name()))
         });
         let mut placement = Placement::ALL_GPU;
-        for &f in group.families {
+        for &f in families {
             placement.set(f, parsed.of(f));
         }
         (bad.is_empty() && complete).then(|| Decision {
@@ -296,11 +284,11 @@ fn read_cache(key: &str, group: &Group) -> Option<Decision> {
 
 /// Replaces this key's line; written to a temporary file and renamed, so that concurrent
 /// processes never read half a file. Failure only costs a calibration next time.
-fn write_cache(key: &str, group: &Group, d: &Decision) {
+fn write_cache(key: &str, families: &[Family], d: &Decision) {
     let Some(path) = cache_file() else { return };
     let fields = format!(
         "{}\t{}\t{}",
-        d.placement.describe_only(group.families),
+        d.placement.describe_only(families),
         d.measured,
         d.device.replace(['\t', '\n'], " ")
     );

@@ -1,8 +1,8 @@
-//! Where each call family runs, decided once per process and read by every layer below the
-//! providers: VP9's three families at its decoder's first attach
-//! ([`crate::calibrate::decide`]), CDEF at dav1d's ([`crate::av1::decide_cdef`]). Until a
-//! group is decided its families run on the GPU (the C ABI's own calls are not placed). The
-//! recorder reads the placement once per batch ([`crate::batch`]).
+//! Where each call family runs, decided once per process: VP9's three families at its
+//! decoder's first attach ([`crate::calibrate::decide`]), CDEF at dav1d's
+//! ([`crate::av1::decide_cdef`]). Until a group is decided its families run on the GPU (the C
+//! ABI's own calls are not placed). It names nothing but the settings, so the recorder below
+//! the providers reads it (once per batch) as the providers do.
 
 use crate::config::{Family, Place, Placement};
 use once_cell::sync::OnceCell;
@@ -40,10 +40,12 @@ static VP9: OnceCell<Decision> = OnceCell::new();
 static CDEF: OnceCell<Decision> = OnceCell::new();
 
 /// The decided groups as the stats line names them, with their families.
-const GROUPS: [(&str, &[Family], &OnceCell<Decision>); 2] = [
-    ("vp9", &Family::VP9, &VP9),
-    ("cdef", &[Family::Cdef], &CDEF),
-];
+fn groups() -> [(&'static str, &'static [Family], &'static OnceCell<Decision>); 2] {
+    [
+        ("vp9", &Family::VP9, &VP9),
+        ("cdef", &[Family::Cdef], &CDEF),
+    ]
+}
 
 /// The placement in force: each group's as decided, every family on the GPU before that.
 pub fn in_force() -> Placement {
@@ -52,11 +54,6 @@ pub fn in_force() -> Placement {
         p.set(Family::Cdef, d.placement.of(Family::Cdef));
     }
     p
-}
-
-/// VP9's decision, once made.
-pub fn vp9() -> Option<&'static Decision> {
-    VP9.get()
 }
 
 /// CDEF's decision, once made.
@@ -82,9 +79,9 @@ pub(crate) fn fix_vp9(d: Decision) -> bool {
 /// The decisions made, as the stats line shows them: the placement of their families, what
 /// chose it (per group where the groups differ) and what was measured; `None` before any.
 pub fn describe() -> Option<(String, String, String)> {
-    let decided: Vec<(&str, &[Family], &Decision)> = GROUPS
-        .iter()
-        .filter_map(|&(name, families, cell)| cell.get().map(|d| (name, families, d)))
+    let decided: Vec<(&str, &[Family], &Decision)> = groups()
+        .into_iter()
+        .filter_map(|(name, families, cell)| cell.get().map(|d| (name, families, d)))
         .collect();
     let (_, _, first) = decided.first()?;
     let kernels = decided

@@ -28,33 +28,67 @@ fn layer(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))
 }
 
-/// The module a file belongs to: its first component under `src/`, or `stats::line`.
-fn module_of(src: &Path, file: &Path) -> String {
+/// The module a file belongs to (its first component under `src/`, or `stats::line`), and its
+/// path of modules (`batch/call.rs`: `batch`, `call`) for `super::` to climb.
+fn module_of(src: &Path, file: &Path) -> (String, Vec<String>) {
     let rel = file
         .strip_prefix(src)
         .unwrap()
         .to_string_lossy()
         .replace('\\', "/");
-    if rel == "stats/line.rs" {
-        return "stats::line".into();
+    let mut path: Vec<String> = rel
+        .trim_end_matches(".rs")
+        .split('/')
+        .map(String::from)
+        .collect();
+    if path.last().is_some_and(|p| p == "mod") {
+        path.pop();
     }
-    let first = rel.split('/').next().unwrap();
-    first.trim_end_matches(".rs").to_string()
+    let module = if rel == "stats/line.rs" {
+        "stats::line".to_string()
+    } else {
+        path[0].clone()
+    };
+    (module, path)
 }
 
-/// The modules a source names after `crate::`, comments left out: `crate::a::b` gives `a`
-/// (`stats::line` for the line), and `crate::{a, b::{c, d}}` gives `a` and `b`.
-fn named_modules(source: &str) -> BTreeSet<String> {
-    let code: String = source
-        .lines()
-        .map(|l| l.find("//").map_or(l, |at| &l[..at]))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let ident = |s: &str| -> String {
-        s.chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect()
-    };
+/// The line without its `//` comment (a `//` inside a string literal stays).
+fn code_of(line: &str) -> &str {
+    let (mut in_string, mut escaped) = (false, false);
+    let bytes = line.as_bytes();
+    for i in 0..bytes.len() {
+        match bytes[i] {
+            _ if escaped => escaped = false,
+            b'\\' if in_string => escaped = true,
+            b'"' => in_string = !in_string,
+            b'/' if !in_string && bytes.get(i + 1) == Some(&b'/') => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+fn ident(s: &str) -> String {
+    s.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// A module named by a path that starts at the crate's root: `stats::line` apart.
+fn root_name(path: &str) -> String {
+    if path.starts_with("stats::line") {
+        "stats::line".into()
+    } else {
+        ident(path)
+    }
+}
+
+/// The modules a file at `path` names outside its own, comments left out: `crate::a::b` gives
+/// `a` (`stats::line` for the line), `crate::{a, b::{c, d}}` gives `a` and `b`, a `super::`
+/// chain that climbs to the root names what follows it, and the logging macros (`warn!`, ...)
+/// name `log`.
+fn named_modules(source: &str, path: &[String]) -> BTreeSet<String> {
+    let code: String = source.lines().map(code_of).collect::<Vec<_>>().join("\n");
     let mut names = BTreeSet::new();
     for (at, _) in code.match_indices("crate::") {
         let rest = &code[at + "crate::".len()..];
@@ -68,20 +102,39 @@ fn named_modules(source: &str) -> BTreeSet<String> {
                     '}' => depth -= 1,
                     ',' if depth == 0 => item_start = true,
                     c if item_start && !c.is_whitespace() => {
-                        names.insert(ident(&group[i..]));
+                        names.insert(root_name(&group[i..]));
                         item_start = false;
                     }
                     _ => {}
                 }
             }
         } else {
-            let first = ident(rest);
-            let line_module = rest.starts_with("stats::line");
-            names.insert(if line_module {
-                "stats::line".into()
-            } else {
-                first
-            });
+            names.insert(root_name(rest));
+        }
+    }
+    let starts_path = |at: usize| {
+        !code[..at].ends_with("::")
+            && !code[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+    };
+    for (at, _) in code.match_indices("super::") {
+        if !starts_path(at) {
+            continue;
+        }
+        let mut rest = &code[at..];
+        let mut climbs = 0;
+        while let Some(r) = rest.strip_prefix("super::") {
+            rest = r;
+            climbs += 1;
+        }
+        // (`use super::*` in a file's own `mod tests` names the file's module.)
+        let name = root_name(rest);
+        if climbs >= path.len() && !name.is_empty() {
+            names.insert(name);
+        }
+    }
+    for mac in ["error!", "warn!", "info!", "debug!"] {
+        if code.match_indices(mac).any(|(at, _)| starts_path(at)) {
+            names.insert("log".into());
         }
     }
     names
@@ -106,13 +159,13 @@ fn no_module_names_one_of_a_higher_layer() {
     files.sort();
     let mut upward = Vec::new();
     for file in &files {
-        let module = module_of(&src, file);
+        let (module, path) = module_of(&src, file);
         if module == "lib" {
             continue;
         }
         let own = layer(&module).unwrap_or_else(|| panic!("{module} is in no layer: add it"));
         let source = std::fs::read_to_string(file).unwrap();
-        for named in named_modules(&source) {
+        for named in named_modules(&source, &path) {
             let Some(theirs) = layer(&named) else {
                 panic!(
                     "{} names crate::{named}, which is in no layer",
@@ -135,12 +188,15 @@ fn no_module_names_one_of_a_higher_layer() {
 }
 
 #[test]
-fn named_modules_reads_paths_and_groups() {
+fn named_modules_reads_paths_groups_supers_and_macros() {
+    let path = ["batch".to_string(), "call".to_string()];
     let names = named_modules(
-        "use crate::{gpu::{self, Gpu}, stats};\n// crate::vp9 in a comment\n\
-         let x = crate::batch::flush(); crate::stats::line::print();",
+        "use crate::{gpu::{self, Gpu}, stats::line::print};\n// crate::vp9 in a comment\n\
+         let x = crate::batch::flush(); crate::stats::line::print();\n\
+         let u = \"a://b\"; super::super::av1::f(); super::Op::new(); debug!(\"x\");",
+        &path,
     );
-    let want: BTreeSet<String> = ["gpu", "stats", "batch", "stats::line"]
+    let want: BTreeSet<String> = ["gpu", "stats::line", "batch", "av1", "log"]
         .map(String::from)
         .into();
     assert_eq!(names, want);

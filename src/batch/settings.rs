@@ -1,7 +1,7 @@
 //! What the recorder follows of the settings and of the placement, taken once per batch (at
-//! its first call) rather than looked up per call: every call of a batch is placed by the same
-//! rules, whatever a decoder attaching meanwhile decides (dav1d's CDEF placement can be made
-//! while another decoder's thread records).
+//! its first call) and passed down rather than looked up per call: every call of a batch is
+//! placed by the same rules. (A decision made while a batch is pending, as a program calling
+//! the C ABI directly might see, applies from the next batch; either place is exact.)
 
 use crate::config::{Family, Place, Placement};
 

@@ -46,7 +46,7 @@ pub fn stats_line() -> String {
             crate::gpu::State::NotSetUp => ("none".to_string(), "unused"),
         },
     };
-    // The placement and how it was chosen (see `calibrate`); undecided where no provider
+    // The placement and how it was chosen (see `placement`); undecided where no provider
     // attached (DAEDALUS=off, other bit depths).
     let (kernels, kernels_by, calibration) = crate::placement::describe().unwrap_or_else(|| {
         let kernels = crate::config::get().kernels.describe();
