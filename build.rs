@@ -132,16 +132,15 @@ fn write_header(root: &Path, out: &Path, exports: &Exports) {
     // it can see, the transforms, the rest, then the providers' lookups.
     let transforms = out.join("itx_exports.rs");
     fs::write(&transforms, exports.itx_declarations()).unwrap();
-    let header = PROVIDER_SOURCES
-        .iter()
-        .fold(
-            cbindgen::Builder::new()
-                .with_config(config)
-                .with_src(root.join(DSP_SOURCE))
-                .with_src(&transforms)
-                .with_src(root.join(FFI_SOURCE)),
-            |builder, source| builder.with_src(root.join(source)),
-        )
+    let mut builder = cbindgen::Builder::new()
+        .with_config(config)
+        .with_src(root.join(DSP_SOURCE))
+        .with_src(&transforms)
+        .with_src(root.join(FFI_SOURCE));
+    for source in PROVIDER_SOURCES {
+        builder = builder.with_src(root.join(source));
+    }
+    let header = builder
         .generate()
         .expect("cbindgen could not generate the header from src/ffi* and the providers' lookups");
     let generated = out.join("daedalus.h");

@@ -161,12 +161,7 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
 pub fn decide_cdef() -> &'static Decision {
     crate::placement::decide_cdef(|| {
         let config = crate::config::get();
-        let decision = |placement, by, device: &str| Decision {
-            placement,
-            by,
-            measured: String::new(),
-            device: device.to_string(),
-        };
+        let decision = Decision::unmeasured;
         if config.kernels.names_any(&[Family::Cdef]) {
             return decision(config.kernels, "DAEDALUS_KERNELS", "");
         }
@@ -227,9 +222,7 @@ unsafe fn planes(
 /// where CDEF runs on the GPU path, and the device can.
 fn registers_planes() -> bool {
     // CDEF placed on the CPU (or never attached): dav1d's own functions, nothing to import.
-    let cdef_on_gpu =
-        crate::placement::cdef().is_some_and(|d| d.placement.of(Family::Cdef) == Place::Gpu);
-    cdef_on_gpu
+    crate::placement::cdef_on_gpu()
         && crate::config::get().mode == crate::config::Mode::Gpu
         && crate::gpu::get().is_some_and(|g| g.info.host_import_alignment.is_some())
         && !crate::regions::frames_from_pool()

@@ -31,12 +31,7 @@ const CALIBRATION_VERSION: u32 = 1;
 /// Fixes VP9's placement as `DAEDALUS_KERNELS` would, unless it is already decided (for
 /// programs and tests that attach the provider themselves). Returns whether it took effect.
 pub fn force(placement: Placement) -> bool {
-    placement::fix_vp9(Decision {
-        placement,
-        by: "DAEDALUS_KERNELS",
-        measured: String::new(),
-        device: String::new(),
-    })
+    placement::fix_vp9(Decision::unmeasured(placement, "DAEDALUS_KERNELS", ""))
 }
 
 /// Decides VP9's placement once per process. Needs FFmpeg's table (`FFMPEG_DSP`), so the
@@ -52,12 +47,7 @@ fn decide_group(
     measure: impl FnOnce() -> Result<Vec<(f64, f64)>, String>,
 ) -> Decision {
     let config = crate::config::get();
-    let fixed = |by| Decision {
-        placement: config.kernels,
-        by,
-        measured: String::new(),
-        device: String::new(),
-    };
+    let fixed = |by| Decision::unmeasured(config.kernels, by, "");
     let named: Vec<Family> = families
         .iter()
         .copied()
@@ -104,12 +94,7 @@ fn decide_unnamed(
         for &f in families {
             placement.set(f, Place::Cpu);
         }
-        Decision {
-            placement,
-            by,
-            measured: String::new(),
-            device: String::new(),
-        }
+        Decision::unmeasured(placement, by, "")
     };
     let Some(gpu) = gpu::get() else {
         return on_cpu("no-device");

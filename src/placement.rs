@@ -23,6 +23,17 @@ pub struct Decision {
 }
 
 impl Decision {
+    /// A decision that measured nothing: `placement` as `by` chose it, on `device` (empty
+    /// where none was looked at).
+    pub fn unmeasured(placement: Placement, by: &'static str, device: &str) -> Decision {
+        Decision {
+            placement,
+            by,
+            measured: String::new(),
+            device: device.to_string(),
+        }
+    }
+
     /// Whether the VP9 provider should take no part: the device was measured (or its result
     /// cached) and every VP9 family is faster on the CPU, where FFmpeg's table as it is costs
     /// nothing per call. A placement set with `DAEDALUS_KERNELS` is always followed.
@@ -113,7 +124,7 @@ pub fn describe() -> Option<(String, String, String)> {
 pub fn declined() -> Option<String> {
     let (vp9, cdef) = (VP9.get(), CDEF.get());
     let vp9_declined = vp9.is_none_or(|d| d.keeps_ffmpeg());
-    let cdef_declined = cdef.is_none_or(|d| d.placement.of(Family::Cdef) == Place::Cpu);
+    let cdef_declined = !cdef_on_gpu();
     let device = &vp9.or(cdef)?.device;
     // A placement from `DAEDALUS_KERNELS` measured no device.
     let device = if device.is_empty() { "none" } else { device };
@@ -123,8 +134,11 @@ pub fn declined() -> Option<String> {
 /// Whether a decided group may put work on the GPU: VP9's unless it declined
 /// ([`Decision::keeps_ffmpeg`]), or CDEF placed on the GPU.
 pub fn some_group_on_gpu() -> bool {
-    VP9.get().is_some_and(|d| !d.keeps_ffmpeg())
-        || CDEF
-            .get()
-            .is_some_and(|d| d.placement.of(Family::Cdef) == Place::Gpu)
+    VP9.get().is_some_and(|d| !d.keeps_ffmpeg()) || cdef_on_gpu()
+}
+
+/// Whether CDEF's decision is made and places it on the GPU.
+pub fn cdef_on_gpu() -> bool {
+    CDEF.get()
+        .is_some_and(|d| d.placement.of(Family::Cdef) == Place::Gpu)
 }
