@@ -55,7 +55,9 @@ macro_rules! debug {
 }
 
 /// Runs `f`, catching a panic (logged once per place) so that none crosses the C ABI: every
-/// entry point from C, and every hook a decoder calls, runs inside one.
+/// entry point from C, and every hook a decoder calls, runs inside one. Inlined: every
+/// recorded call passes one.
+#[inline]
 pub(crate) fn guard<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(v) => v,

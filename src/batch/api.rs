@@ -22,7 +22,7 @@ thread_local! {
 /// exiting, or this is a re-entry). A panic inside poisons the recorder
 /// ([`Recorder::poison`], with `call`, the call the entry was taking) and gives `on_panic`.
 fn with_recorder<T>(
-    call: Option<(Op, *mut u8, isize, Origin)>,
+    call: Option<(&Op, *mut u8, isize, Origin)>,
     on_panic: T,
     f: impl FnOnce(&mut Recorder) -> T,
 ) -> Option<T> {
@@ -61,8 +61,8 @@ unsafe fn record_op_then(
     origin: Origin,
     then: impl FnOnce(&mut Recorder),
 ) {
-    let recorded = with_recorder(Some((op, dst, stride, origin)), (), |r| {
-        r.record(op, dst, stride, origin);
+    let recorded = with_recorder(Some((&op, dst, stride, origin)), (), |r| {
+        r.record(&op, dst, stride, origin);
         then(r)
     });
     if recorded.is_none() {
@@ -102,8 +102,8 @@ pub unsafe fn run_intra_transform(
     eob: i32,
 ) {
     let op = Op::Itx { tx, block, eob };
-    let call = Some((op, dst, stride, Origin::Ffmpeg));
-    let ran = with_recorder(call, (), |r| r.run_intra_transform(op, dst, stride));
+    let call = Some((&op, dst, stride, Origin::Ffmpeg));
+    let ran = with_recorder(call, (), |r| r.run_intra_transform(&op, dst, stride));
     if ran.is_none() {
         Op::Itx { tx, block, eob }.run_at_once(dst, stride, Origin::Ffmpeg);
         stats::add(&COUNTERS.immediate, 1);

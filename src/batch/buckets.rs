@@ -79,14 +79,20 @@ pub(super) fn split_key(key: u32) -> BucketKey {
     BucketKey {
         level: key >> 16,
         kernel: Kernel::from_index((key >> 8 & 0xff) as usize).expect("a bucket's kernel"),
-        slot: (key >> 4 & 0xf) as usize,
+        slot: key_slot(key),
         source: (key & 0xf) as usize,
     }
 }
 
+/// The pixel slot of a bucket's key alone: what every recorded call asks.
+pub(super) fn key_slot(key: u32) -> usize {
+    (key >> 4 & 0xf) as usize
+}
+
 impl GpuBatch {
     /// The bucket of the jobs of `kernel` at `level` on pixel slot `slot` and source
-    /// `source`, made if new.
+    /// `source`, made if new. Inlined, as [`GpuBatch::push`]: every job of every call asks.
+    #[inline(always)]
     fn bucket_index(&mut self, level: u32, kernel: Kernel, slot: u8, source: u8) -> usize {
         let key = bucket_key(level, kernel.index() as u8, slot, source);
         // Direct-mapped by the key's high product bits (Fibonacci hashing).
@@ -94,6 +100,14 @@ impl GpuBatch {
         if self.recent_buckets[line].0 == key {
             return self.recent_buckets[line].1;
         }
+        self.bucket_index_missed(key, line)
+    }
+
+    /// [`GpuBatch::bucket_index`] for a key not in its line of the recent buckets: kept out of
+    /// line, so that the common case stays a few instructions where it is inlined.
+    #[cold]
+    #[inline(never)]
+    fn bucket_index_missed(&mut self, key: u32, line: usize) -> usize {
         let index = match self.bucket_of.get(&key) {
             Some(&i) => i,
             None => {
@@ -147,6 +161,8 @@ impl GpuBatch {
     }
 
     /// Appends a job to its bucket; returns the bucket and the job's first word there.
+    /// Inlined where a call's jobs are made, so that the kernel's number folds there.
+    #[inline(always)]
     pub(super) fn push(
         &mut self,
         level: u32,

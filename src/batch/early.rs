@@ -1,7 +1,7 @@
 //! Early completion: the pending calls a reader needs, and those they depend on, run on the CPU
 //! at once and leave the batch ([`GpuBatch::complete_areas`]).
 
-use super::buckets::split_key;
+use super::buckets::{key_slot, split_key};
 use super::call::{block_in, Area, Job, Op, SKIP_JOB};
 use super::cpu::run_job_fast;
 use super::gpu_batch::GpuBatch;
@@ -73,7 +73,7 @@ impl GpuBatch {
             debug_assert!(false, "call table out of step with the levels");
             self.calls_in_step = false;
         }
-        self.written_slots |= 1 << split_key(self.keys[bucket as usize]).slot;
+        self.written_slots |= 1 << key_slot(self.keys[bucket as usize]);
         let all = &mut self.found.all;
         all.sort_unstable();
         all.dedup();

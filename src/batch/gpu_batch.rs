@@ -2,7 +2,7 @@
 //! in flight.
 
 use super::ahead::AheadScratch;
-use super::buckets::{split_key, KeyHasher, MAX_CALL_WORDS, NO_BUCKET, RECENT_BUCKETS};
+use super::buckets::{key_slot, KeyHasher, MAX_CALL_WORDS, NO_BUCKET, RECENT_BUCKETS};
 use super::call::{Area, Call, SbPosition, NO_SPAN};
 use super::early::PendingCall;
 use super::placement::Current;
@@ -199,7 +199,7 @@ impl GpuBatch {
 
     /// Pending call `i` leaves the batch: the GPU will not touch its pixels.
     pub(super) fn note_settled(&mut self, i: usize) {
-        let slot = split_key(self.keys[self.calls[i].bucket as usize]).slot;
+        let slot = key_slot(self.keys[self.calls[i].bucket as usize]);
         self.slot_open[slot] = self.slot_open[slot].saturating_sub(1);
     }
 

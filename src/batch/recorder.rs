@@ -293,7 +293,7 @@ impl Recorder {
         self.written = (self.written.0.min(lo), self.written.1.max(hi));
     }
 
-    pub(super) unsafe fn record(&mut self, op: Op, dst: *mut u8, stride: isize, origin: Origin) {
+    pub(super) unsafe fn record(&mut self, op: &Op, dst: *mut u8, stride: isize, origin: Origin) {
         self.last_placed = None;
         if self.poisoned {
             op.run_at_once(dst, stride, origin);
@@ -305,35 +305,35 @@ impl Recorder {
         }
         self.begin_batch();
         if origin == Origin::Ffmpeg && op.placed_on_cpu(&self.settings) {
-            return self.run_in_order(op, dst, stride);
+            return self.run_in_order(*op, dst, stride);
         }
         if self.gpu.is_some() && op.optional_kernel().is_some_and(|k| !device_has_kernel(k)) {
             // The decoders' hooks decline such calls (VP9's superblock hook, dav1d's CDEF
             // attach), so these come from the public API: at once, on the CPU.
-            return self.run_now(op, dst, stride, origin);
+            return self.run_now(*op, dst, stride, origin);
         }
         let rect = op.rect(dst, stride);
         if stride.unsigned_abs() < rect.w {
             // Rows overlap: only FFmpeg's sequential order gives its result.
-            return self.run_now(op, dst, stride, origin);
+            return self.run_now(*op, dst, stride, origin);
         }
         let source_area = op.source();
         if let Some(src) = &source_area {
             let read = src.span();
             if read.1 < read.0 || spans_meet(read, rect.span()) {
                 // Reads what it writes: only FFmpeg's order gives its result.
-                return self.run_now(op, dst, stride, origin);
+                return self.run_now(*op, dst, stride, origin);
             }
             if self.pending() > 0 && spans_meet(read, self.written) {
                 // Its source may be written by pending calls: complete them first.
                 self.flush(Reason::Overlap);
             }
         }
-        if let Op::Cdef { call } = &op {
+        if let Op::Cdef { call } = op {
             // Its window is taken now, on the CPU: pending calls that write what it reads
             // complete first (in dav1d's order there are none). The CPU path runs it at once.
             if self.gpu.is_none() {
-                return self.run_now(op, dst, stride, origin);
+                return self.run_now(*op, dst, stride, origin);
             }
             let (read, count) = call.read_areas();
             let areas = read.map(|(at, stride, w, h)| Area {
@@ -345,7 +345,7 @@ impl Recorder {
             // A window's read is no decoder sync: not counted as one.
             self.complete_early_where_possible(Reason::Overlap, &areas[..count]);
             if self.gpu.is_none() {
-                return self.run_now(op, dst, stride, origin); // the device failed
+                return self.run_now(*op, dst, stride, origin); // the device failed
             }
         }
         // First: completing a full batch here may lose the device, and decide the path.
@@ -355,16 +355,16 @@ impl Recorder {
                 let (lo, hi) = rect.span();
                 match self.cpu_regions.place(lo, hi) {
                     Placement::Inside(_) => {}
-                    Placement::Outside => return run_transient(&op, dst, stride),
-                    Placement::Straddles => return self.run_now(op, dst, stride, origin),
+                    Placement::Outside => return run_transient(op, dst, stride),
+                    Placement::Straddles => return self.run_now(*op, dst, stride, origin),
                 }
             }
             self.cpu_mark = self.calls.len();
             self.moved_coefs = None;
             self.placing = true;
-            let captured = Captured::of(&op, self.capture(&op));
+            let captured = Captured::of(op, self.capture(op));
             let calls = &mut self.calls;
-            Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, job| {
+            Self::for_each_job(op, captured, &rect, origin, |row, col, kernel, job| {
                 calls.push(Call {
                     dst: rect.pixel(row, col),
                     stride,
@@ -377,7 +377,7 @@ impl Recorder {
             self.cpu_calls += 1;
             self.placing = false;
             self.note_written(&rect);
-            self.counts.count(&op, self.inter_frame);
+            self.counts.count(op, self.inter_frame);
             return;
         }
         // Place the call; a call that cannot join completes the pending batch first (which
@@ -389,7 +389,7 @@ impl Recorder {
             g.journal_start();
             self.moved_coefs = None;
             self.placing = true;
-            let tried = g.place(&op, &rect, origin);
+            let tried = g.place(op, &rect, origin);
             self.placing = tried.is_ok();
             match tried {
                 Ok(p) => {
@@ -399,7 +399,7 @@ impl Recorder {
                 Err(Busy::Flush(reason)) => self.flush(reason),
 
                 Err(Busy::Straddles) => break,
-                Err(Busy::Transient) => return run_transient(&op, dst, stride),
+                Err(Busy::Transient) => return run_transient(op, dst, stride),
             }
             if self.gpu.is_none() {
                 break; // the flush lost the device: record on the CPU path
@@ -420,11 +420,11 @@ impl Recorder {
             if self.gpu.is_none() {
                 return self.record(op, dst, stride, origin);
             }
-            return self.run_now(op, dst, stride, origin);
+            return self.run_now(*op, dst, stride, origin);
         };
         let (captured, source_slot) = match source {
             Source::Arena => {
-                if self.in_flight.is_some() && self.source_may_be_in_flight(&op) {
+                if self.in_flight.is_some() && self.source_may_be_in_flight(op) {
                     self.placing = false;
                     self.settle();
                     if self.gpu.is_none() {
@@ -433,7 +433,7 @@ impl Recorder {
                     }
                     self.placing = true;
                 }
-                (Captured::of(&op, self.capture(&op)), 0)
+                (Captured::of(op, self.capture(op)), 0)
             }
             Source::InPlace {
                 slot,
@@ -471,7 +471,7 @@ impl Recorder {
                 pixel,
                 stride,
             } if matches!(op, Op::Mc { .. }) => {
-                let mut job = Self::mc_job(&op, captured);
+                let mut job = Self::mc_job(op, captured);
                 job.header = JobHeader { pixel, stride };
                 let (bucket, at, tiles) = g.push_mc_tiles(level, slot, source_slot, &job, &rect);
                 first = Some((bucket, at));
@@ -481,7 +481,7 @@ impl Recorder {
                 slot,
                 pixel,
                 stride,
-            } => Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, mut job| {
+            } => Self::for_each_job(op, captured, &rect, origin, |row, col, kernel, mut job| {
                 let offset = row as i64 * stride as i64 + col as i64;
                 let pixel = pixel.wrapping_add(offset as u32);
                 JobHeader { pixel, stride }.write(&mut job);
@@ -525,7 +525,7 @@ impl Recorder {
                 jobs += 1;
             }),
             Target::Copied { staging } => {
-                Self::for_each_job(&op, captured, &rect, origin, |row, col, kernel, mut job| {
+                Self::for_each_job(op, captured, &rect, origin, |row, col, kernel, mut job| {
                     let header = JobHeader {
                         pixel: (staging + row * rect.w + col) as u32,
                         stride: rect.w as i32,
@@ -553,7 +553,7 @@ impl Recorder {
         }
         if let Some(g) = &mut self.gpu {
             let (bucket, first_word) = first.expect("a call has jobs");
-            let cost = call_cost(&op, jobs);
+            let cost = call_cost(op, jobs);
             // A plane split in two jobs registers only its first: it must never complete early
             // (nothing it is placed by names it, and a reader meeting its bytes completes the
             // batch whole), which this keeps so should either change.
@@ -573,7 +573,7 @@ impl Recorder {
             self.last_placed = Some(g.calls.len() - 1);
         }
         self.placing = false;
-        self.counts.count(&op, self.inter_frame);
+        self.counts.count(op, self.inter_frame);
     }
 
     /// What an entry point starts from: no call placed, nothing executed yet.
@@ -594,7 +594,7 @@ impl Recorder {
     ///   The GPU's work is waited for, the rest dropped and counted damaged, so the decoder
     ///   fails the frame rather than hand it out silently wrong; the call is not run (it may
     ///   have run).
-    pub(super) unsafe fn poison(&mut self, call: Option<(Op, *mut u8, isize, Origin)>) {
+    pub(super) unsafe fn poison(&mut self, call: Option<(&Op, *mut u8, isize, Origin)>) {
         let placing = std::mem::take(&mut self.placing);
         let exact = placing || !std::mem::take(&mut self.effects);
         self.poisoned = true;
@@ -623,7 +623,7 @@ impl Recorder {
                 if let Some(g) = gpu.as_mut() {
                     g.take_out_journaled();
                 }
-                if let (Some((Op::Itx { tx, block, .. }, ..)), Some(m)) = (call, moved) {
+                if let (Some((&Op::Itx { tx, block, .. }, ..)), Some(m)) = (call, moved) {
                     match m {
                         Moved::Dc(v) => ptr::write_unaligned(block, v),
                         Moved::Arena(at) => {
@@ -705,7 +705,7 @@ impl Recorder {
     /// add its recording to its early completion. Pending calls on its pixels (normally none:
     /// the block's intra sync completed them) complete first. The CPU path, and transforms
     /// placed on the CPU, take the usual way.
-    pub(super) unsafe fn run_intra_transform(&mut self, op: Op, dst: *mut u8, stride: isize) {
+    pub(super) unsafe fn run_intra_transform(&mut self, op: &Op, dst: *mut u8, stride: isize) {
         self.effects = true;
         if !self.backend_chosen {
             self.choose_backend();

@@ -233,6 +233,7 @@ impl Transform {
     };
 
     /// Index into [`Transform::ALL`].
+    #[inline]
     pub fn index(self) -> usize {
         let ty = |t: Tx1d| (t == Tx1d::Adst) as usize;
         match self.size {
@@ -745,6 +746,7 @@ impl ItxKernel {
             .chain(TxSize::ALL.into_iter().map(ItxKernel::DcOnly))
     }
 
+    #[inline]
     pub fn index(self) -> usize {
         match self {
             ItxKernel::Full(t) => t.index(),

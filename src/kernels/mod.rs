@@ -69,6 +69,7 @@ impl Kernel {
     pub const COUNT: usize = ItxKernel::COUNT + AFTER_TRANSFORMS.len();
 
     /// The kernel's number: its pipeline, and its part of the batch's bucket keys.
+    #[inline]
     pub fn index(self) -> usize {
         let after = |n: usize| ItxKernel::COUNT + n;
         match self {
