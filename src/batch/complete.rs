@@ -338,3 +338,35 @@ impl Drop for Recorder {
         self.counts.fold();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::call::Origin;
+    use crate::batch::testing::{recorder, Itx4, Pixels};
+
+    const STRIDE: usize = Pixels::STRIDE;
+
+    /// A reader of pixels that no pending call touches needs nothing: the batch stays
+    /// pending, nothing runs; a flush then empties it with the reference's pixels, and a
+    /// second flush has nothing to do.
+    #[test]
+    fn a_reader_of_untouched_pixels_leaves_the_batch_pending() {
+        let mut r = recorder();
+        let px = Pixels::new(7);
+        let before = px.bytes();
+        let mut want = px.bytes();
+        let mut a = Itx4::new(51);
+        a.apply_reference(&mut want, 8 * STRIDE + 8, STRIDE);
+        r.begin_entry();
+        unsafe { r.record(&a.op(), px.at(8, 8), STRIDE as isize, Origin::Api) };
+        r.complete(Reason::Immediate, &[px.area(40, 120, 8, 8)]);
+        assert_eq!(r.pending(), 1);
+        assert_eq!(r.gpu.as_ref().unwrap().completed_early, 0);
+        assert_eq!(px.bytes(), before);
+        r.flush(Reason::Caller);
+        assert_eq!((r.pending(), px.bytes()), (0, want.clone()));
+        r.flush(Reason::Caller);
+        assert_eq!(px.bytes(), want);
+    }
+}

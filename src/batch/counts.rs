@@ -54,3 +54,36 @@ impl RecordedCounts {
         stats::add(&COUNTERS.inter_run_ahead, c.inter_run_ahead);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::itx::{Transform, Tx1d, TxSize};
+
+    /// Each call counts under its family, and inter frames' calls once more; folding hands
+    /// the counts over and starts from nothing.
+    #[test]
+    fn calls_count_by_family_and_folding_starts_over() {
+        let mut counts = RecordedCounts::default();
+        let itx = Op::Itx {
+            tx: Transform::new(TxSize::T8, Tx1d::Dct, Tx1d::Dct),
+            block: std::ptr::null_mut(),
+            eob: 1,
+        };
+        let lf = Op::Lf {
+            f: crate::kernels::lf::LfFunction::all()[0],
+            e: 1,
+            i: 1,
+            h: 1,
+        };
+        counts.count(&itx, false);
+        counts.count(&itx, true);
+        counts.count(&lf, true);
+        assert_eq!(
+            (counts.itx, counts.lf, counts.mc, counts.inter),
+            (2, 1, 0, 2)
+        );
+        counts.fold();
+        assert_eq!((counts.itx, counts.lf, counts.inter), (0, 0, 0));
+    }
+}

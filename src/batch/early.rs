@@ -298,3 +298,85 @@ impl GpuBatch {
         Some(roots)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::call::Origin;
+    use crate::batch::testing::{copy8, recorder, Itx4, Pixels};
+    use crate::stats::Reason;
+
+    const STRIDE: usize = Pixels::STRIDE;
+
+    /// A transform at (8, 8), a copy of the 8x8 block there to (24, 40) and a transform at
+    /// (40, 120), the reference's pixels after them, and the original pixels.
+    unsafe fn three_calls(r: &mut crate::batch::recorder::Recorder, px: &Pixels) -> Vec<u8> {
+        let mut want = px.bytes();
+        let mut a = Itx4::new(11);
+        let mut c = Itx4::new(12);
+        a.apply_reference(&mut want, 8 * STRIDE + 8, STRIDE);
+        for row in 0..8 {
+            let (from, to) = ((8 + row) * STRIDE + 8, (24 + row) * STRIDE + 40);
+            want.copy_within(from..from + 8, to);
+        }
+        c.apply_reference(&mut want, 40 * STRIDE + 120, STRIDE);
+        let calls = [
+            (a.op(), px.at(8, 8)),
+            (copy8(px.at(8, 8)), px.at(24, 40)),
+            (c.op(), px.at(40, 120)),
+        ];
+        for (op, dst) in calls {
+            r.begin_entry();
+            r.record(&op, dst, STRIDE as isize, Origin::Api);
+        }
+        want
+    }
+
+    /// A reader of the copy's pixels completes the copy and the transform it reads after, on
+    /// the CPU, in recorded order; the unrelated transform stays for the GPU; the flush then
+    /// gives the reference's pixels, nothing applied twice.
+    #[test]
+    fn a_reader_completes_what_it_needs_and_what_that_depends_on() {
+        let mut r = recorder();
+        let px = Pixels::new(1);
+        let before = px.bytes();
+        let want = unsafe { three_calls(&mut r, &px) };
+        assert_eq!(r.gpu.as_ref().unwrap().pending, 3);
+        r.complete(Reason::Immediate, &[px.area(24, 40, 8, 8)]);
+        let g = r.gpu.as_ref().unwrap();
+        assert_eq!(g.completed_early, 2);
+        assert!(g.taken_out(0) && g.taken_out(1) && !g.taken_out(2));
+        let now = px.bytes();
+        for row in 0..64 {
+            let line = row * STRIDE..(row + 1) * STRIDE;
+            let untouched = (40..44).contains(&row);
+            let expected = if untouched {
+                &before[line.clone()]
+            } else {
+                &want[line.clone()]
+            };
+            assert_eq!(&now[line], expected, "row {row}");
+        }
+        r.flush(Reason::Caller);
+        assert_eq!(px.bytes(), want);
+    }
+
+    /// The closure of the copy holds the transform it reads after, in recorded order, and
+    /// stops (the batch completes whole) where that is more work than the limit allows.
+    #[test]
+    fn the_closure_follows_dependencies_within_its_limit() {
+        let mut r = recorder();
+        let px = Pixels::new(2);
+        let want = unsafe { three_calls(&mut r, &px) };
+        let g = r.gpu.as_mut().unwrap();
+        let roots = g.pending_on(&[px.area(24, 40, 8, 8)], true).expect("known");
+        assert_eq!(roots.len(), 1, "only the copy writes there");
+        assert_eq!(
+            g.closure(&mut roots.clone(), EARLY_COST_LIMIT, None),
+            Ok(vec![0, 1])
+        );
+        assert_eq!(g.closure(&mut roots.clone(), 1, None), Err(Stop::Whole));
+        r.flush(Reason::Caller);
+        assert_eq!(px.bytes(), want);
+    }
+}

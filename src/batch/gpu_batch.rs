@@ -297,3 +297,40 @@ impl GpuBatch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::batch::call::Origin;
+    use crate::batch::testing::{copy8, recorder, Pixels};
+    use crate::stats::Reason;
+
+    /// A batch knows what the CPU must wait for while it runs: reading what it writes,
+    /// writing what it reads or writes; nothing elsewhere, and nothing of a call that left it.
+    #[test]
+    fn the_cpu_waits_only_where_the_batch_reads_or_writes() {
+        let mut r = recorder();
+        let px = Pixels::new(6);
+        r.begin_entry();
+        unsafe {
+            r.record(
+                &copy8(px.at(8, 8)),
+                px.at(24, 40),
+                Pixels::STRIDE as isize,
+                Origin::Api,
+            )
+        };
+        let (source, dst, elsewhere) = (
+            px.area(8, 8, 8, 8),
+            px.area(24, 40, 8, 8),
+            px.area(40, 120, 4, 4),
+        );
+        let g = r.gpu.as_ref().unwrap();
+        assert!(g.cpu_read_waits(&dst) && g.cpu_write_waits(&dst));
+        assert!(!g.cpu_read_waits(&source) && g.cpu_write_waits(&source));
+        assert!(!g.cpu_read_waits(&elsewhere) && !g.cpu_write_waits(&elsewhere));
+        r.complete(Reason::Immediate, &[dst]);
+        let g = r.gpu.as_ref().unwrap();
+        assert_eq!(g.completed_early, 1);
+        assert!(!g.cpu_read_waits(&dst), "the call left the batch");
+    }
+}

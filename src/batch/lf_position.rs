@@ -108,3 +108,32 @@ pub fn lf_passes_by_rows() -> bool {
 pub fn lf_passes_split() -> bool {
     !lf_passes_by_rows()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::testing::recorder;
+
+    fn sb(row: u32, col: u32) -> SbPosition {
+        SbPosition { row, col, plane: 0 }
+    }
+
+    /// Planes come in the decoder's raster order: one out of it, or one after a transform
+    /// that FFmpeg's function may redo (which would undo the filter), completes the batch
+    /// first.
+    #[test]
+    fn a_plane_out_of_order_or_after_a_redo_completes_the_batch_first() {
+        let mut r = recorder();
+        let g = r.gpu.as_mut().unwrap();
+        let (span, shape) = ((0x1000, 0x2000), (None, false));
+        assert!(g.place_by_position(sb(0, 1), span, shape).is_ok());
+        assert!(g.place_by_position(sb(0, 2), span, shape).is_ok());
+        let out_of_order = g.place_by_position(sb(0, 0), span, shape);
+        assert!(matches!(out_of_order, Err(Busy::Flush(Reason::Overlap))));
+        assert!(g.place_by_position(sb(1, 0), span, shape).is_ok());
+        g.may_redo = true;
+        let after_redo = g.place_by_position(sb(1, 1), span, shape);
+        assert!(matches!(after_redo, Err(Busy::Flush(Reason::Overlap))));
+        assert!(g.meets_lf_passes((0x1800, 0x1801)) && !g.meets_lf_passes((0x2000, 0x2001)));
+    }
+}

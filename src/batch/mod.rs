@@ -76,3 +76,5 @@ pub use api::{
 pub use call::{Area, Job, Op, Origin, SbPosition, SKIP_JOB};
 pub use cpu::{FFMPEG_DSP, FFMPEG_ITX};
 pub use lf_position::{lf_passes_by_rows, lf_passes_split, lf_row_not_failed};
+#[cfg(test)]
+mod testing;

@@ -334,3 +334,40 @@ impl GpuBatch {
             .any(|s| !live.iter().any(|r| Arc::ptr_eq(r, s)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::buckets::split_key;
+    use crate::batch::testing::{recorder, Itx4, Pixels};
+
+    const STRIDE: usize = Pixels::STRIDE;
+
+    /// A call on the pixels of a pending call goes a level above it; a call elsewhere shares
+    /// the first level; the flush gives the reference's pixels in the recorded order.
+    #[test]
+    fn a_call_on_pending_pixels_goes_a_level_up_and_others_share_one() {
+        let mut r = recorder();
+        let px = Pixels::new(3);
+        let mut want = px.bytes();
+        let mut calls = [
+            (Itx4::new(21), 8, 8),
+            (Itx4::new(22), 8, 8),
+            (Itx4::new(23), 40, 120),
+        ];
+        for (itx, row, col) in &mut calls {
+            itx.apply_reference(&mut want, *row * STRIDE + *col, STRIDE);
+            r.begin_entry();
+            unsafe { r.record(&itx.op(), px.at(*row, *col), STRIDE as isize, Origin::Api) };
+        }
+        let g = r.gpu.as_ref().unwrap();
+        let levels: Vec<u32> = g
+            .calls
+            .iter()
+            .map(|c| split_key(g.keys[c.bucket as usize]).level)
+            .collect();
+        assert_eq!(levels, [0, 1, 0]);
+        r.flush(crate::stats::Reason::Caller);
+        assert_eq!(px.bytes(), want);
+    }
+}

@@ -735,3 +735,55 @@ impl Recorder {
         stats::add(&COUNTERS.immediate, 1);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::testing::{recorder, Itx4, Pixels};
+
+    const STRIDE: usize = Pixels::STRIDE;
+
+    /// A panic in an entry before anything executed: the pending call completes on the CPU,
+    /// then the entry's own call, each once; from then on the thread's calls run at once.
+    #[test]
+    fn a_panic_before_anything_ran_completes_everything_once_then_runs_at_once() {
+        let mut r = recorder();
+        let px = Pixels::new(4);
+        let mut want = px.bytes();
+        let (mut a, mut b, mut c) = (Itx4::new(31), Itx4::new(32), Itx4::new(33));
+        for (itx, row, col) in [(&a, 8, 8), (&b, 8, 8), (&c, 40, 120)] {
+            itx.apply_reference(&mut want, row * STRIDE + col, STRIDE);
+        }
+        let stride = STRIDE as isize;
+        r.begin_entry();
+        unsafe { r.record(&a.op(), px.at(8, 8), stride, Origin::Api) };
+        r.begin_entry();
+        unsafe { r.poison(Some((&b.op(), px.at(8, 8), stride, Origin::Api))) };
+        assert_eq!(r.pending(), 0);
+        r.begin_entry();
+        unsafe { r.record(&c.op(), px.at(40, 120), stride, Origin::Api) };
+        assert_eq!(r.pending(), 0, "run at once, not recorded");
+        assert_eq!(px.bytes(), want);
+    }
+
+    /// A panic while work executed: what took effect is unknown, so nothing runs again (the
+    /// pending call is dropped, the entry's call not run) and the batch counts as damaged,
+    /// for the decoder to fail its frame.
+    #[test]
+    fn a_panic_while_work_ran_runs_nothing_again_and_reports_damage() {
+        let mut r = recorder();
+        let px = Pixels::new(5);
+        let before = px.bytes();
+        let (mut a, mut b) = (Itx4::new(41), Itx4::new(42));
+        let stride = STRIDE as isize;
+        let damaged = stats::read(&COUNTERS.damaged_batches);
+        r.begin_entry();
+        unsafe { r.record(&a.op(), px.at(8, 8), stride, Origin::Api) };
+        r.begin_entry();
+        r.effects = true;
+        unsafe { r.poison(Some((&b.op(), px.at(8, 8), stride, Origin::Api))) };
+        assert_eq!(r.pending(), 0);
+        assert_eq!(px.bytes(), before);
+        assert!(stats::read(&COUNTERS.damaged_batches) > damaged);
+    }
+}
