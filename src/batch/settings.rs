@@ -28,3 +28,21 @@ impl Settings {
         self.placement.of(family) == Place::Cpu
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A batch's settings answer from the placement they were taken with, family by family.
+    #[test]
+    fn the_settings_place_each_family_as_taken() {
+        let mut placement = Placement::ALL_GPU;
+        placement.set(Family::Itx, Place::Cpu);
+        let settings = Settings {
+            placement,
+            reads_ahead: false,
+        };
+        assert!(settings.on_cpu(Family::Itx));
+        assert!(!settings.on_cpu(Family::Mc) && !settings.on_cpu(Family::Lf));
+    }
+}
