@@ -309,7 +309,7 @@ mod tests {
     const STRIDE: usize = Pixels::STRIDE;
 
     /// A transform at (8, 8), a copy of the 8x8 block there to (24, 40) and a transform at
-    /// (40, 120), the reference's pixels after them, and the original pixels.
+    /// (40, 120), recorded; returns the reference's pixels after them.
     unsafe fn three_calls(r: &mut crate::batch::recorder::Recorder, px: &Pixels) -> Vec<u8> {
         let mut want = px.bytes();
         let mut a = Itx4::new(11);

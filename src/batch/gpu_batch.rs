@@ -304,8 +304,9 @@ mod tests {
     use crate::batch::testing::{copy8, recorder, Pixels};
     use crate::stats::Reason;
 
-    /// A batch knows what the CPU must wait for while it runs: reading what it writes,
-    /// writing what it reads or writes; nothing elsewhere, and nothing of a call that left it.
+    /// What the CPU would wait for were this batch in flight (here it is pending, which answers
+    /// the same): reading what it writes, writing what it reads or writes; nothing elsewhere,
+    /// and nothing of a call that left it.
     #[test]
     fn the_cpu_waits_only_where_the_batch_reads_or_writes() {
         let mut r = recorder();

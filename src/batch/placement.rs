@@ -85,7 +85,7 @@ impl GpuBatch {
     }
 
     /// Decides where a call's pixels (and a motion compensation's source) go, and at which
-    /// level; records what it touches. Inlined into its one caller, `Recorder::record`.
+    /// level; records what it touches. Marked inline for its one caller, `Recorder::record`.
     #[inline]
     pub(super) fn place(&mut self, op: &Op, rect: &Area, origin: Origin) -> Result<Placed, Busy> {
         let (lo, hi) = rect.span();

@@ -20,8 +20,8 @@ pub(super) fn recorder() -> Recorder {
     r
 }
 
-/// Page-aligned pixels registered with daedalus for the value's life (imported where the
-/// device can), filled from `seed`, rows [`Pixels::STRIDE`] apart.
+/// Page-aligned pixels registered with daedalus for the value's life and imported, so that the
+/// batch addresses them in place, filled from `seed`, rows [`Pixels::STRIDE`] apart.
 pub(super) struct Pixels {
     ptr: *mut u8,
     len: usize,
@@ -42,6 +42,11 @@ impl Pixels {
             unsafe { *ptr.add(i) = rng.below(256) as u8 };
         }
         crate::regions::register(ptr as usize, layout.size()).expect("registered");
+        assert!(
+            crate::regions::containing(ptr as usize).is_some_and(|r| r.in_place.is_some()),
+            "these tests need a device that imports host memory (lavapipe does) and frames not \
+             from the pool (DAEDALUS_FRAME_MEMORY unset): the end-to-end tests cover the rest"
+        );
         Pixels {
             ptr,
             len: layout.size(),
@@ -94,8 +99,8 @@ impl Itx4 {
         Itx4 { coefs }
     }
 
-    /// The call on the pixel at `dst`, on this transform's own copy of the coefficients (the
-    /// call zeroes them, as FFmpeg's functions do).
+    /// The call, on this transform's own copy of the coefficients (recording it zeroes them,
+    /// as FFmpeg's functions do); its pixels are where it is recorded.
     pub(super) fn op(&mut self) -> Op<'static> {
         Op::Itx {
             tx: Self::TX,
@@ -104,7 +109,7 @@ impl Itx4 {
         }
     }
 
-    /// Applies it with the CPU reference at `dst` (rows `stride` apart) of a plain buffer.
+    /// Applies it with the CPU reference at byte `at` of a plain buffer, rows `stride` apart.
     pub(super) fn apply_reference(&self, dst: &mut [u8], at: usize, stride: usize) {
         let mut coefs = self.coefs.clone();
         let op = Op::Itx {
