@@ -347,3 +347,50 @@ pub fn thread_uses_gpu() -> bool {
         })
         .unwrap_or(false)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::testing::{Itx4, Pixels};
+
+    const STRIDE: usize = Pixels::STRIDE;
+
+    /// A call through the thread's recorder takes its coefficients (zeroing the caller's, as
+    /// FFmpeg does) and leaves the pixels alone until the flush, which gives the reference's.
+    /// A call made while the recorder is busy (a re-entry) runs at once instead.
+    #[test]
+    fn a_call_waits_for_the_flush_and_a_reentry_runs_at_once() {
+        let px = Pixels::new(8);
+        let before = px.bytes();
+        let (mut a, mut b) = (Itx4::new(61), Itx4::new(62));
+        let mut want = px.bytes();
+        a.apply_reference(&mut want, 8 * STRIDE + 8, STRIDE);
+        let stride = STRIDE as isize;
+        unsafe {
+            record_itx(
+                Itx4::TX,
+                px.at(8, 8),
+                stride,
+                a.coefs.as_mut_ptr(),
+                16,
+                Origin::Api,
+            )
+        };
+        assert!(a.coefs.iter().all(|&c| c == 0));
+        assert_eq!(px.bytes(), before);
+        flush();
+        assert_eq!(px.bytes(), want);
+        b.apply_reference(&mut want, 40 * STRIDE + 120, STRIDE);
+        with_recorder(None, (), |_| unsafe {
+            record_itx(
+                Itx4::TX,
+                px.at(40, 120),
+                stride,
+                b.coefs.as_mut_ptr(),
+                16,
+                Origin::Api,
+            )
+        });
+        assert_eq!(px.bytes(), want);
+    }
+}
