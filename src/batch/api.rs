@@ -364,33 +364,19 @@ mod tests {
         let before = px.bytes();
         let (mut a, mut b) = (Itx4::new(61), Itx4::new(62));
         let mut want = px.bytes();
-        a.apply_reference(&mut want, 8 * STRIDE + 8, STRIDE);
-        let stride = STRIDE as isize;
-        unsafe {
-            record_itx(
-                Itx4::TX,
-                px.at(8, 8),
-                stride,
-                a.coefs.as_mut_ptr(),
-                16,
-                Origin::Api,
-            )
+        a.apply_reference(&mut want, 8, 8);
+        let through_api = |itx: &mut Itx4, row, col| {
+            let (block, stride) = (itx.coefs.as_mut_ptr(), STRIDE as isize);
+            // SAFETY: the block lies in the registered pixels, its coefficients in `itx`.
+            unsafe { record_itx(Itx4::TX, px.at(row, col), stride, block, 16, Origin::Api) }
         };
+        through_api(&mut a, 8, 8);
         assert!(a.coefs.iter().all(|&c| c == 0));
         assert_eq!(px.bytes(), before);
         flush();
         assert_eq!(px.bytes(), want);
-        b.apply_reference(&mut want, 40 * STRIDE + 120, STRIDE);
-        with_recorder(None, (), |_| unsafe {
-            record_itx(
-                Itx4::TX,
-                px.at(40, 120),
-                stride,
-                b.coefs.as_mut_ptr(),
-                16,
-                Origin::Api,
-            )
-        });
+        b.apply_reference(&mut want, 40, 120);
+        with_recorder(None, (), |_| through_api(&mut b, 40, 120));
         assert_eq!(px.bytes(), want);
     }
 }

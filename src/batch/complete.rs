@@ -342,10 +342,7 @@ impl Drop for Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::call::Origin;
-    use crate::batch::testing::{recorder, Itx4, Pixels};
-
-    const STRIDE: usize = Pixels::STRIDE;
+    use crate::batch::testing::{record, recorder, Itx4, Pixels};
 
     /// A reader of pixels that no pending call touches needs nothing: the batch stays
     /// pending, nothing runs; a flush then empties it with the reference's pixels, and a
@@ -357,9 +354,8 @@ mod tests {
         let before = px.bytes();
         let mut want = px.bytes();
         let mut a = Itx4::new(51);
-        a.apply_reference(&mut want, 8 * STRIDE + 8, STRIDE);
-        r.begin_entry();
-        unsafe { r.record(&a.op(), px.at(8, 8), STRIDE as isize, Origin::Api) };
+        a.apply_reference(&mut want, 8, 8);
+        unsafe { record(&mut r, &a.op(), &px, 8, 8) };
         r.complete(Reason::Immediate, &[px.area(40, 120, 8, 8)]);
         assert_eq!(r.pending(), 1);
         assert_eq!(r.gpu.as_ref().unwrap().completed_early, 0);

@@ -302,8 +302,7 @@ impl GpuBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::call::Origin;
-    use crate::batch::testing::{copy8, recorder, Itx4, Pixels};
+    use crate::batch::testing::{copy8, record, recorder, Itx4, Pixels};
     use crate::stats::Reason;
 
     const STRIDE: usize = Pixels::STRIDE;
@@ -314,21 +313,15 @@ mod tests {
         let mut want = px.bytes();
         let mut a = Itx4::new(11);
         let mut c = Itx4::new(12);
-        a.apply_reference(&mut want, 8 * STRIDE + 8, STRIDE);
+        a.apply_reference(&mut want, 8, 8);
         for row in 0..8 {
             let (from, to) = ((8 + row) * STRIDE + 8, (24 + row) * STRIDE + 40);
             want.copy_within(from..from + 8, to);
         }
-        c.apply_reference(&mut want, 40 * STRIDE + 120, STRIDE);
-        let calls = [
-            (a.op(), px.at(8, 8)),
-            (copy8(px.at(8, 8)), px.at(24, 40)),
-            (c.op(), px.at(40, 120)),
-        ];
-        for (op, dst) in calls {
-            r.begin_entry();
-            r.record(&op, dst, STRIDE as isize, Origin::Api);
-        }
+        c.apply_reference(&mut want, 40, 120);
+        record(r, &a.op(), px, 8, 8);
+        record(r, &copy8(px.at(8, 8)), px, 24, 40);
+        record(r, &c.op(), px, 40, 120);
         want
     }
 

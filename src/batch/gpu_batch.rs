@@ -300,8 +300,7 @@ impl GpuBatch {
 
 #[cfg(test)]
 mod tests {
-    use crate::batch::call::Origin;
-    use crate::batch::testing::{copy8, recorder, Pixels};
+    use crate::batch::testing::{copy8, record, recorder, Pixels};
     use crate::stats::Reason;
 
     /// What the CPU would wait for were this batch in flight (here it is pending, which answers
@@ -311,15 +310,7 @@ mod tests {
     fn the_cpu_waits_only_where_the_batch_reads_or_writes() {
         let mut r = recorder();
         let px = Pixels::new(6);
-        r.begin_entry();
-        unsafe {
-            r.record(
-                &copy8(px.at(8, 8)),
-                px.at(24, 40),
-                Pixels::STRIDE as isize,
-                Origin::Api,
-            )
-        };
+        unsafe { record(&mut r, &copy8(px.at(8, 8)), &px, 24, 40) };
         let (source, dst, elsewhere) = (
             px.area(8, 8, 8, 8),
             px.area(24, 40, 8, 8),

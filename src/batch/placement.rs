@@ -337,11 +337,8 @@ impl GpuBatch {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::batch::buckets::split_key;
-    use crate::batch::testing::{recorder, Itx4, Pixels};
-
-    const STRIDE: usize = Pixels::STRIDE;
+    use crate::batch::testing::{record, recorder, Itx4, Pixels};
 
     /// A call on the pixels of a pending call goes a level above it; a call elsewhere shares
     /// the first level; the flush gives the reference's pixels in the recorded order.
@@ -356,9 +353,8 @@ mod tests {
             (Itx4::new(23), 40, 120),
         ];
         for (itx, row, col) in &mut calls {
-            itx.apply_reference(&mut want, *row * STRIDE + *col, STRIDE);
-            r.begin_entry();
-            unsafe { r.record(&itx.op(), px.at(*row, *col), STRIDE as isize, Origin::Api) };
+            itx.apply_reference(&mut want, *row, *col);
+            unsafe { record(&mut r, &itx.op(), &px, *row, *col) };
         }
         let g = r.gpu.as_ref().unwrap();
         let levels: Vec<u32> = g

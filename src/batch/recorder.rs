@@ -743,7 +743,7 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::testing::{recorder, Itx4, Pixels};
+    use crate::batch::testing::{record, recorder, Itx4, Pixels};
 
     const STRIDE: usize = Pixels::STRIDE;
 
@@ -756,11 +756,10 @@ mod tests {
         let mut want = px.bytes();
         let (mut a, mut b, mut c) = (Itx4::new(31), Itx4::new(32), Itx4::new(33));
         for (itx, row, col) in [(&a, 8, 8), (&b, 8, 8), (&c, 40, 120)] {
-            itx.apply_reference(&mut want, row * STRIDE + col, STRIDE);
+            itx.apply_reference(&mut want, row, col);
         }
         let stride = STRIDE as isize;
-        r.begin_entry();
-        unsafe { r.record(&a.op(), px.at(8, 8), stride, Origin::Api) };
+        unsafe { record(&mut r, &a.op(), &px, 8, 8) };
         r.begin_entry();
         let damaged = unsafe { r.poison(Some((&b.op(), px.at(8, 8), stride, Origin::Api))) };
         assert!(!damaged);
@@ -768,8 +767,7 @@ mod tests {
             px.bytes()[8 * STRIDE..12 * STRIDE],
             want[8 * STRIDE..12 * STRIDE]
         );
-        r.begin_entry();
-        unsafe { r.record(&c.op(), px.at(40, 120), stride, Origin::Api) };
+        unsafe { record(&mut r, &c.op(), &px, 40, 120) };
         assert_eq!(r.pending(), 0, "run at once, not recorded");
         assert_eq!(px.bytes(), want);
     }
@@ -784,8 +782,7 @@ mod tests {
         let before = px.bytes();
         let (mut a, mut b) = (Itx4::new(41), Itx4::new(42));
         let stride = STRIDE as isize;
-        r.begin_entry();
-        unsafe { r.record(&a.op(), px.at(8, 8), stride, Origin::Api) };
+        unsafe { record(&mut r, &a.op(), &px, 8, 8) };
         r.begin_entry();
         r.effects = true;
         let damaged = unsafe { r.poison(Some((&b.op(), px.at(8, 8), stride, Origin::Api))) };

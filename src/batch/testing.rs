@@ -85,6 +85,15 @@ impl Drop for Pixels {
     }
 }
 
+/// Records `op` on the pixel at `row`, `col` of `px`, as an entry point does.
+///
+/// # Safety
+/// What `op` points to (coefficients, a source) must be valid, as for [`Recorder::record`].
+pub(super) unsafe fn record(r: &mut Recorder, op: &Op, px: &Pixels, row: usize, col: usize) {
+    r.begin_entry();
+    r.record(op, px.at(row, col), Pixels::STRIDE as isize, Origin::Api);
+}
+
 /// A 4x4 `idct_idct` with random coefficients of every position (a full transform).
 pub(super) struct Itx4 {
     pub(super) coefs: Vec<i16>,
@@ -109,16 +118,19 @@ impl Itx4 {
         }
     }
 
-    /// Applies it with the CPU reference at byte `at` of a plain buffer, rows `stride` apart.
-    pub(super) fn apply_reference(&self, dst: &mut [u8], at: usize, stride: usize) {
+    /// Applies it with the CPU reference at `row`, `col` of a plain copy of [`Pixels`].
+    pub(super) fn apply_reference(&self, pixels: &mut [u8], row: usize, col: usize) {
+        let at = row * Pixels::STRIDE + col;
         let mut coefs = self.coefs.clone();
         let op = Op::Itx {
             tx: Self::TX,
             block: coefs.as_mut_ptr(),
             eob: 16,
         };
-        // SAFETY: the block lies inside `dst`, the coefficients in `coefs`.
-        unsafe { op.run_at_once(dst[at..].as_mut_ptr(), stride as isize, Origin::Api) };
+        assert!(at + 3 * Pixels::STRIDE + 4 <= pixels.len());
+        // SAFETY: the block lies inside `pixels` (checked), the coefficients in `coefs`.
+        let stride = Pixels::STRIDE as isize;
+        unsafe { op.run_at_once(pixels[at..].as_mut_ptr(), stride, Origin::Api) };
     }
 }
 
