@@ -7,7 +7,7 @@
 //! | `DAEDALUS_LOG` | `error`, `warn`, `info`, `debug` | stderr verbosity (default `warn`) |
 //! | `DAEDALUS_VALIDATION` | `1` | enable the Khronos validation layer and count its messages |
 //! | `DAEDALUS_TEST_FAIL_SUBMISSION` | a number N | tests only: the process's N-th queue submission fails as a lost device would (the fallback tests through FFmpeg) |
-//! | `DAEDALUS_TEST_FAIL_STEP` | `submit` (default), `submit-lost`, `wait`, `unpack`, `overflow` | tests only: the step of that submission that fails: the submission itself (`submit-lost`: with the device lost, which may come after part of it started), the wait after the GPU ran it all (a lost device), or reading back what the GPU wrote (the per-call path's submissions) |
+//! | `DAEDALUS_TEST_FAIL_STEP` | `submit` (default), `submit-lost`, `wait`, `unpack`, `overflow` | tests only: the step of that submission that fails: the submission itself (`submit-lost`: with the device lost, which may come after part of it started), the wait after the GPU ran it all (a lost device), or reading back what the GPU wrote (the per-call path's submissions; the frame path meets `submit`, `wait`) |
 //! | `DAEDALUS_TEST_ALTERNATE` | a number N | tests only: where `DAEDALUS_PATH` is unset, every N frames switch between the frame path and FFmpeg's own decode for the whole decode, instead of a trial (on a CPU device too) |
 //! | `DAEDALUS_STATS` | `1` | print one line of counters on stderr at exit |
 //! | `DAEDALUS_SPIN_US` | microseconds | how long a flush polls its fence before sleeping in the driver (default 0: it sleeps at once); not after a wait of more than twice that and over 1 ms |

@@ -259,18 +259,19 @@ impl Gpu {
     /// thread, having waited for `fence` itself, calls [`Gpu::retire`] and before it reuses
     /// the fence.
     pub fn submit(&self, cmd: vk::CommandBuffer, fence: vk::Fence) -> GpuResult<u64> {
-        self.submit_to(cmd, fence, false).map(|(serial, _)| serial)
+        self.submit_to(cmd, fence, &[]).map(|(serial, _)| serial)
     }
 
-    /// [`Gpu::submit`] for the per-call path's batches, also returning the later step of this
-    /// submission at which a test injected a failure ([`testing::Step`]), for the submitter to
-    /// meet there.
+    /// [`Gpu::submit`], also returning the later step of this submission at which a test
+    /// injected a failure ([`testing::Step`]), of those in `meets`, for the submitter to meet
+    /// there.
     pub fn submit_with_injection(
         &self,
         cmd: vk::CommandBuffer,
         fence: vk::Fence,
+        meets: &[testing::Step],
     ) -> GpuResult<(u64, Option<testing::Step>)> {
-        self.submit_to(cmd, fence, true)
+        self.submit_to(cmd, fence, meets)
     }
 
     /// A submission whose failure says [`LOST_IN_SUBMISSION`] may have started on the GPU:
@@ -279,14 +280,14 @@ impl Gpu {
         &self,
         cmd: vk::CommandBuffer,
         fence: vk::Fence,
-        per_call: bool,
+        meets: &[testing::Step],
     ) -> GpuResult<(u64, Option<testing::Step>)> {
         if self.lost.load(Ordering::Relaxed) {
             // Another thread's submission failed: the device is not used again, and this
             // thread's batch runs on the CPU as after its own failure (nothing of it ran).
             return Err("the device was disabled after an error".into());
         }
-        let injected = testing::take_injected_failure(per_call);
+        let injected = testing::take_injected_failure(meets);
         match injected {
             Some(testing::Step::Submit) => {
                 return Err("vkQueueSubmit: failure injected by a test".into())
@@ -418,7 +419,7 @@ pub mod testing {
     }
 
     impl Step {
-        const ALL: [Step; 5] = [
+        pub(crate) const ALL: [Step; 5] = [
             Step::Submit,
             Step::SubmitLost,
             Step::Wait,
@@ -541,11 +542,11 @@ pub mod testing {
     }
 
     /// Called once per queue submission: the step of it that is to fail, if any. Steps after
-    /// the submission itself are taken only by the per-call path's submissions (`per_call`),
-    /// which meet them; another kind leaves an armed one for the next of those.
-    pub(super) fn take_injected_failure(per_call: bool) -> Option<Step> {
+    /// the submission itself are taken only by submissions that meet them (`meets`); another
+    /// kind leaves an armed one for the next of those.
+    pub(super) fn take_injected_failure(meets: &[Step]) -> Option<Step> {
         let tried = SUBMISSIONS_TRIED.fetch_add(1, Ordering::SeqCst) + 1;
-        let applies = |step: Step| per_call || step == Step::Submit;
+        let applies = |step: Step| step == Step::Submit || meets.contains(&step);
         let armed = FAIL_NEXT_SUBMISSION.load(Ordering::SeqCst);
         if armed != 0 {
             let step = Step::ALL[armed as usize - 1];

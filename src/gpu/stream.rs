@@ -450,7 +450,7 @@ impl Stream {
         unsafe { d.reset_fences(&[self.fence]) }.map_err(vkerr("vkResetFences"))?;
         unsafe { (self.overflow.ptr as *mut u32).write(0) };
         self.overflow.flush(0..4)?;
-        let (serial, injected) = gpu.submit_with_injection(self.cmd, self.fence)?;
+        let (serial, injected) = gpu.submit_with_injection(self.cmd, self.fence, &Step::ALL)?;
         self.injected = injected;
         stats::add(&COUNTERS.submissions, 1);
         if self.local.is_some() {

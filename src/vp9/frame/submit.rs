@@ -20,6 +20,7 @@ use super::records::Layout;
 use crate::config::JobMemory;
 use crate::gpu::memory::{BufferRef, DeviceBuffer, HostBuffer};
 use crate::gpu::stream::memory_barrier;
+use crate::gpu::testing::Step;
 use crate::gpu::{vkerr, Gpu, GpuResult};
 use crate::kernels::Kernel;
 use crate::stats;
@@ -92,6 +93,8 @@ struct Slot {
     fence: vk::Fence,
     serial: Option<u64>,
     stamps: Vec<Option<usize>>,
+    /// A test's failure injected into the wait for it (`DAEDALUS_TEST_FAIL_STEP=wait`).
+    fails_wait: bool,
 }
 
 /// A decoder's GPU objects, reused from frame to frame.
@@ -185,6 +188,7 @@ impl Submitter {
                     fence,
                     serial: None,
                     stamps: Vec::new(),
+                    fails_wait: false,
                 });
             }
             let sizes = [vk::DescriptorPoolSize::default()
@@ -446,8 +450,10 @@ impl Submitter {
             d.reset_fences(&[self.slots[slot].fence])
                 .map_err(vkerr("vkResetFences"))?;
         }
-        let serial = gpu.submit(cmd, self.slots[slot].fence)?;
+        let (serial, injected) =
+            gpu.submit_with_injection(cmd, self.slots[slot].fence, &[Step::Wait])?;
         self.slots[slot].serial = Some(serial);
+        self.slots[slot].fails_wait = injected == Some(Step::Wait);
         self.slots[slot].stamps = stamps;
         self.dispatches += count;
         stats::add(&stats::COUNTERS.submissions, 1);
@@ -473,6 +479,9 @@ impl Submitter {
                 return Err(format!("the GPU did not finish within {HANG_TIMEOUT:?}"))
             }
             Err(e) => return Err(format!("vkWaitForFences: {e}")),
+        }
+        if std::mem::take(&mut self.slots[i].fails_wait) {
+            return Err("vkWaitForFences: failure injected by a test (after the GPU ran)".into());
         }
         if let (Some(q), Some(period)) = (self.queries, self.gpu.info.timestamp_period_ns) {
             let stamps = std::mem::take(&mut self.slots[i].stamps);
