@@ -16,6 +16,7 @@
 mod choice;
 mod copies;
 pub(crate) mod decisions;
+mod fates;
 pub mod header;
 mod inter;
 mod intra;
@@ -29,10 +30,11 @@ mod wavefront;
 use crate::gpu::memory::BufferRef;
 use crate::kernels::Kernel;
 use crate::stats::{self, thread_cpu_ns};
+use fates::FATES;
 use records::{BlockRecord, FrameParse, Geometry, Layout, ParseBuffers, SbBlocks};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use submit::{Dispatch, Levels, Submitter, ORDER};
 use wavefront::Superblock;
 
@@ -140,9 +142,13 @@ struct GpuFrame {
     rows_submitted: usize,
     part_rows: usize,
     loop_filter: bool,
-    /// The references' `data[0]`, which may still be being reconstructed on the CPU.
+    /// The references' `data[0]`; once its first part is submitted, those it read while the
+    /// GPU's result for them was not decided yet ([`fates`]).
     references: [usize; 3],
     submitted_any: bool,
+    read_pending: Vec<fates::Seq>,
+    /// Whether the GPU's result for it is decided ([`fates`]): kept, or left to FFmpeg.
+    decided: bool,
     /// The buffers its kernels bind, kept for the frame's life.
     _regions: Vec<Arc<crate::regions::Region>>,
     /// Where the kernels work on device-local copies ([`copies`]): the frame's and the
@@ -305,7 +311,7 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
         choice::untimed(ticket);
     }
     if let Some(data0) = d.declined {
-        CPU_FRAMES.end(data0);
+        FATES.end(data0);
     }
 }
 
@@ -313,45 +319,6 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
 /// `ctx` must come from [`attach`].
 unsafe fn decoder<'a>(ctx: *mut c_void) -> &'a mut Decoder {
     &mut *(ctx as *mut Decoder)
-}
-
-/// Frames FFmpeg reconstructs on the CPU while the GPU reconstructs others (a fallback, a
-/// frame the GPU could not take), by `data[0]`, until their end: a frame's parts that read one
-/// as a reference wait for it first (frame threads; with one thread a frame ends before the
-/// next begins).
-struct CpuFrames {
-    /// A few at a time: frame threads' frames at most.
-    frames: Mutex<Vec<usize>>,
-    ended: Condvar,
-}
-
-static CPU_FRAMES: CpuFrames = CpuFrames {
-    frames: Mutex::new(Vec::new()),
-    ended: Condvar::new(),
-};
-
-impl CpuFrames {
-    fn add(&self, data0: usize) {
-        let mut f = self.frames.lock().unwrap_or_else(|p| p.into_inner());
-        if !f.contains(&data0) {
-            f.push(data0);
-        }
-    }
-
-    fn end(&self, data0: usize) {
-        let mut f = self.frames.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(i) = f.iter().position(|&d| d == data0) {
-            f.swap_remove(i);
-            self.ended.notify_all();
-        }
-    }
-
-    fn wait_for(&self, frames: &[usize]) {
-        let mut f = self.frames.lock().unwrap_or_else(|p| p.into_inner());
-        while frames.iter().any(|d| *d != 0 && f.contains(d)) {
-            f = self.ended.wait(f).unwrap_or_else(|p| p.into_inner());
-        }
-    }
 }
 
 /// Whether this process's device can reconstruct frames: its kernels built (once).
@@ -481,6 +448,8 @@ impl Decoder {
             loop_filter: info.filter_level != 0,
             references,
             submitted_any: false,
+            read_pending: Vec::new(),
+            decided: false,
             _regions: regions,
             copies: device_copies.then_some(frame_copies),
             failed: None,
@@ -504,7 +473,7 @@ impl Decoder {
         let mut uploaded = Vec::new();
         if !on_gpu.submitted_any {
             // References FFmpeg is still reconstructing on other threads come first.
-            CPU_FRAMES.wait_for(&on_gpu.references);
+            on_gpu.read_pending = FATES.read_references(on_gpu.seq, &on_gpu.references);
             on_gpu.submitted_any = true;
             // Those FFmpeg reconstructed go to their device-local copies first.
             for (region, planes, rows) in on_gpu.copies.iter().flat_map(|c| &c.references) {
@@ -647,7 +616,7 @@ impl Decoder {
     /// Leaves the frame to FFmpeg's own decode: frames the GPU reconstructs that read it wait
     /// for its end.
     fn decline(&mut self, data0: usize) -> c_int {
-        CPU_FRAMES.add(data0);
+        FATES.on_cpu(data0);
         self.declined = Some(data0);
         stats::add(&COUNTERS.frames_declined, 1);
         0
@@ -674,7 +643,7 @@ impl Decoder {
             choice::ended(ticket);
         }
         if let Some(data0) = self.declined.take() {
-            CPU_FRAMES.end(data0);
+            FATES.end(data0);
         }
     }
 }
@@ -722,7 +691,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
                         format_args!("a frame FFmpeg reconstructs: {why}"),
                     );
                     // Other threads' frames may read it on the GPU: after its end.
-                    CPU_FRAMES.add(data0);
+                    FATES.on_cpu(data0);
                     None
                 }
             }
@@ -756,6 +725,9 @@ pub(crate) unsafe extern "C" fn parse_begin(
         // Superblocks count as parsed only once the decoder says how many blocks they hold.
         std::ptr::write_bytes(parsed.sb_blocks, 0, 2 * geometry.superblocks());
         bufs.write(parsed);
+        if let Some(f) = &on_gpu {
+            FATES.on_gpu(f.seq, data0);
+        }
         d.frame = Some(Frame {
             geometry,
             cpu_start: thread_cpu_ns(),
@@ -857,27 +829,32 @@ pub(crate) unsafe extern "C" fn reconstruct(ctx: *mut c_void, rows: c_int, error
             .gpu
             .as_ref()
             .map_or(0, |s| s.layout.written_bytes(blocks, units));
-        let why = match (finished, d.frame.as_ref().and_then(|f| f.on_gpu.as_ref())) {
-            (Ok(0), Some(GpuFrame { failed: None, .. })) => {
-                stats::add(&COUNTERS.frames_gpu, 1);
-                stats::add(&COUNTERS.data_bytes, data_bytes);
-                return 0;
+        if let Err(why) = &finished {
+            d.gpu_failed(why.clone());
+        }
+        let f = d
+            .frame
+            .as_mut()
+            .and_then(|f| f.on_gpu.as_mut())
+            .expect("on the GPU");
+        let why = match (finished, &f.failed) {
+            (_, Some(why)) => Some(why.clone()),
+            (Ok(0), None) => None,
+            (Ok(status), None) if status & header::STATUS_OVERFLOW != 0 => {
+                Some("a transform's 16-bit lanes overflowed (a damaged stream)".to_string())
             }
-            (
-                _,
-                Some(GpuFrame {
-                    failed: Some(why), ..
-                }),
-            ) => why.clone(),
-            (Ok(status), _) if status & header::STATUS_OVERFLOW != 0 => {
-                "a transform's 16-bit lanes overflowed (a damaged stream)".to_string()
-            }
-            (Ok(status), _) => format!("the kernels reported {status:#x}"),
-            (Err(why), _) => {
-                d.gpu_failed(why.clone());
-                why
-            }
+            (Ok(status), None) => Some(format!("the kernels reported {status:#x}")),
+            (Err(why), None) => Some(why),
         };
+        f.decided = true;
+        if FATES.decide(f.seq, why.is_none(), &f.read_pending) {
+            stats::add(&COUNTERS.frames_gpu, 1);
+            stats::add(&COUNTERS.data_bytes, data_bytes);
+            return 0;
+        }
+        let why = why.unwrap_or_else(|| {
+            "a frame it read on the GPU was reconstructed by FFmpeg after all".into()
+        });
         crate::log::once(
             crate::log::Level::Info,
             "frame path fallback",
@@ -886,7 +863,6 @@ pub(crate) unsafe extern "C" fn reconstruct(ctx: *mut c_void, rows: c_int, error
         stats::add(&COUNTERS.fallbacks, 1);
         stats::add(&COUNTERS.frames_ffmpeg, 1);
         if let Some(frame) = d.frame.as_ref() {
-            CPU_FRAMES.add(frame.data0);
             copies::forget(frame.data0);
         }
         1
@@ -905,6 +881,12 @@ pub(crate) unsafe extern "C" fn parse_end(ctx: *mut c_void) {
                 d.gpu_failed(why);
             }
         }
+        // (Before any row was parsed: the GPU wrote nothing of it.)
+        if let Some(f) = d.frame.as_ref().and_then(|f| f.on_gpu.as_ref()) {
+            if !f.decided {
+                FATES.decide(f.seq, true, &f.read_pending);
+            }
+        }
         d.frame = None;
     })
 }
@@ -916,7 +898,7 @@ pub(crate) unsafe extern "C" fn parse_end(ctx: *mut c_void) {
 /// `ctx` must come from [`attach`] or [`attach_choosing`].
 pub(crate) unsafe fn frame_end(ctx: *mut c_void, data0: usize) {
     decoder(ctx).frame_over();
-    CPU_FRAMES.end(data0);
+    FATES.end(data0);
 }
 
 /// `path=` of the stats line where a decoder took the frame path: `frame` where the GPU
