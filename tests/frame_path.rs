@@ -462,3 +462,154 @@ fn a_failed_submission_mid_frame_leaves_the_frame_to_ffmpeg() {
         );
     }
 }
+
+/// Damaged streams (`scripts/gen-streams`' `damaged-*`) in which some frames' transforms
+/// overflow FFmpeg's 16-bit lanes, frames the frame path leaves to FFmpeg's second pass after
+/// the GPU ran them, while other frame threads' frames are in flight. Each frame, and every
+/// frame that reads it, equals Debian's ffmpeg at the same threading, every run (a frame-thread
+/// decode three times: a race shows as a run that differs): with the frame path forced, in host
+/// memory and on device-local copies, and where `DAEDALUS_PATH` is unset, the decoder switching
+/// between the frame path and its own decode every three frames (a CPU device runs no trial
+/// otherwise).
+/// With frame threads frames do fall back, and the frames that read them on the GPU meanwhile
+/// with them.
+#[test]
+fn damaged_frames_left_to_ffmpeg_equal_debian_ffmpeg_every_run() {
+    const THREADINGS: [(&str, &[&str]); 4] = [
+        ("1 thread", &["-threads", "1"]),
+        (
+            "2 frame threads",
+            &["-threads", "2", "-thread_type", "frame"],
+        ),
+        (
+            "4 frame threads",
+            &["-threads", "4", "-thread_type", "frame"],
+        ),
+        (
+            "4 slice threads",
+            &["-threads", "4", "-thread_type", "slice"],
+        ),
+    ];
+    let forced: [(&str, &str); 1] = [("DAEDALUS_PATH", "frame")];
+    let switching = [("DAEDALUS_KERNELS", ""), ("DAEDALUS_TEST_ALTERNATE", "3")];
+    let mut jobs = Vec::new();
+    for stream in &setup().damaged {
+        for threading in THREADINGS {
+            let runs = if threading.0.contains("frame") { 3 } else { 1 };
+            // FFmpeg's own decode of these copies is the same every run, the premise of the test.
+            let references: Vec<_> = (0..runs)
+                .map(|_| debian_ffmpeg(&stream.path, threading.1))
+                .collect();
+            assert!(
+                references.iter().all(|r| *r == references[0]) && !references[0].1.is_empty(),
+                "{} / {}: Debian's ffmpeg differs between runs: not a copy this test can use",
+                stream.name,
+                threading.0
+            );
+            for run in 0..runs {
+                let memory = ["host", "device"][run % 2];
+                for env in [&forced[..], &switching[..]] {
+                    let mut env = env.to_vec();
+                    env.push(("DAEDALUS_FRAME_PATH_MEMORY", memory));
+                    jobs.push((stream, threading, env, references[0].clone()));
+                }
+            }
+        }
+    }
+    let fell_back = std::sync::Mutex::new(Vec::new());
+    let count = jobs.len();
+    let failures = in_parallel(jobs, |(stream, threading, env, (status, reference))| {
+        let what = format!("{} / {} / {env:?}", stream.name, threading.0);
+        let out = ours(
+            Way::Preload,
+            "gpu",
+            &stream.path,
+            threading.1,
+            "framemd5",
+            &env,
+        );
+        if out.status != status {
+            return Err(format!(
+                "{what}: exit {:?}, Debian's {status:?}",
+                out.status
+            ));
+        }
+        let ours = frames(&out.stdout);
+        if ours != reference {
+            let at = ours.iter().zip(&reference).position(|(a, b)| a != b);
+            return Err(format!(
+                "{what}: differs from Debian's ffmpeg at frame {at:?} ({} vs {} frames): {}",
+                ours.len(),
+                reference.len(),
+                out.stderr
+            ));
+        }
+        let count = |key| stat(&out.stderr, key).and_then(|v| v.parse::<u64>().ok());
+        let (Some(gpu), Some(fallbacks)) = (count("frames_gpu"), count("fallbacks")) else {
+            return Err(format!("{what}: no stats line: {}", out.stderr));
+        };
+        if gpu == 0 {
+            return Err(format!("{what}: no frame on the GPU: {}", out.stderr));
+        }
+        if env[0].0 == "DAEDALUS_PATH" && threading.0.contains("frame") {
+            fell_back
+                .lock()
+                .unwrap()
+                .push((stream.name.clone(), fallbacks));
+        }
+        Ok(())
+    });
+    assert_all_decoded(&failures, count, "decodes of damaged streams");
+    for stream in &setup().damaged {
+        let fell = fell_back.lock().unwrap();
+        let of_stream: Vec<u64> = fell
+            .iter()
+            .filter(|(name, _)| *name == stream.name)
+            .map(|(_, n)| *n)
+            .collect();
+        assert!(
+            !of_stream.is_empty() && of_stream.iter().all(|&n| n > 0),
+            "{}: with frame threads no frame fell back ({of_stream:?}): the copy no longer \
+             reaches the fallback",
+            stream.name
+        );
+    }
+}
+
+/// A device lost (a failure injected at a submission, or into the wait after the GPU ran it)
+/// while frame threads have frames in flight: those frames and every later one go to FFmpeg's
+/// second pass, and each decode equals Debian's ffmpeg, run after run.
+#[test]
+fn a_device_lost_under_frame_threads_keeps_every_frame_exact() {
+    let stream = stream_named("error-resilient");
+    let threading = (
+        "4 frame threads",
+        &["-threads", "4", "-thread_type", "frame"][..],
+    );
+    let mut jobs = Vec::new();
+    for at in ["2", "5", "8"] {
+        for step in ["submit", "wait"] {
+            jobs.extend([(at, step); 2]);
+        }
+    }
+    let count = jobs.len();
+    let failures = in_parallel(jobs, |(at, step)| {
+        let env = [
+            ("DAEDALUS_PATH", "frame"),
+            ("DAEDALUS_TEST_FAIL_SUBMISSION", at),
+            ("DAEDALUS_TEST_FAIL_STEP", step),
+        ];
+        let what = format!("{} / {} / {env:?}", stream.name, threading.0);
+        let out = decode_as_debian(stream, Way::Preload, "gpu", threading, &env, &what)?;
+        let said = messages(&out.stderr);
+        let fallbacks = stat(&out.stderr, "fallbacks").and_then(|v| v.parse::<u64>().ok());
+        if said.len() != 1 || !said[0].contains("GPU disabled after an error") {
+            return Err(format!("{what}: expected one error: {said:?}"));
+        }
+        if fallbacks.is_none_or(|n| n == 0) {
+            return Err(format!("{what}: no frame fell back: {}", out.stderr));
+        }
+        Ok(())
+    });
+    assert_all_decoded(&failures, count, "decodes with a lost device");
+}

@@ -18,6 +18,8 @@ pub struct Setup {
     /// VP9 streams, and AV1 streams (names starting with `av1-`).
     pub streams: Vec<Stream>,
     pub av1_streams: Vec<Stream>,
+    /// Damaged VP9 streams whose frames fall back to FFmpeg on the frame path.
+    pub damaged: Vec<Stream>,
 }
 
 #[derive(Clone, Debug)]
@@ -140,19 +142,24 @@ fn make_setup() -> Setup {
     let manifest = root.join("build/streams/manifest.tsv");
     let text = std::fs::read_to_string(&manifest)
         .unwrap_or_else(|_| panic!("{} is missing: run scripts/gen-streams", manifest.display()));
-    let (av1_streams, streams): (Vec<Stream>, Vec<Stream>) = text
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            (f.len() >= 4 && f[2] == "all").then(|| Stream {
-                name: f[0].to_string(),
-                path: root.join("build/streams").join(f[1]),
-                high_bit_depth: f[0].contains("bit"),
+    let used_for = |used: &str| -> Vec<Stream> {
+        text.lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                (f.len() >= 4 && f[2] == used).then(|| Stream {
+                    name: f[0].to_string(),
+                    path: root.join("build/streams").join(f[1]),
+                    high_bit_depth: f[0].contains("bit"),
+                })
             })
-        })
+            .collect()
+    };
+    let (av1_streams, streams): (Vec<Stream>, Vec<Stream>) = used_for("all")
+        .into_iter()
         .partition(|s| s.name.starts_with("av1-"));
+    let damaged = used_for("damaged");
     assert!(
-        streams.len() > 30 && av1_streams.len() >= 12,
+        streams.len() > 30 && av1_streams.len() >= 12 && !damaged.is_empty(),
         "the corpus is incomplete: run scripts/gen-streams"
     );
     let setup = Setup {
@@ -161,6 +168,7 @@ fn make_setup() -> Setup {
         lib,
         streams,
         av1_streams,
+        damaged,
     };
     warm_shader_cache(&setup);
     setup
@@ -269,6 +277,18 @@ pub fn reference(stream: &Stream) -> Vec<String> {
     );
     cache.lock().unwrap().insert(stream.name.clone(), f.clone());
     f
+}
+
+/// Debian's ffmpeg (FFmpeg's own VP9 decoder) on `input` with `threading`, uncached: its exit
+/// status and frames.
+pub fn debian_ffmpeg(input: &Path, threading: &[&str]) -> (Option<i32>, Vec<String>) {
+    let mut args = decode_args(input, threading, "framemd5");
+    let at = args.iter().position(|a| a == "-i").unwrap();
+    args.splice(at..at, ["-c:v".to_string(), "vp9".to_string()]);
+    let mut cmd = Command::new("/usr/bin/ffmpeg");
+    cmd.args(&args);
+    let out = run(cmd);
+    (out.status, frames(&out.stdout))
 }
 
 #[derive(Clone, Copy, Debug)]
