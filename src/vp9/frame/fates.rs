@@ -102,8 +102,9 @@ impl Fates {
 
     /// Before frame `seq`'s first part reads its references (by `data[0]`; 0: none): waits for
     /// those FFmpeg reconstructs to end, and notes `seq` as a reader of those still pending.
-    /// Returns the pending ones, which [`Fates::decide`] waits for.
-    pub fn read_references(&self, seq: Seq, references: &[usize]) -> Vec<Seq> {
+    /// Returns the pending ones (their place in the order, and `data[0]`), which
+    /// [`Fates::decide`] waits for.
+    pub fn read_references(&self, seq: Seq, references: &[usize]) -> Vec<(Seq, usize)> {
         let mut f = self.lock();
         let on_cpu = |f: &[Entry], d: usize| {
             f.iter()
@@ -117,7 +118,7 @@ impl Fates {
             if let (State::Pending(readers), Some(r)) = (&mut e.state, e.seq) {
                 if r != seq && !readers.contains(&seq) {
                     readers.push(seq);
-                    pending.push(r);
+                    pending.push((r, e.data0));
                 }
             }
         }
@@ -127,13 +128,13 @@ impl Fates {
     /// Frame `seq`, whose GPU work is over, decides: once each pending reference it read has
     /// decided, it keeps the GPU's result where `gpu_done` and nothing it read fell back
     /// (true), else it falls back (false) and takes its readers with it.
-    pub fn decide(&self, seq: Seq, gpu_done: bool, read: &[Seq]) -> bool {
+    pub fn decide(&self, seq: Seq, gpu_done: bool, read: &[(Seq, usize)]) -> bool {
         let mut f = self.lock();
         let pending = |f: &[Entry], s: Seq| {
             f.iter()
                 .any(|e| e.seq == Some(s) && matches!(e.state, State::Pending(_)))
         };
-        while read.iter().any(|&r| pending(&f, r)) {
+        while read.iter().any(|&(r, _)| pending(&f, r)) {
             f = self.wait(f);
         }
         let Some(at) = f.iter().position(|e| e.seq == Some(seq)) else {
@@ -188,13 +189,16 @@ mod tests {
         f.on_gpu(1, 0x1000);
         f.on_gpu(2, 0x2000);
         f.on_gpu(3, 0x3000);
-        assert_eq!(f.read_references(2, &[0x1000, 0, 0]), vec![1]);
-        assert_eq!(f.read_references(3, &[0x2000, 0x1000]), vec![1, 2]);
+        assert_eq!(f.read_references(2, &[0x1000, 0, 0]), vec![(1, 0x1000)]);
+        assert_eq!(
+            f.read_references(3, &[0x2000, 0x1000]),
+            vec![(1, 0x1000), (2, 0x2000)]
+        );
         assert!(!f.decide(1, false, &[]));
         // Taken along before their own threads decide.
         assert!(f.fell_back(2) && f.fell_back(3));
-        assert!(!f.decide(2, true, &[1]));
-        assert!(!f.decide(3, true, &[2, 1]));
+        assert!(!f.decide(2, true, &[(1, 0x1000)]));
+        assert!(!f.decide(3, true, &[(1, 0x1000), (2, 0x2000)]));
     }
 
     #[test]
@@ -202,9 +206,9 @@ mod tests {
         let f = fates();
         f.on_gpu(1, 0x1000);
         f.on_gpu(2, 0x2000);
-        assert_eq!(f.read_references(2, &[0x1000]), vec![1]);
+        assert_eq!(f.read_references(2, &[0x1000]), vec![(1, 0x1000)]);
         assert!(f.decide(1, true, &[]));
-        assert!(f.decide(2, true, &[1]));
+        assert!(f.decide(2, true, &[(1, 0x1000)]));
         // A frame decided on the GPU is final: nothing waits for it, nothing reads it pending.
         f.on_gpu(3, 0x3000);
         assert!(f.read_references(3, &[0x1000, 0x2000]).is_empty());
@@ -215,9 +219,9 @@ mod tests {
         let f = std::sync::Arc::new(fates());
         f.on_gpu(1, 0x1000);
         f.on_gpu(2, 0x2000);
-        assert_eq!(f.read_references(2, &[0x1000]), vec![1]);
+        assert_eq!(f.read_references(2, &[0x1000]), vec![(1, 0x1000)]);
         let g = f.clone();
-        let second = std::thread::spawn(move || g.decide(2, true, &[1]));
+        let second = std::thread::spawn(move || g.decide(2, true, &[(1, 0x1000)]));
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(!second.is_finished(), "decided before its reference");
         assert!(!f.decide(1, false, &[]));

@@ -146,7 +146,7 @@ struct GpuFrame {
     /// GPU's result for them was not decided yet ([`fates`]).
     references: [usize; 3],
     submitted_any: bool,
-    read_pending: Vec<fates::Seq>,
+    read_pending: Vec<(fates::Seq, usize)>,
     /// Whether the GPU's result for it is decided ([`fates`]): kept, or left to FFmpeg.
     decided: bool,
     /// The buffers its kernels bind, kept for the frame's life.
@@ -475,9 +475,16 @@ impl Decoder {
             // References FFmpeg is still reconstructing on other threads come first.
             on_gpu.read_pending = FATES.read_references(on_gpu.seq, &on_gpu.references);
             on_gpu.submitted_any = true;
-            // Those FFmpeg reconstructed go to their device-local copies first.
+            // Those FFmpeg reconstructed go to their device-local copies first. (Not those still
+            // pending: a pending frame's copy that is not current failed, and the frame reading
+            // it falls back with it; uploading its buffer now could mark a stale copy current.)
+            let pending = |region: &Arc<crate::regions::Region>| {
+                on_gpu.read_pending.iter().any(|&(_, data0)| {
+                    crate::regions::containing(data0).is_some_and(|r| Arc::ptr_eq(&r, region))
+                })
+            };
             for (region, planes, rows) in on_gpu.copies.iter().flat_map(|c| &c.references) {
-                if !copies::current(region) {
+                if !copies::current(region) && !pending(region) {
                     if let Some(copy) = copies::upload(region, *planes, *rows) {
                         submitter.copy_before(copy);
                         uploaded.push(region.clone());
@@ -881,10 +888,12 @@ pub(crate) unsafe extern "C" fn parse_end(ctx: *mut c_void) {
                 d.gpu_failed(why);
             }
         }
-        // (Before any row was parsed: the GPU wrote nothing of it.)
-        if let Some(f) = d.frame.as_ref().and_then(|f| f.on_gpu.as_ref()) {
-            if !f.decided {
-                FATES.decide(f.seq, true, &f.read_pending);
+        // Ended before its reconstruction decided (an error before any row was parsed, or a
+        // panic): FFmpeg's result stands, and what read it on the GPU meanwhile falls back.
+        if let Some(frame) = d.frame.as_ref() {
+            if let Some(f) = frame.on_gpu.as_ref().filter(|f| !f.decided) {
+                FATES.decide(f.seq, false, &f.read_pending);
+                copies::forget(frame.data0);
             }
         }
         d.frame = None;
