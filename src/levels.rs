@@ -9,16 +9,15 @@
 //! before its rows, superblock after superblock as a wavefront.
 //!
 //! Each call in place also gets a serial, and each cell remembers the serials of the pending
-//! calls that last wrote and last read it. A call's dependencies (the pending calls it must
-//! come after) are what its cells name when it is placed; following them back from the cells a
-//! reader needs gives the few calls that must complete before it, which the batch can then run
-//! on the CPU alone while the rest stays pending (`complete`).
+//! calls that last wrote and last read it: what a later call on it must come after, and what a
+//! reader of the decoder asks about before it reads (`pending_on`: where a pending call may
+//! touch its pixels, the batch completes first).
 //!
 //! A region that the batch has not written (a reference frame) keeps no cells for its reads:
 //! a read there comes after nothing pending, and most of the cells a decoder's calls touch are
-//! those of motion compensation's source windows. A line's read (the row backup's copies out
-//! of the frame being decoded) keeps its few cells anyway, so that its bytes do not join the
-//! region's spans of unmarked reads, which merge across rows and planes.
+//! those of motion compensation's source windows. A line's read (a one-line copy out of the
+//! frame being decoded) keeps its few cells anyway, so that its bytes do not join the region's
+//! spans of unmarked reads, which merge across rows and planes.
 //!
 //! The cells (4x4 pixels each, eight bytes: the two serials, the levels kept per call) cover
 //! a registered region, laid out for the stride of the calls there (a decoder's plane; a
@@ -60,23 +59,6 @@ pub struct Need {
     /// (FFmpeg's function, for a block whose 16-bit lanes overflow): it cannot be ordered after
     /// it inside the submission.
     pub after_cpu_redo: bool,
-    /// It writes bytes that pending calls read without marking cells (see
-    /// [`RegionLevels::unmarked`]): its level comes after them, but its dependencies do not
-    /// name them, so it must not complete early.
-    pub unknown_readers: bool,
-}
-
-/// The pending calls a call must come after, as [`Levels::need`] finds them (serials, with
-/// repeats).
-#[derive(Default)]
-pub struct Deps {
-    pub all: Vec<u32>,
-}
-
-impl Deps {
-    pub fn clear(&mut self) {
-        self.all.clear();
-    }
 }
 
 /// A `w` x `h` block at `offset` bytes into registered region `region` (`region_len` bytes
@@ -124,9 +106,8 @@ struct Cells {
 struct Cell {
     /// The serial of the call that wrote it last.
     writer: u32,
-    /// The serial of the latest call that read or wrote it (see [`MANY_READERS`]). Earlier
-    /// readers that are not flagged so completed early (or are the writer): a later write
-    /// need not come after them inside the submission.
+    /// The serial of the latest call that read or wrote it (see [`MANY_READERS`]): with the
+    /// writer, the calls a later write there must come after.
     reader: u32,
 }
 
@@ -134,8 +115,6 @@ struct Cell {
 #[derive(Clone, Copy, Default)]
 struct CallState {
     level: u32,
-    /// It completed early: nothing waits for it any more.
-    done: bool,
     /// It writes pixels that may be redone on the CPU after the submission.
     cpu_redo: bool,
 }
@@ -428,14 +407,11 @@ impl Levels {
     }
 
     /// The index in this batch of a pending call's serial; `None` for a call of an earlier
-    /// batch or one that completed early.
+    /// batch.
     #[inline]
-    pub fn pending_index(&self, serial: u32) -> Option<usize> {
+    fn pending_index(&self, serial: u32) -> Option<usize> {
         let i = self.index(serial);
-        match self.calls.get(i) {
-            Some(c) if !c.done => Some(i),
-            _ => None,
-        }
+        (i < self.calls.len()).then_some(i)
     }
 
     /// The index in this batch of `serial`, out of range for a serial of an earlier batch.
@@ -444,30 +420,18 @@ impl Levels {
         serial.wrapping_sub(self.serial_base).wrapping_sub(1) as usize
     }
 
-    /// Whether `serial` is a call of this batch (pending or completed early).
+    /// Whether `serial` is a call of this batch.
     fn in_batch(&self, serial: u32) -> bool {
         self.index(serial) < self.calls.len()
     }
 
-    /// The serial of this batch's call `index`.
-    pub fn serial_of(&self, index: usize) -> u32 {
-        self.serial_base + 1 + index as u32
-    }
-
-    /// Notes that a call completed early: nothing waits for it any more.
-    pub fn set_done(&mut self, serial: u32) {
-        if let Some(i) = self.pending_index(serial) {
-            self.calls[i].done = true;
-        }
-    }
-
-    /// Where a call that does `access` to `b` may go, adding the pending calls it must come
-    /// after to `deps`: the last writer of each cell, and for a write also its reader. `None`
+    /// Where a call that does `access` to `b` may go: after the last writer of each cell, and
+    /// for a write also its reader. `None`
     /// (complete the batch first) when its bytes meet those of this batch's calls at another
     /// stride or the region has no grid left for its stride, or a write meets a cell that
     /// several pending calls only read (never in a decoder: motion compensation reads frames
     /// that no pending call writes).
-    pub fn need(&mut self, b: &Block, access: Access, deps: &mut Deps) -> Option<Need> {
+    pub fn need(&mut self, b: &Block, access: Access) -> Option<Need> {
         let base = self.base;
         let at = self.region_index(b.region, b.region_len);
         let r = &mut self.regions[at];
@@ -487,7 +451,7 @@ impl Levels {
         };
         let mut redo = false;
         // Neighbouring cells mostly name the same calls: a run of them is looked up once.
-        let (mut last_writer, mut last_reader, mut last_dep) = (0u32, 0u32, 0u32);
+        let (mut last_writer, mut last_reader) = (0u32, 0u32);
         for cy in c.cy0..c.cy1 {
             let row = cy * grid.cols;
             for cell in &grid.cells[row + c.cx0..row + c.cx1] {
@@ -496,26 +460,16 @@ impl Levels {
                     last_writer = writer;
                     if let Some(call) = self.calls.get(self.index(writer)) {
                         level = level.max(call.level + 1);
-                        redo |= !call.done && call.cpu_redo;
+                        redo |= call.cpu_redo;
                     }
                 }
-                if writer != last_dep && self.pending_index(writer).is_some() {
-                    deps.all.push(writer);
-                    last_dep = writer;
-                }
-                if access == Access::Write {
-                    if reader != last_reader {
-                        last_reader = reader;
-                        if many_readers(self, reader) {
-                            return None; // which readers, only the whole batch knows
-                        }
-                        if let Some(call) = self.calls.get(self.index(reader)) {
-                            level = level.max(call.level + 1);
-                        }
+                if access == Access::Write && reader != last_reader {
+                    last_reader = reader;
+                    if many_readers(self, reader) {
+                        return None; // which readers, only the whole batch knows
                     }
-                    if reader != last_dep && self.pending_index(reader).is_some() {
-                        deps.all.push(reader);
-                        last_dep = reader;
+                    if let Some(call) = self.calls.get(self.index(reader)) {
+                        level = level.max(call.level + 1);
                     }
                 }
             }
@@ -523,7 +477,6 @@ impl Levels {
         Some(Need {
             level,
             after_cpu_redo: redo,
-            unknown_readers,
         })
     }
 
@@ -581,7 +534,6 @@ impl Levels {
         }
         let (calls, serial_base) = (&self.calls, self.serial_base);
         let index = |t: u32| t.wrapping_sub(serial_base).wrapping_sub(1) as usize;
-        let pending = |t: u32| calls.get(index(t)).is_some_and(|c| !c.done);
         let in_batch = |t: u32| index(t) < calls.len();
         let r = &mut self.regions[at];
         let cells = match access {
@@ -614,7 +566,7 @@ impl Levels {
                 let t = old & !MANY_READERS;
                 let another = access == Access::Read
                     && ((old & MANY_READERS != 0 && in_batch(t))
-                        || (t != serial && t != cell.writer && pending(t)));
+                        || (t != serial && t != cell.writer && in_batch(t)));
                 cell.reader = serial | if another { MANY_READERS } else { 0 };
                 if access == Access::Write {
                     cell.writer = serial;
@@ -705,16 +657,14 @@ mod tests {
                         Access::Write
                     };
                     let b = blk(1, len, offset, s, w, h);
-                    let need = match levels.need(&b, access, &mut Deps::default()) {
+                    let need = match levels.need(&b, access) {
                         Some(n) => n,
                         None => {
                             // Written where several pending calls read, or on bytes of
                             // pending calls at the other stride: a new batch.
                             levels.clear();
                             bytes.clear();
-                            levels
-                                .need(&b, access, &mut Deps::default())
-                                .expect("a new batch")
+                            levels.need(&b, access).expect("a new batch")
                         }
                     };
                     for b in bytes_of(offset, s, w, h) {
@@ -750,7 +700,7 @@ mod tests {
         let at = |l: &mut Levels, x: usize, y: usize, w, h, a| {
             let off = y * 256 + x;
             let b = blk(3, len, off, stride, w, h);
-            let n = l.need(&b, a, &mut Deps::default()).unwrap();
+            let n = l.need(&b, a).unwrap();
             let serial = l.new_serial();
             l.mark(&b, a, n.level, false, serial);
             n.level
@@ -768,27 +718,25 @@ mod tests {
         assert_eq!(at(&mut l, 200, 120, 8, 8, Access::Read), 0);
         // Two pending readers of a cell: a write there waits for the whole batch.
         let b = blk(3, len, 120 * 256 + 200, stride, 8, 8);
-        assert!(l.need(&b, Access::Write, &mut Deps::default()).is_none());
+        assert!(l.need(&b, Access::Write).is_none());
         l.clear();
         assert_eq!(at(&mut l, 0, 0, 64, 64, Access::Write), 0, "a new batch");
     }
 
     /// Reads of a region the batch has not written (a reference frame) mark no cells and come
-    /// after nothing. A write on the bytes they read comes after them but cannot name them
-    /// (it must not complete early), nor can a reader asking which calls are pending there.
-    /// Elsewhere in the region a write is placed as usual, and reads after it keep cells.
+    /// after nothing. A write on the bytes they read comes after them, and a reader asking
+    /// whether calls are pending there cannot be told. Elsewhere in the region a write is
+    /// placed as usual, and reads after it keep cells.
     #[test]
     fn reads_of_an_unwritten_region_keep_no_cells() {
         let mut l = Levels::default();
-        let mut d = Deps::default();
         let reference = blk(7, 1 << 16, 4 * 256 + 8, 256, 64, 64);
         for _ in 0..2 {
-            let n = l.need(&reference, Access::Read, &mut d).unwrap();
+            let n = l.need(&reference, Access::Read).unwrap();
             assert_eq!(n.level, 0);
             let serial = l.new_serial();
             l.mark(&reference, Access::Read, n.level, false, serial);
         }
-        assert!(d.all.is_empty());
         assert!(
             l.regions.iter().all(|r| r.grids.is_empty()),
             "no cells kept"
@@ -798,35 +746,39 @@ mod tests {
         let last = blk(7, 1 << 16, 67 * 256 + 68, 256, 4, 4);
         let mirrored = blk(7, 1 << 16, 67 * 256 + 68, -256, 4, 4);
         for b in [last, mirrored] {
-            let n = l.need(&b, Access::Write, &mut d).unwrap();
-            assert_eq!((n.level, n.unknown_readers), (1, true));
+            let n = l.need(&b, Access::Write).unwrap();
+            assert_eq!(n.level, 1);
             assert!(!l.pending_on(&b, &mut Vec::new()));
         }
-        assert!(d.all.is_empty(), "the readers are not known");
         let below = blk(7, 1 << 16, 68 * 256, 256, 8, 8);
         assert!(l.pending_on(&below, &mut Vec::new()));
-        let n = l.need(&below, Access::Write, &mut d).unwrap();
-        assert_eq!((n.level, n.unknown_readers), (0, false));
+        let n = l.need(&below, Access::Write).unwrap();
+        assert_eq!(n.level, 0);
         let serial = l.new_serial();
         l.mark(&below, Access::Write, n.level, false, serial);
         // Written: its reads keep cells again and come after the write.
         let over = blk(7, 1 << 16, 70 * 256 + 4, 256, 8, 8);
-        let n = l.need(&over, Access::Read, &mut d).unwrap();
-        assert_eq!((n.level, d.all.as_slice()), (1, [serial].as_slice()));
+        let n = l.need(&over, Access::Read).unwrap();
+        assert_eq!(n.level, 1);
+        let mut pending = Vec::new();
+        assert!(l.pending_on(&over, &mut pending));
+        assert_eq!(pending, [serial]);
         l.clear();
-        let n = l.need(&last, Access::Write, &mut d).unwrap();
-        assert!(!n.unknown_readers, "a new batch");
+        assert_eq!(
+            l.need(&last, Access::Write).unwrap().level,
+            0,
+            "a new batch"
+        );
     }
 
     /// A line's read of a region the batch has not written (the row backup's copies from the
-    /// frame) keeps cells: a later write on it comes after it and names it, and a reader may
-    /// still ask which calls are pending there; the region's bytes elsewhere stay free.
+    /// frame) keeps cells: a later write on it comes after it, and a reader may still ask
+    /// which calls are pending there; the region's bytes elsewhere stay free.
     #[test]
     fn line_reads_of_an_unwritten_region_keep_cells() {
         let mut l = Levels::default();
-        let mut d = Deps::default();
         let line = blk(8, 1 << 16, 63 * 256, 256, 64, 1);
-        let n = l.need(&line, Access::Read, &mut d).unwrap();
+        let n = l.need(&line, Access::Read).unwrap();
         assert_eq!(n.level, 0);
         let reader = l.new_serial();
         l.mark(&line, Access::Read, n.level, false, reader);
@@ -834,57 +786,42 @@ mod tests {
         let mut pending = Vec::new();
         assert!(l.pending_on(&on_it, &mut pending));
         assert_eq!(pending, [reader]);
-        let n = l.need(&on_it, Access::Write, &mut d).unwrap();
-        assert_eq!((n.level, n.unknown_readers), (1, false));
-        assert_eq!(d.all, [reader]);
+        assert_eq!(l.need(&on_it, Access::Write).unwrap().level, 1);
         let below = blk(8, 1 << 16, 64 * 256, 256, 64, 64);
-        d.all.clear();
-        let n = l.need(&below, Access::Write, &mut d).unwrap();
-        assert_eq!((n.level, n.unknown_readers, d.all.len()), (0, false, 0));
+        assert_eq!(l.need(&below, Access::Write).unwrap().level, 0);
     }
 
     /// One call that reads a region the batch has not written and writes the same region at
     /// another stride: its write lays out cells for its stride first, so its read is marked on
-    /// cells of its own stride. A later write there at the read's stride comes after it and
-    /// names it; one at the write's stride cannot be placed (its cells cannot tell).
+    /// cells of its own stride. A later write there at the read's stride comes after it; one
+    /// at the write's stride cannot be placed (its cells cannot tell).
     #[test]
     fn a_read_at_another_stride_than_the_same_calls_write_is_kept() {
         let mut l = Levels::default();
-        let mut d = Deps::default();
         let (read, write) = (
             blk(9, 1 << 16, 0, 64, 8, 8),
             blk(9, 1 << 16, 20_000, 32, 8, 8),
         );
-        let r = l.need(&read, Access::Read, &mut d).unwrap();
-        let w = l.need(&write, Access::Write, &mut d).unwrap();
+        let r = l.need(&read, Access::Read).unwrap();
+        let w = l.need(&write, Access::Write).unwrap();
         let serial = l.new_serial();
         let level = r.level.max(w.level);
         l.mark(&write, Access::Write, level, false, serial);
         l.mark(&read, Access::Read, level, false, serial);
         let other_stride = blk(9, 1 << 16, 0, 32, 8, 8);
-        assert!(l.need(&other_stride, Access::Write, &mut d).is_none());
+        assert!(l.need(&other_stride, Access::Write).is_none());
         assert!(!l.pending_on(&other_stride, &mut Vec::new()));
-        let mut d = Deps::default();
-        let n = l.need(&read, Access::Write, &mut d).unwrap();
-        assert_eq!((n.level, n.unknown_readers), (1, false));
-        assert_eq!(d.all, [serial]);
+        assert_eq!(l.need(&read, Access::Write).unwrap().level, 1);
     }
 
     #[test]
     fn another_stride_on_the_same_bytes_is_refused_until_the_next_batch() {
         let mut l = Levels::default();
-        let mut d = Deps::default();
-        assert!(l
-            .need(&blk(1, 4096, 0, 64, 8, 8), Access::Write, &mut d)
-            .is_some());
-        assert!(l
-            .need(&blk(1, 4096, 0, 32, 8, 8), Access::Write, &mut d)
-            .is_none());
+        assert!(l.need(&blk(1, 4096, 0, 64, 8, 8), Access::Write).is_some());
+        assert!(l.need(&blk(1, 4096, 0, 32, 8, 8), Access::Write).is_none());
         assert!(!l.pending_on(&blk(1, 4096, 0, 32, 8, 8), &mut Vec::new()));
         l.clear();
-        assert!(l
-            .need(&blk(1, 4096, 0, 32, 8, 8), Access::Write, &mut d)
-            .is_some());
+        assert!(l.need(&blk(1, 4096, 0, 32, 8, 8), Access::Write).is_some());
     }
 
     /// A picture in one buffer: luma at one stride, chroma at half of it after it. Each stride
@@ -896,19 +833,18 @@ mod tests {
         let (len, luma, chroma) = (1 << 16, 256isize, 128isize);
         let chroma_at = 256 * 128;
         let place = |l: &mut Levels, b: Block| {
-            let mut d = Deps::default();
-            let n = l.need(&b, Access::Write, &mut d)?;
+            let n = l.need(&b, Access::Write)?;
             let serial = l.new_serial();
             l.mark(&b, Access::Write, n.level, false, serial);
-            Some((n.level, d.all))
+            Some(n.level)
         };
         let y = place(&mut l, blk(3, len, 8, luma, 8, 8)).unwrap();
         let u = place(&mut l, blk(3, len, chroma_at + 4, chroma, 4, 4)).unwrap();
-        assert_eq!((y.0, u.0), (0, 0));
+        assert_eq!((y, u), (0, 0));
         let y2 = place(&mut l, blk(3, len, 12 + 4 * 256, luma, 8, 8)).unwrap();
-        assert_eq!(y2, (1, vec![1]), "after the luma block it overlaps");
+        assert_eq!(y2, 1, "after the luma block it overlaps");
         let u2 = place(&mut l, blk(3, len, chroma_at + 6, chroma, 4, 4)).unwrap();
-        assert_eq!(u2, (1, vec![2]), "after the chroma block it overlaps");
+        assert_eq!(u2, 1, "after the chroma block it overlaps");
         assert_eq!(l.regions[0].grids.len(), 2);
         // Luma rows reaching into the chroma plane's bytes: the cells cannot tell.
         assert!(place(&mut l, blk(3, len, chroma_at - 2 * 256, luma, 8, 8)).is_none());
@@ -935,11 +871,10 @@ mod tests {
     #[test]
     fn unused_grids_are_freed_and_come_back_clean() {
         let mut l = Levels::default();
-        let mut d = Deps::default();
         let len = 1 << 16;
-        let mut write = |l: &mut Levels, region, offset, stride| {
+        let write = |l: &mut Levels, region, offset, stride| {
             let b = blk(region, len, offset, stride, 8, 8);
-            let n = l.need(&b, Access::Write, &mut d).unwrap();
+            let n = l.need(&b, Access::Write).unwrap();
             let serial = l.new_serial();
             l.mark(&b, Access::Write, n.level, false, serial);
             n.level
@@ -968,136 +903,74 @@ mod tests {
     fn cpu_redo_is_reported_within_the_batch_only() {
         let mut l = Levels::default();
         let b = blk(1, 4096, 0, 64, 8, 8);
-        let n = l.need(&b, Access::Write, &mut Deps::default()).unwrap();
+        let n = l.need(&b, Access::Write).unwrap();
         let serial = l.new_serial();
         l.mark(&b, Access::Write, n.level, true, serial);
         let read = |l: &mut Levels, offset| {
-            let mut d = Deps::default();
-            let n = l.need(&blk(1, 4096, offset, 64, 8, 8), Access::Read, &mut d);
-            (n.unwrap().after_cpu_redo, d.all)
+            let n = l.need(&blk(1, 4096, offset, 64, 8, 8), Access::Read);
+            n.unwrap().after_cpu_redo
         };
-        assert_eq!(read(&mut l, 4), (true, vec![serial]));
-        assert_eq!(read(&mut l, 8), (false, vec![]));
-        l.set_done(serial);
-        assert_eq!(
-            read(&mut l, 4),
-            (false, vec![]),
-            "completed early: nothing to redo"
-        );
+        assert!(read(&mut l, 4));
+        assert!(!read(&mut l, 8));
         l.clear();
         let serial = l.new_serial();
         l.mark(&b, Access::Write, 0, true, serial);
         l.clear();
-        assert_eq!(read(&mut l, 4), (false, vec![]));
+        assert!(!read(&mut l, 4));
     }
 
-    /// Following the dependencies back from the cells of any block gives every pending call
-    /// that touches its bytes, and with each call every earlier call it conflicts with (a
-    /// common byte, not both reading): running those alone, in recorded order, is FFmpeg's
-    /// order for those bytes. Byte by byte, brute force; some calls complete early.
+    /// A reader's block that meets the bytes of a pending call (not both only reading) learns
+    /// of it: `pending_on` names a call or cannot tell, which is what a reader completes the
+    /// batch on. Byte by byte, brute force.
     #[test]
-    fn dependencies_close_every_conflict() {
+    fn a_reader_learns_of_every_pending_call_on_its_bytes() {
         let mut rng = Rng(23);
         let len = 40_000usize;
-        // Odd rounds: a second "plane" at another stride in the upper half (see
-        // `levels_keep_every_dependency`).
-        let pick = |rng: &mut Rng, round: usize, w: usize, h: usize| {
-            let plane = if round % 2 == 1 { rng.below(2) } else { 0 };
-            let stride = [160isize, 96][plane];
-            let (lo, hi) = match (round % 2, plane, rng.below(25)) {
-                (0, _, _) | (_, _, 0) => (0, len),
-                (_, 0, _) => (0, len / 2),
-                _ => (len / 2, len),
-            };
-            (
-                lo + rng.below(hi - lo - (h - 1) * stride as usize - w),
-                stride,
-            )
-        };
-        for round in 0..60 {
+        for round in 0..30 {
             let mut levels = Levels::default();
-            for _batch in 0..2 {
-                levels.clear();
-                // per call: serial, bytes, access, dependencies; done
-                let mut calls: Vec<(u32, HashSet<usize>, Access, Vec<u32>)> = Vec::new();
-                let mut done: Vec<bool> = Vec::new();
-                // per call: its readers were not named (it cannot complete early)
-                let mut unknown: Vec<bool> = Vec::new();
-                for _ in 0..120 {
-                    let (w, h) = SHAPES[rng.below(SHAPES.len())];
-                    let (offset, stride) = pick(&mut rng, round, w, h);
-                    let access = if rng.below(4) == 0 {
-                        Access::Read
-                    } else {
-                        Access::Write
-                    };
-                    let b = blk(5, len, offset, stride, w, h);
-                    let mut d = Deps::default();
-                    let need = match levels.need(&b, access, &mut d) {
-                        Some(n) => n,
-                        None => {
-                            // A write on cells several calls read, or a block on bytes of
-                            // pending calls at the other stride: the batch completes.
-                            levels.clear();
-                            calls.clear();
-                            done.clear();
-                            unknown.clear();
-                            d.clear();
-                            levels.need(&b, access, &mut d).expect("a new batch")
-                        }
-                    };
-                    let serial = levels.new_serial();
-                    levels.mark(&b, access, need.level, false, serial);
-                    let bytes = bytes_of(offset, stride, w, h).into_iter().collect();
-                    calls.push((serial, bytes, access, d.all));
-                    done.push(false);
-                    unknown.push(need.unknown_readers);
-                    if rng.below(8) != 0 {
-                        continue;
+            // Odd rounds: a second "plane" at another stride in the upper half.
+            let strides = [160isize, [160, 96][round % 2]];
+            // per call: its bytes
+            let mut calls: Vec<Vec<usize>> = Vec::new();
+            for _ in 0..120 {
+                let (w, h) = SHAPES[rng.below(SHAPES.len())];
+                let plane = rng.below(2);
+                let stride = strides[plane];
+                let lo = plane * len / 2;
+                let offset = lo + rng.below(len / 2 - (h - 1) * stride as usize - w);
+                let access = if rng.below(4) == 0 {
+                    Access::Read
+                } else {
+                    Access::Write
+                };
+                let b = blk(5, len, offset, stride, w, h);
+                let need = match levels.need(&b, access) {
+                    Some(n) => n,
+                    None => {
+                        levels.clear();
+                        calls.clear();
+                        levels.need(&b, access).expect("a new batch")
                     }
-                    // A reader's block: close over the dependencies.
-                    let (w, h) = SHAPES[rng.below(SHAPES.len())];
-                    let (offset, stride) = pick(&mut rng, round, w, h);
-                    let query: HashSet<usize> =
-                        bytes_of(offset, stride, w, h).into_iter().collect();
-                    let mut roots = Vec::new();
-                    if !levels.pending_on(&blk(5, len, offset, stride, w, h), &mut roots) {
-                        continue; // several readers there: the batch completes as a whole
-                    }
-                    let mut closed = HashSet::new();
-                    while let Some(s) = roots.pop() {
-                        let Some(i) = levels.pending_index(s) else {
-                            continue;
-                        };
-                        if closed.insert(i) {
-                            roots.extend(calls[i].3.iter().copied());
-                        }
-                    }
-                    if closed.iter().any(|&i| unknown[i]) {
-                        continue; // the batch completes as a whole
-                    }
-                    for (i, c) in calls.iter().enumerate() {
-                        if done[i] {
-                            continue;
-                        }
-                        let touches = !c.1.is_disjoint(&query);
-                        assert!(!touches || closed.contains(&i), "round {round}: reader");
-                    }
-                    for &i in &closed {
-                        for (j, c) in calls[..i].iter().enumerate() {
-                            let both_read = c.2 == Access::Read && calls[i].2 == Access::Read;
-                            let common = !c.1.is_disjoint(&calls[i].1);
-                            assert!(
-                                done[j] || both_read || !common || closed.contains(&j),
-                                "round {round}: call {i} after {j}"
-                            );
-                        }
-                    }
-                    for &i in &closed {
-                        levels.set_done(calls[i].0);
-                        done[i] = true;
-                    }
+                };
+                let serial = levels.new_serial();
+                levels.mark(&b, access, need.level, false, serial);
+                calls.push(bytes_of(offset, stride, w, h));
+                // A reader's block somewhere.
+                let (w, h) = SHAPES[rng.below(SHAPES.len())];
+                let plane = rng.below(2);
+                let stride = strides[plane];
+                let lo = plane * len / 2;
+                let offset = lo + rng.below(len / 2 - (h - 1) * stride as usize - w);
+                let query: HashSet<usize> = bytes_of(offset, stride, w, h).into_iter().collect();
+                let mut found = Vec::new();
+                if !levels.pending_on(&blk(5, len, offset, stride, w, h), &mut found) {
+                    continue; // it cannot tell: the reader completes the batch
                 }
+                let met = calls.iter().any(|c| c.iter().any(|b| query.contains(b)));
+                assert!(
+                    !met || !found.is_empty(),
+                    "round {round}: a pending call unseen"
+                );
             }
         }
     }

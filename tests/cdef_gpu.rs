@@ -238,19 +238,17 @@ fn check(bits: u32, size: usize, register: bool, bottom_in_frame: bool, seed: u6
     }
     assert_ne!(theirs, frame, "the calls changed pixels");
     let on_gpu = after.gpu_calls - before.gpu_calls;
-    let early = after.completed_early - before.completed_early;
-    assert_eq!(on_gpu + early, calls.len() as u64, "every call deferred");
+    assert_eq!(
+        on_gpu,
+        calls.len() as u64,
+        "every call deferred, on the GPU"
+    );
+    let flushes = after.flushes - before.flushes;
     match (register, bottom_in_frame) {
-        (true, false) => {
-            assert_eq!(on_gpu, calls.len() as u64, "in place: all on the GPU");
-            assert_eq!(after.flushes - before.flushes, 1, "in place: one flush");
-        }
-        // Each row's calls complete the blocks below them early, on the CPU.
-        (true, true) => assert!(
-            early > 0 && on_gpu > 0,
-            "{early} early, {on_gpu} on the GPU"
-        ),
-        (false, _) => assert_eq!(on_gpu, calls.len() as u64, "copied: all on the GPU"),
+        (true, false) => assert_eq!(flushes, 1, "in place: one flush"),
+        // A row's windows read the blocks below the row above: the batch completes first.
+        (true, true) => assert!(flushes > 1, "{flushes} flushes"),
+        (false, _) => {}
     }
     common::assert_validation_clean();
 }

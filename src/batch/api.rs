@@ -1,6 +1,6 @@
 //! The thread's recorder ([`RECORDER`]) and the public functions that reach it.
 
-use super::call::{Area, Op, Origin, SbPosition};
+use super::call::{Area, Op, Origin};
 use super::recorder::Recorder;
 use crate::gpu;
 use crate::kernels::cdef::CdefCall;
@@ -12,7 +12,6 @@ use crate::kernels::Kernel;
 use crate::stats::{self, Reason, COUNTERS};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::time::Instant;
 
 thread_local! {
     static RECORDER: RefCell<Recorder> = RefCell::new(Recorder::new());
@@ -50,20 +49,8 @@ fn with_recorder<T>(
 /// As FFmpeg's function for the call: its pixels and inputs must be valid, and the pixels
 /// must stay valid and untouched until the thread's next [`flush`].
 unsafe fn record_op(op: Op, dst: *mut u8, stride: isize, origin: Origin) {
-    record_op_then(op, dst, stride, origin, |_| {})
-}
-
-/// [`record_op`], then `then` with the recorder, in the same borrow.
-unsafe fn record_op_then(
-    op: Op,
-    dst: *mut u8,
-    stride: isize,
-    origin: Origin,
-    then: impl FnOnce(&mut Recorder),
-) {
     let recorded = with_recorder(Some((&op, dst, stride, origin)), (), |r| {
-        r.record(&op, dst, stride, origin);
-        then(r)
+        r.record(&op, dst, stride, origin)
     });
     if recorded.is_none() {
         // The thread is exiting (or re-entered): no recorder, so do it now.
@@ -89,8 +76,8 @@ pub unsafe fn record_itx(
 }
 
 /// Runs the transform of an intra block of FFmpeg's decoder at once on the GPU path, after
-/// the pending calls on its pixels (see `Recorder::run_intra_transform`); records it on the
-/// CPU path.
+/// the pending calls on its pixels complete (see `Recorder::run_intra_transform`); records it
+/// on the CPU path.
 ///
 /// # Safety
 /// As [`record_itx`].
@@ -189,13 +176,8 @@ pub unsafe fn record_lf_sb(
     for (p, plane) in [luma, chroma, chroma].iter().enumerate() {
         if let Some(plane) = plane {
             let stride = strides[(p > 0) as usize];
-            let sb = (origin == Origin::Ffmpeg).then_some(SbPosition {
-                row: row as u32 >> 3,
-                col: col as u32 >> 3,
-                plane: p as u32,
-            });
             crate::log::guard("a superblock loop-filter plane", (), || {
-                record_op(Op::LfSb { plane, sb }, dst[p], stride, origin)
+                record_op(Op::LfSb { plane }, dst[p], stride, origin)
             });
         }
     }
@@ -216,86 +198,10 @@ pub fn flush_for(reason: Reason) {
     with_recorder(None, (), |r| r.flush(reason));
 }
 
-/// Completes the calling thread's pending calls that `areas` need (and what they depend on),
-/// counting a flush under `reason` where the whole batch completes.
+/// Completes the calling thread's pending calls where one may touch `areas` (all of them),
+/// counting the flush under `reason`.
 pub fn complete_for(reason: Reason, areas: &[Area]) {
     with_recorder(None, (), |r| r.complete(reason, areas));
-}
-
-/// [`complete_for`] for a reader that only reads `reads` and reads and writes `writes`. The
-/// calls that write `reads` (and those they depend on, such as the calls on a frame's last
-/// line for its backup) may run ahead on the CPU while they stay pending, and the GPU writes
-/// their pixels again when the batch runs. So the calling thread must not write those pixels
-/// before a flush or a completion that covers them, and must not read them while a later
-/// submission is in flight without completing first, as every reader in this module does
-/// (`settle_for`: it waits where the CPU touches that submission's pixels).
-pub fn complete_reads_for(reason: Reason, reads: &[Area], writes: &[Area]) {
-    with_recorder(None, (), |r| r.complete_reads(reason, reads, writes));
-}
-
-/// Records a full-pel copy of one line of `f.width` pixels into the decoder's backup lines,
-/// and marks it, where it joined the GPU batch, as such a copy: the next row's copy
-/// overwrites it whole and no call reads it as a source (`Recorder::split`).
-///
-/// # Safety
-/// As [`record_mc`].
-pub unsafe fn record_backup_copy(
-    f: McFunction,
-    dst: *mut u8,
-    dst_stride: isize,
-    src: *const u8,
-    src_stride: isize,
-) {
-    let op = Op::Mc {
-        f,
-        src,
-        src_stride,
-        h: 1,
-        mx: 0,
-        my: 0,
-    };
-    record_op_then(op, dst, dst_stride, Origin::Ffmpeg, |r| {
-        if let (Some(i), Some(g)) = (r.last_placed.take(), r.gpu.as_mut()) {
-            g.backup_copies.push(i);
-        }
-    })
-}
-
-/// See `Recorder::split`.
-pub fn split_frame(next_reads: &[Area]) -> bool {
-    with_recorder(None, false, |r| r.split(next_reads)).unwrap_or(false)
-}
-
-/// Submits the calling thread's pending calls for a row that other frame threads may read
-/// now; returns the serial they wait for with [`await_submission`] before reading it on the
-/// CPU (0: complete already). The GPU work of every later submission comes after it.
-pub fn publish() -> u64 {
-    // After a panic nothing is left in flight: readers need not wait.
-    with_recorder(None, 0, |r| r.publish(Reason::RowPublished)).unwrap_or(0)
-}
-
-/// Waits until submission `serial` (of any thread, see [`publish`]) has completed.
-pub fn await_submission(serial: u64) {
-    if serial == 0 {
-        return;
-    }
-    if let Some(g) = gpu::set_up() {
-        let waiting = Instant::now();
-        let cpu = stats::thread_cpu_ns();
-        match g.wait_for(serial, crate::gpu::stream::HANG_TIMEOUT) {
-            Ok(false) => return,
-            Ok(true) => {}
-            Err(e) => {
-                // The owner meets the failure too and redoes its batch on the CPU before it
-                // retires the submission: only then are the pixels there.
-                g.mark_lost(&e);
-                g.wait_retired(serial);
-            }
-        }
-        stats::add(&COUNTERS.awaits_in_flight, 1);
-        stats::add_time(&COUNTERS.await_ns, waiting);
-        stats::add_cpu_time(&COUNTERS.wait_cpu_ns, cpu);
-    }
 }
 
 /// Batches of any thread that may have left pixels wrong after the device failed: a
@@ -307,16 +213,6 @@ pub fn damaged_batches() -> u64 {
 /// Executes every call the calling thread recorded; returns with the pixels in place.
 pub fn flush() {
     flush_for(Reason::Caller)
-}
-
-/// Notes whether the frame the calling thread decodes from now on is an inter frame (for
-/// the `inter_*` counters).
-pub fn note_frame(inter: bool) {
-    let _ = RECORDER.try_with(|r| {
-        if let Ok(mut r) = r.try_borrow_mut() {
-            r.inter_frame = inter;
-        }
-    });
 }
 
 /// Adds the calling thread's counts of recorded calls to the shared counters (each thread's

@@ -270,7 +270,7 @@ impl Recorder {
                     job(y, x, Kernel::Lf, words.to_words());
                 }
             }
-            Op::LfSb { plane, .. } => {
+            Op::LfSb { plane } => {
                 // One job at the superblock's first pixel, inside the call's area.
                 let (row, col) = ((-plane.top) as usize, (-plane.left) as usize);
                 let words = LfSbJob {

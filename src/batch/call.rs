@@ -1,8 +1,6 @@
 //! The call as the recorder handles it ([`Op`]), the pixels it touches ([`Area`]), who made
 //! it ([`Origin`]), and the words of its jobs ([`Job`]).
 
-use super::settings::Settings;
-use crate::config::Family;
 use crate::kernels::cdef::{self, CdefCall};
 use crate::kernels::itx::Transform;
 use crate::kernels::lf::{LfDir, LfFunction};
@@ -36,24 +34,10 @@ pub enum Op<'a> {
         h: i32,
     },
     /// One plane of a superblock's loop filter (`lf_sb`), its columns pass then its rows
-    /// pass; its destination is the superblock's first pixel. `sb` is its position where the
-    /// call comes from FFmpeg's decoder, which filters superblocks in raster order after the
-    /// rows they read are reconstructed: such planes are ordered by position.
-    LfSb {
-        plane: &'a SbPlane<'a>,
-        sb: Option<SbPosition>,
-    },
+    /// pass; its destination is the superblock's first pixel.
+    LfSb { plane: &'a SbPlane<'a> },
     /// AV1's CDEF (dav1d's `fb[]`): its destination is `call.dst`.
     Cdef { call: CdefCall },
-}
-
-/// Where a plane of the decoder's superblock loop filter lies: the superblock's row and column
-/// (in superblocks) and the plane.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-pub struct SbPosition {
-    pub row: u32,
-    pub col: u32,
-    pub plane: u32,
 }
 
 /// Pixels a call (or a reader of the decoder) reads and writes: `w` x `h` bytes from `at`,
@@ -126,7 +110,7 @@ impl Op<'_> {
                     },
                 };
             }
-            Op::LfSb { plane, .. } => {
+            Op::LfSb { plane } => {
                 return Area {
                     at: dst.wrapping_offset(plane.top as isize * stride + plane.left as isize),
                     stride,
@@ -165,16 +149,6 @@ impl Op<'_> {
         })
     }
 
-    /// The family `DAEDALUS_KERNELS` places it by (VP9's; none for CDEF).
-    fn family(&self) -> Option<Family> {
-        match self {
-            Op::Itx { .. } => Some(Family::Itx),
-            Op::Mc { .. } => Some(Family::Mc),
-            Op::Lf { .. } | Op::LfSb { .. } => Some(Family::Lf),
-            Op::Cdef { .. } => None,
-        }
-    }
-
     /// The kernel of a decoder's own that a device may lack (see `Pipelines::kernels`).
     pub(super) fn optional_kernel(&self) -> Option<Kernel> {
         match self {
@@ -196,11 +170,6 @@ impl Op<'_> {
             Op::LfSb { .. } => lf_sb::RECORD_BYTES / 2,
             _ => 0,
         }
-    }
-
-    /// Whether the batch's settings place the call's family on the CPU.
-    pub(super) fn placed_on_cpu(&self, settings: &Settings) -> bool {
-        self.family().is_some_and(|f| settings.on_cpu(f))
     }
 }
 
@@ -242,8 +211,9 @@ impl Captured {
     }
 }
 
-/// A job word 0 (its pixel) that tells the shaders to skip the job: the call completed early,
-/// on the CPU. No imported buffer reaches 4 GiB, so no pixel has this offset.
+/// A job word 0 (its pixel) that tells the shaders to skip the job: a call taken out of the
+/// batch again (after a panic while it was placed). No imported buffer reaches 4 GiB, so no
+/// pixel has this offset.
 pub const SKIP_JOB: u32 = u32::MAX;
 
 /// Who made a call, which decides two things: what happens to a call whose pixels lie outside
@@ -276,9 +246,6 @@ pub(super) fn job_eob(flags: u32) -> i32 {
     (flags >> 16) as i32
 }
 
-/// A span of no bytes: it meets nothing.
-pub(super) const NO_SPAN: (usize, usize) = (usize::MAX, 0);
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,10 +271,9 @@ mod tests {
         assert!(first > end);
         assert_eq!(area(1000, -100, 8, 4).pixel(2, 3) as usize, 803);
         assert_eq!(area(1000, 100, 8, 4).pixel(3, 7) as usize, 1307);
-        // Spans meet where they share a byte; adjacent ones do not, and no span meets NO_SPAN.
+        // Spans meet where they share a byte; adjacent ones do not.
         assert!(spans_meet((1000, 1308), (1307, 2000)));
         assert!(!spans_meet((1000, 1308), (1308, 2000)));
-        assert!(!spans_meet(NO_SPAN, (0, usize::MAX)));
     }
 
     /// A transform job's flags carry FROM_FFMPEG and the eob (clamped to 16 bits) for FFmpeg's

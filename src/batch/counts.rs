@@ -12,21 +12,12 @@ pub(super) struct RecordedCounts {
     mc: u64,
     lf: u64,
     lf_sb: u64,
-    /// Of the superblock planes, those run a superblock row per workgroup (`lf_row`).
-    pub(super) lf_sb_by_rows: u64,
-    pub(super) lf_sb_by_masks: u64,
-    pub(super) lf_sb_split: u64,
     cdef: u64,
     pub(super) mc_source_in_place: u64,
-    /// The calls of inter frames (frames with references) among them, and how many of
-    /// those completed early on the CPU.
-    inter: u64,
-    pub(super) inter_completed_early: u64,
-    pub(super) inter_run_ahead: u64,
 }
 
 impl RecordedCounts {
-    pub(super) fn count(&mut self, op: &Op, inter_frame: bool) {
+    pub(super) fn count(&mut self, op: &Op) {
         match op {
             Op::Itx { .. } => self.itx += 1,
             Op::Mc { .. } => self.mc += 1,
@@ -34,24 +25,17 @@ impl RecordedCounts {
             Op::LfSb { .. } => self.lf_sb += 1,
             Op::Cdef { .. } => self.cdef += 1,
         }
-        self.inter += inter_frame as u64;
     }
 
     pub(super) fn fold(&mut self) {
         let c = std::mem::take(self);
         stats::add(&COUNTERS.deferred, c.itx + c.mc + c.lf + c.lf_sb + c.cdef);
         stats::add(&COUNTERS.deferred_lf_sb, c.lf_sb);
-        stats::add(&COUNTERS.lf_sb_by_rows, c.lf_sb_by_rows);
-        stats::add(&COUNTERS.lf_sb_by_masks, c.lf_sb_by_masks);
-        stats::add(&COUNTERS.lf_sb_split, c.lf_sb_split);
         stats::add(&COUNTERS.deferred_cdef, c.cdef);
         stats::add(&COUNTERS.deferred_itx, c.itx);
         stats::add(&COUNTERS.deferred_mc, c.mc);
         stats::add(&COUNTERS.deferred_lf, c.lf);
         stats::add(&COUNTERS.mc_source_in_place, c.mc_source_in_place);
-        stats::add(&COUNTERS.inter_deferred, c.inter);
-        stats::add(&COUNTERS.inter_completed_early, c.inter_completed_early);
-        stats::add(&COUNTERS.inter_run_ahead, c.inter_run_ahead);
     }
 }
 
@@ -60,8 +44,8 @@ mod tests {
     use super::*;
     use crate::kernels::itx::{Transform, Tx1d, TxSize};
 
-    /// Each call counts under its family, and inter frames' calls once more; folding hands
-    /// the counts over and starts from nothing.
+    /// Each call counts under its family; folding hands the counts over and starts from
+    /// nothing.
     #[test]
     fn calls_count_by_family_and_folding_starts_over() {
         let mut counts = RecordedCounts::default();
@@ -76,14 +60,11 @@ mod tests {
             i: 1,
             h: 1,
         };
-        counts.count(&itx, false);
-        counts.count(&itx, true);
-        counts.count(&lf, true);
-        assert_eq!(
-            (counts.itx, counts.lf, counts.mc, counts.inter),
-            (2, 1, 0, 2)
-        );
+        counts.count(&itx);
+        counts.count(&itx);
+        counts.count(&lf);
+        assert_eq!((counts.itx, counts.lf, counts.mc), (2, 1, 0));
         counts.fold();
-        assert_eq!((counts.itx, counts.lf, counts.inter), (0, 0, 0));
+        assert_eq!((counts.itx, counts.lf), (0, 0));
     }
 }

@@ -40,7 +40,7 @@ impl Op<'_> {
                 (Origin::Ffmpeg, Some(ffmpeg)) => ffmpeg(dst, stride, e, i, h),
                 _ => lf::lf_now(f, dst, stride, e, i, h),
             },
-            Op::LfSb { plane, .. } => run_lf_sb(plane, dst, stride, origin),
+            Op::LfSb { plane } => run_lf_sb(plane, dst, stride, origin),
             Op::Cdef { call } => call.run_now(),
         }
     }
@@ -212,82 +212,6 @@ pub(super) unsafe fn run_job_on_cpu(
         | Kernel::CdefRowCopy
         | Kernel::CdefRow => unreachable!("{kernel:?} has no calls in the batch"),
     }
-}
-
-/// Runs one recorded job on the CPU as fast as it can be run exactly: FFmpeg's own function
-/// where the provider attached (its SIMD: motion compensation and loop filters equal FFmpeg's
-/// C bit for bit, and a transform of its decoder is the decoder's own result), else the
-/// reference ([`run_job_on_cpu`]).
-///
-/// # Safety
-/// As [`run_job_on_cpu`].
-pub(super) unsafe fn run_job_fast(
-    kernel: Kernel,
-    dst: *mut u8,
-    stride: isize,
-    job: &Job,
-    arena: *const i16,
-    source: *const u8,
-) {
-    let Some(dsp) = FFMPEG_DSP.get() else {
-        return run_job_on_cpu(kernel, dst, stride, job, arena, source);
-    };
-    match kernel {
-        Kernel::Mc => {
-            let job = McJob::from_words(job);
-            let (f, mx, my) = job.function();
-            let rows = job.tile_rows() as i32;
-            // FFmpeg's SIMD steps over rows in pairs or fours, as the decoder's block heights
-            // allow (other heights, a row backup's single line, take the reference), and may
-            // read a row beyond the window (some of its filters do on arm): a window copied
-            // into the arena has no such row, so those take the reference too.
-            let in_place = source != arena as *const u8;
-            if let (Some(ffmpeg), 0, true) = (dsp.mc_fn(f), rows % 4, in_place) {
-                let src = source.wrapping_add(job.src as usize);
-                return ffmpeg(dst, stride, src, job.src_stride as isize, rows, mx, my);
-            }
-        }
-        Kernel::Lf => {
-            let (half, dir) = LfJob::from_words(job).half();
-            if run_half_with_ffmpeg(dsp, dst, stride, dir, half) {
-                return;
-            }
-        }
-        Kernel::LfSb | Kernel::LfRow => {
-            let plane = lf_sb_plane(arena, job);
-            return run_lf_sb(&plane, dst, stride, Origin::Ffmpeg);
-        }
-        Kernel::Itx(k) => {
-            let job = ItxJob::from_words(job);
-            if let (true, Some(table)) = (job.flags & 1 != 0, FFMPEG_ITX.get()) {
-                // A transform of FFmpeg's decoder: its own function, on an aligned copy.
-                #[repr(C, align(64))]
-                struct Block([i16; 32 * 32]);
-                let mut block = Block([0; 32 * 32]);
-                let tx = match k {
-                    ItxKernel::Full(tx) => {
-                        let coefs = arena.add(job.coef as usize);
-                        ptr::copy_nonoverlapping(coefs, block.0.as_mut_ptr(), tx.coefs());
-                        tx
-                    }
-                    ItxKernel::DcOnly(size) => {
-                        block.0[0] = job.coef as i32 as i16;
-                        Transform::new(size, Tx1d::Dct, Tx1d::Dct)
-                    }
-                };
-                return table[tx.index()](dst, stride, block.0.as_mut_ptr(), job_eob(job.flags));
-            }
-        }
-        Kernel::Cdef
-        | Kernel::Vp9Inter
-        | Kernel::Vp9Intra
-        | Kernel::Vp9Lines
-        | Kernel::Vp9Lf
-        | Kernel::Vp9IpredCheck
-        | Kernel::CdefRowCopy
-        | Kernel::CdefRow => {}
-    }
-    run_job_on_cpu(kernel, dst, stride, job, arena, source)
 }
 
 /// Copies a coefficient block (any alignment) and zeroes it, sizes known at compile time so

@@ -22,59 +22,43 @@
 //! of the pool) are read and written in place; all other blocks are copied into the stream's
 //! staging buffer before the submission and copied back after it.
 //!
-//! A reader that needs only some pixels (a decoder's intra prediction: [`complete_for`]) does
-//! not wait for the whole batch: the pending calls on those pixels and the calls they depend
-//! on (see `levels`) run on the CPU at once, in recorded order, and their jobs stay in the
-//! batch marked [`SKIP_JOB`], so the GPU later runs only the rest. A reader that only reads
-//! ([`complete_reads_for`]) gets, where the order allows it, those calls run ahead on the CPU
-//! while they stay in the batch: the GPU writes their pixels again, with the same final values
-//! but passing through earlier ones (a prediction before its transform) while the submission
-//! runs.
+//! A reader of the decoder (an intra prediction, a row it copies, a row another thread reads)
+//! completes the whole batch where a pending call may touch what it reads or writes
+//! ([`complete_for`]); the batch's calls never run on the CPU one by one.
 //!
 //! The parts, in the order a call meets them:
 //!
 //! - `call`: the call ([`Op`]), the pixels it touches ([`Area`]), who made it ([`Origin`]), and
 //!   its jobs' words ([`Job`], [`SKIP_JOB`]);
 //! - `api`: the thread's recorder and the public functions that reach it ([`record_itx`],
-//!   [`flush`], [`publish`], ...);
+//!   [`flush`], ...);
 //! - `recorder`: the recorder itself, and how a call is recorded or run at once;
-//! - `settings`: the settings and placement a batch follows, taken at its first call;
 //! - `cpu`: running on the CPU, FFmpeg's functions ([`FFMPEG_DSP`]) or the reference;
 //! - `placement`: where a call's pixels and source are for the GPU, and at which level (with
 //!   `recent`: the last regions calls were in);
-//! - `lf_position`: the decoder's superblock loop filter, placed by position;
 //! - `buckets`: job packing, a bucket per (level, kernel, pixel slot, source);
-//! - `gpu_batch`: the pending batch of the GPU path, and what the CPU waits for while it is in
-//!   flight;
-//! - `early`: early completion of the calls a reader needs;
-//! - `ahead`: run-ahead of the calls a reader only reads;
-//! - `complete`: flushes, completions for a reader, publishing, frame splits;
+//! - `gpu_batch`: the pending batch of the GPU path;
+//! - `complete`: flushes, and completions for a reader;
 //! - `submit`: submission, finishing, the CPU rerun and recovery after a failure;
 //! - `counts`: the counts of recorded calls.
 
-mod ahead;
 mod api;
 mod buckets;
 mod call;
 mod complete;
 mod counts;
 mod cpu;
-mod early;
 mod gpu_batch;
-mod lf_position;
 mod placement;
 mod recent;
 mod recorder;
-mod settings;
 mod submit;
 
 pub use api::{
-    await_submission, complete_for, complete_reads_for, damaged_batches, device_has_kernel, flush,
-    flush_for, fold_counts, note_frame, publish, record_backup_copy, record_cdef, record_itx,
-    record_lf, record_lf_sb, record_mc, run_intra_transform, split_frame, thread_uses_gpu,
+    complete_for, damaged_batches, device_has_kernel, flush, flush_for, fold_counts, record_cdef,
+    record_itx, record_lf, record_lf_sb, record_mc, run_intra_transform, thread_uses_gpu,
 };
-pub use call::{Area, Job, Op, Origin, SbPosition, SKIP_JOB};
+pub use call::{Area, Job, Op, Origin, SKIP_JOB};
 pub use cpu::{FFMPEG_DSP, FFMPEG_ITX};
-pub use lf_position::{lf_passes_by_rows, lf_passes_split, lf_row_not_failed};
 #[cfg(test)]
 mod testing;

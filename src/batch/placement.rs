@@ -3,9 +3,8 @@
 
 use super::call::{block_in, Area, Op, Origin};
 use super::gpu_batch::GpuBatch;
-use super::lf_position::lf_passes_split;
 use crate::gpu::stream::{MAX_SETS, MAX_SLOTS};
-use crate::kernels::{itx, lf_sb};
+use crate::kernels::itx;
 use crate::levels::{Access, Need, MAX_LEVELS};
 use crate::regions::{self, Placement, Region};
 use crate::stats::{self, Reason, COUNTERS};
@@ -45,18 +44,8 @@ pub(super) struct Placed {
     pub(super) target: Target,
     pub(super) source: Source,
     pub(super) level: u32,
-    pub(super) serial: u32,
     /// A transform that FFmpeg's function may redo after the submission.
     pub(super) may_redo: bool,
-    /// See `Need::unknown_readers`.
-    pub(super) unknown_readers: bool,
-    /// A superblock plane placed by its row (`DAEDALUS_LF_ORDER=rows`): the `lf_row` kernel's.
-    pub(super) by_rows: bool,
-    /// A superblock plane on the wavefront (see [`GpuBatch::place_by_position`]): a job for
-    /// its columns pass at `level`, one for its rows pass at the next.
-    pub(super) passes_apart: bool,
-    /// A superblock plane placed by its masks (`DAEDALUS_LF_ORDER=split`): its jobs.
-    pub(super) split: Option<lf_sb::SplitJobs>,
 }
 
 /// Why a call cannot join the pending batch as it is.
@@ -92,11 +81,6 @@ impl GpuBatch {
         if hi < lo {
             return Err(Busy::Straddles);
         }
-        self.found.clear();
-        let by_position = match *op {
-            Op::LfSb { sb: Some(sb), .. } => Some(sb),
-            _ => None,
-        };
         if self.pending_words >= self.max_words {
             return Err(Busy::Flush(Reason::Full));
         }
@@ -147,11 +131,6 @@ impl GpuBatch {
         if stride.unsigned_abs() > i32::MAX as usize {
             self.current = None;
         }
-        let by_position = by_position.filter(|_| self.current.is_some());
-        if by_position.is_none() && self.meets_lf_passes((lo, hi)) {
-            // Pixels of passes placed by position, which the cells do not know.
-            return Err(Busy::Flush(Reason::Overlap));
-        }
 
         // The source of a motion compensation: in place where it lies in an imported frame.
         let mut source = Source::Arena;
@@ -185,16 +164,13 @@ impl GpuBatch {
             };
             match placement {
                 Placement::Inside(index) if src_stride.unsigned_abs() <= i32::MAX as usize => {
-                    if self.meets_lf_passes((lo, hi)) {
-                        return Err(Busy::Flush(Reason::Overlap));
-                    }
                     let r = &self.regions[index];
                     if let Some(in_place) = &r.in_place {
                         let block = block_in(r.id, r.start, r.end, &win);
                         let offset = (*src as usize - in_place.base()) as u32;
                         let n = self
                             .levels
-                            .need(&block, Access::Read, &mut self.found)
+                            .need(&block, Access::Read)
                             .ok_or(Busy::Flush(Reason::Overlap))?;
                         need = n;
                         source = Source::InPlace {
@@ -212,31 +188,15 @@ impl GpuBatch {
                 _ => {}
             }
         }
-        let mut by_rows = false;
-        let mut split = None;
         let (target_slot, dst_mark) = match &self.current {
-            Some(r) if by_position.is_some() => {
-                let slot = r.slot;
-                let sb = by_position.expect("placed by position");
-                let shape = match op {
-                    Op::LfSb { plane, .. } => (
-                        plane.column_split().filter(|_| lf_passes_split()),
-                        plane.reaches_out(),
-                    ),
-                    _ => (None, false),
-                };
-                (need.level, by_rows, split) = self.place_by_position(sb, (lo, hi), shape)?;
-                (slot, None)
-            }
             Some(r) => {
                 let block = block_in(r.id, r.start, r.end, rect);
                 let n = self
                     .levels
-                    .need(&block, Access::Write, &mut self.found)
+                    .need(&block, Access::Write)
                     .ok_or(Busy::Flush(Reason::Overlap))?;
                 need.level = need.level.max(n.level);
                 need.after_cpu_redo |= n.after_cpu_redo;
-                need.unknown_readers |= n.unknown_readers;
                 (r.slot, Some(block))
             }
             None => (0, None),
@@ -292,12 +252,6 @@ impl GpuBatch {
             stats::add(&COUNTERS.itx_redo_possible, 1);
         }
         let serial = self.levels.new_serial();
-        if by_position.is_none() {
-            self.cell_level_max = Some(
-                self.cell_level_max
-                    .map_or(need.level, |l| l.max(need.level)),
-            );
-        }
         if let Some(block) = dst_mark {
             self.levels
                 .mark(&block, Access::Write, need.level, cpu_redo, serial);
@@ -310,12 +264,7 @@ impl GpuBatch {
             target,
             source,
             level: need.level,
-            serial,
             may_redo: cpu_redo,
-            unknown_readers: need.unknown_readers,
-            by_rows,
-            passes_apart: by_position.is_some() && !by_rows && split.is_none(),
-            split,
         })
     }
 
@@ -352,16 +301,14 @@ mod tests {
             (Itx4::new(22), 8, 8),
             (Itx4::new(23), 40, 120),
         ];
+        let mut levels = Vec::new();
         for (itx, row, col) in &mut calls {
             itx.apply_reference(&mut want, *row, *col);
             unsafe { record(&mut r, &itx.op(), &px, *row, *col) };
+            let g = r.gpu.as_ref().unwrap();
+            let (bucket, _, _) = *g.journal.last().expect("the call's jobs");
+            levels.push(split_key(g.keys[bucket as usize]).level);
         }
-        let g = r.gpu.as_ref().unwrap();
-        let levels: Vec<u32> = g
-            .calls
-            .iter()
-            .map(|c| split_key(g.keys[c.bucket as usize]).level)
-            .collect();
         assert_eq!(levels, [0, 1, 0]);
         r.flush(crate::stats::Reason::Caller);
         assert_eq!(px.bytes(), want);

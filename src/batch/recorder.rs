@@ -5,18 +5,15 @@ use super::api::device_has_kernel;
 use super::call::{spans_meet, Area, Call, Captured, Op, Origin, MAY_REDO};
 use super::counts::RecordedCounts;
 use super::cpu::{move_and_zero, run_job_on_cpu, run_transient, RegionView};
-use super::early::{call_cost, EarlyLimits};
 use super::gpu_batch::{Copied, GpuBatch};
 use super::placement::{Busy, Placed, Source, Target};
-use super::settings::Settings;
 use super::submit::Failure;
 use crate::gpu;
 use crate::gpu::stream::{Buf, Stream};
 use crate::kernels::itx::ItxJob;
 use crate::kernels::itx::TxSize;
-use crate::kernels::lf_sb::LfSbJob;
-use crate::kernels::{cdef, lf_sb, JobHeader, Kernel};
-use crate::regions::{self, Placement};
+use crate::kernels::{cdef, lf_sb, JobHeader};
+use crate::regions::Placement;
 use crate::stats::{self, Reason, COUNTERS};
 use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -46,15 +43,7 @@ pub(super) struct Recorder {
     pub(super) written: (usize, usize),
     /// The GPU path; `None` on the CPU path.
     pub(super) gpu: Option<GpuBatch>,
-    /// A batch submitted without waiting (a published row), and a batch to record into next
-    /// while one is in flight.
-    pub(super) in_flight: Option<GpuBatch>,
-    pub(super) spare: Option<GpuBatch>,
     pub(super) counts: RecordedCounts,
-    /// The thread decodes an inter frame ([`note_frame`](super::api::note_frame)).
-    pub(super) inter_frame: bool,
-    /// The index of the call the last `record` placed in the GPU batch, if it did.
-    pub(super) last_placed: Option<usize>,
     /// `record` is placing a call: only its own jobs (journaled) and coefficients
     /// (`moved_coefs`) changed the pending work, and `calls` held `cpu_mark` jobs before it.
     placing: bool,
@@ -65,26 +54,19 @@ pub(super) struct Recorder {
     pub(super) effects: bool,
     /// A panic while recording left this thread's calls to run at once on the CPU.
     poisoned: bool,
-    /// What the pending batch follows, taken at its first call ([`Recorder::begin_batch`]).
-    pub(super) settings: Settings,
 }
 
-/// Completes a batch in flight after a panic: finished as usual where it was not yet, else
-/// (its finish was under way) waited for, which is all an unattended batch needs. Returns
+/// Completes a submitted batch after a panic (its finish was under way or not begun). Returns
 /// whether it completed exactly.
 fn finish_after_panic(a: &mut GpuBatch) -> bool {
     let arena = a.stream.coefs.ptr as *const i16;
-    let exact = if a.submitted.is_some() {
-        match a.finish() {
-            Ok(()) => true,
-            Err(failure) => {
-                let damaged = matches!(failure, Failure::Submitted { damaged: true, .. });
-                a.recover(failure, arena);
-                !damaged
-            }
+    let exact = match a.finish() {
+        Ok(()) => true,
+        Err(failure) => {
+            let damaged = matches!(failure, Failure::Submitted { damaged: true, .. });
+            a.recover(failure, arena);
+            !damaged
         }
-    } else {
-        a.runs_unattended() && a.stream.finish().is_ok()
     };
     a.retire();
     exact
@@ -114,25 +96,12 @@ impl Recorder {
             cpu_regions: RegionView::default(),
             written: (usize::MAX, 0),
             gpu: None,
-            in_flight: None,
-            spare: None,
             counts: RecordedCounts::default(),
-            inter_frame: false,
-            last_placed: None,
             placing: false,
             effects: false,
             cpu_mark: 0,
             moved_coefs: None,
             poisoned: false,
-            settings: Settings::now(),
-        }
-    }
-
-    /// Takes the settings in force for a batch that starts with the next call: with nothing
-    /// pending, the call is a batch's first.
-    fn begin_batch(&mut self) {
-        if self.pending() == 0 {
-            self.settings = Settings::now();
         }
     }
 
@@ -156,11 +125,9 @@ impl Recorder {
     /// destroyed: after a failure the GPU may still be using them, and freeing memory in use
     /// is not allowed.
     pub(super) fn drop_gpu(&mut self) {
-        debug_assert!(self.in_flight.is_none(), "settle first");
         if let Some(g) = self.gpu.take() {
             std::mem::forget(g);
         }
-        self.spare = None;
         self.sync_arena();
     }
 
@@ -265,7 +232,7 @@ impl Recorder {
                 (2 * at + w.above * win.w + w.left) as u32
             }
             Op::Lf { .. } => 0,
-            Op::LfSb { plane, .. } => {
+            Op::LfSb { plane } => {
                 let at = self.take(lf_sb::RECORD_BYTES / 2);
                 plane.write_record(self.arena.ptr.add(at) as *mut u8);
                 at as u32
@@ -278,23 +245,12 @@ impl Recorder {
         }
     }
 
-    /// Whether a call's source window, read on the CPU now, may hold pixels the batch in
-    /// flight writes: it meets a region that batch placed calls in (all it writes).
-    fn source_may_be_in_flight(&self, op: &Op) -> bool {
-        let (Some(win), Some(a)) = (op.source(), &self.in_flight) else {
-            return false;
-        };
-        let (lo, hi) = win.span();
-        hi < lo || !matches!(regions::place(&a.regions, lo, hi), Placement::Outside)
-    }
-
     fn note_written(&mut self, rect: &Area) {
         let (lo, hi) = rect.span();
         self.written = (self.written.0.min(lo), self.written.1.max(hi));
     }
 
     pub(super) unsafe fn record(&mut self, op: &Op, dst: *mut u8, stride: isize, origin: Origin) {
-        self.last_placed = None;
         if self.poisoned {
             op.run_at_once(dst, stride, origin);
             stats::add(&COUNTERS.immediate, 1);
@@ -302,10 +258,6 @@ impl Recorder {
         }
         if !self.backend_chosen {
             self.choose_backend();
-        }
-        self.begin_batch();
-        if origin == Origin::Ffmpeg && op.placed_on_cpu(&self.settings) {
-            return self.run_in_order(*op, dst, stride);
         }
         if self.gpu.is_some() && op.optional_kernel().is_some_and(|k| !device_has_kernel(k)) {
             // The decoders' hooks decline such calls (VP9's superblock hook, dav1d's CDEF
@@ -342,8 +294,7 @@ impl Recorder {
                 w,
                 h,
             });
-            // A window's read is no decoder sync: not counted as one.
-            self.complete_early_where_possible(Reason::Overlap, &areas[..count]);
+            self.complete(Reason::Overlap, &areas[..count]);
             if self.gpu.is_none() {
                 return self.run_now(*op, dst, stride, origin); // the device failed
             }
@@ -377,7 +328,7 @@ impl Recorder {
             self.cpu_calls += 1;
             self.placing = false;
             self.note_written(&rect);
-            self.counts.count(op, self.inter_frame);
+            self.counts.count(op);
             return;
         }
         // Place the call; a call that cannot join completes the pending batch first (which
@@ -409,12 +360,7 @@ impl Recorder {
             target,
             source,
             level,
-            serial,
             may_redo,
-            unknown_readers,
-            by_rows,
-            passes_apart,
-            split,
         }) = placed
         else {
             if self.gpu.is_none() {
@@ -423,18 +369,7 @@ impl Recorder {
             return self.run_now(*op, dst, stride, origin);
         };
         let (captured, source_slot) = match source {
-            Source::Arena => {
-                if self.in_flight.is_some() && self.source_may_be_in_flight(op) {
-                    self.placing = false;
-                    self.settle();
-                    if self.gpu.is_none() {
-                        // The device failed: this call too goes to the CPU path.
-                        return self.record(op, dst, stride, origin);
-                    }
-                    self.placing = true;
-                }
-                (Captured::of(op, self.capture(op)), 0)
-            }
+            Source::Arena => (Captured::of(op, self.capture(op)), 0),
             Source::InPlace {
                 slot,
                 offset,
@@ -450,21 +385,7 @@ impl Recorder {
                 )
             }
         };
-        // Run on the CPU while the batch in flight is, it would write its pixels and read its
-        // source there.
-        let touches_in_flight = self.in_flight.as_ref().is_some_and(|a| {
-            a.cpu_write_waits(&rect) || source_area.as_ref().is_some_and(|s| a.cpu_read_waits(s))
-        });
-        self.counts.lf_sb_by_rows += by_rows as u64;
-        self.counts.lf_sb_by_masks += split.is_some() as u64;
-        self.counts.lf_sb_split += split.is_some_and(|s| s.at != 0) as u64;
         let g = self.gpu.as_mut().expect("GPU path");
-        if let Target::InPlace { slot, .. } = target {
-            g.note_touch(slot, &rect, source_slot, source_area.as_ref());
-        }
-        let mut first = None;
-        let mut jobs = 0usize;
-        let copied = matches!(target, Target::Copied { .. });
         match target {
             Target::InPlace {
                 slot,
@@ -473,57 +394,28 @@ impl Recorder {
             } if matches!(op, Op::Mc { .. }) => {
                 let mut job = Self::mc_job(op, captured);
                 job.header = JobHeader { pixel, stride };
-                let (bucket, at, tiles) = g.push_mc_tiles(level, slot, source_slot, &job, &rect);
-                first = Some((bucket, at));
-                jobs = tiles as usize;
+                g.push_mc_tiles(level, slot, source_slot, &job, &rect);
+                g.written_slots |= 1 << slot;
             }
             Target::InPlace {
                 slot,
                 pixel,
                 stride,
-            } => Self::for_each_job(op, captured, &rect, origin, |row, col, kernel, mut job| {
-                let offset = row as i64 * stride as i64 + col as i64;
-                let pixel = pixel.wrapping_add(offset as u32);
-                JobHeader { pixel, stride }.write(&mut job);
-                if may_redo && matches!(op, Op::Itx { .. }) {
-                    let mut itx = ItxJob::from_words(&job);
-                    itx.flags |= MAY_REDO;
-                    job = itx.to_words();
-                    g.may_redo = true;
-                }
-                // A row's planes run in one workgroup, in this order.
-                let kernel = if by_rows { Kernel::LfRow } else { kernel };
-                if let Some(split) = split {
-                    // Only the first job is the call's for early completion (`jobs`): the
-                    // decoder's planes complete as a batch.
-                    let plane = LfSbJob::from_words(&job);
-                    for (level, params) in split.jobs() {
-                        let part = LfSbJob {
-                            params: plane.params | params,
-                            ..plane
-                        };
-                        let at = g.push(level, kernel, slot, source_slot, &part.to_words());
-                        first.get_or_insert(at);
+            } => {
+                Self::for_each_job(op, captured, &rect, origin, |row, col, kernel, mut job| {
+                    let offset = row as i64 * stride as i64 + col as i64;
+                    let pixel = pixel.wrapping_add(offset as u32);
+                    JobHeader { pixel, stride }.write(&mut job);
+                    if may_redo && matches!(op, Op::Itx { .. }) {
+                        let mut itx = ItxJob::from_words(&job);
+                        itx.flags |= MAY_REDO;
+                        job = itx.to_words();
+                        g.may_redo = true;
                     }
-                    jobs += 1;
-                    return;
-                }
-                if passes_apart {
-                    // The rows pass's job, in the next level's bucket, is not the call's for
-                    // early completion (`jobs`): the decoder's planes complete as a batch.
-                    let plane = LfSbJob::from_words(&job);
-                    let pass = |only| LfSbJob {
-                        params: plane.params | only,
-                        ..plane
-                    };
-                    job = pass(lf_sb::COLUMNS_ONLY).to_words();
-                    let rows = pass(lf_sb::ROWS_ONLY).to_words();
-                    g.push(level + 1, kernel, slot, source_slot, &rows);
-                }
-                let at = g.push(level, kernel, slot, source_slot, &job);
-                first.get_or_insert(at);
-                jobs += 1;
-            }),
+                    g.push(level, kernel, slot, source_slot, &job);
+                });
+                g.written_slots |= 1 << slot;
+            }
             Target::Copied { staging } => {
                 Self::for_each_job(op, captured, &rect, origin, |row, col, kernel, mut job| {
                     let header = JobHeader {
@@ -531,9 +423,7 @@ impl Recorder {
                         stride: rect.w as i32,
                     };
                     header.write(&mut job);
-                    let at = g.push(level, kernel, 0, source_slot, &job);
-                    first.get_or_insert(at);
-                    jobs += 1;
+                    g.push(level, kernel, 0, source_slot, &job);
                     g.copied_calls.push(Call {
                         dst: rect.pixel(row, col),
                         stride,
@@ -552,28 +442,10 @@ impl Recorder {
             panic!("a panic injected by a test while placing a call");
         }
         if let Some(g) = &mut self.gpu {
-            let (bucket, first_word) = first.expect("a call has jobs");
-            let cost = call_cost(op, jobs);
-            // A plane split in two jobs registers only its first: it must never complete early
-            // (nothing it is placed by names it, and a reader meeting its bytes completes the
-            // batch whole), which this keeps so should either change.
-            let batch_only = copied || unknown_readers || passes_apart || split.is_some();
-            g.note_call(
-                serial,
-                bucket,
-                first_word,
-                jobs as u32,
-                cost,
-                EarlyLimits {
-                    batch_only,
-                    touches_in_flight,
-                },
-            );
             g.pending += 1;
-            self.last_placed = Some(g.calls.len() - 1);
         }
         self.placing = false;
-        self.counts.count(op, self.inter_frame);
+        self.counts.count(op);
     }
 
     /// What an entry point starts from: no call placed, nothing executed yet.
@@ -607,8 +479,6 @@ impl Recorder {
         );
         // Never dropped: the GPU may still use them.
         let mut gpu = ManuallyDrop::new(self.gpu.take());
-        let mut in_flight = ManuallyDrop::new(self.in_flight.take());
-        self.spare = None;
         let calls = std::mem::take(&mut self.calls);
         self.cpu_calls = 0;
         let arena = self.arena.ptr;
@@ -618,9 +488,6 @@ impl Recorder {
         self.written = (usize::MAX, 0);
         let completed = catch_unwind(AssertUnwindSafe(|| {
             let mut damaged = false;
-            if let Some(a) = in_flight.as_mut() {
-                damaged |= !finish_after_panic(a);
-            }
             if placing {
                 if let Some(g) = gpu.as_mut() {
                     g.take_out_journaled();
@@ -684,51 +551,21 @@ impl Recorder {
         damaged
     }
 
-    /// Runs a call of FFmpeg's decoder whose family is placed on the CPU: its own function at
-    /// once, after the pending calls on the pixels it reads and writes (and what they depend
-    /// on) complete.
-    unsafe fn run_in_order(&mut self, op: Op, dst: *mut u8, stride: isize) {
-        self.effects = true;
-        let rect = op.rect(dst, stride);
-        let source = op.source();
-        // A batch in flight (a row published to other frame threads, a part of a frame) is
-        // waited for only where it touches these pixels.
-        self.settle_for(source.as_slice(), &[rect]);
-        if self.pending() > 0 {
-            match source {
-                Some(src) => self.complete(Reason::Immediate, &[rect, src]),
-                None => self.complete(Reason::Immediate, &[rect]),
-            }
-        }
-        op.run_at_once(dst, stride, Origin::Ffmpeg);
-        stats::add(&COUNTERS.placed_on_cpu, 1);
-    }
-
     /// Runs the transform of an intra block at once with FFmpeg's function on the GPU path:
     /// the decoder's next prediction reads its pixels right away, so deferring it would only
-    /// add its recording to its early completion. Pending calls on its pixels (normally none:
-    /// the block's intra sync completed them) complete first. The CPU path, and transforms
-    /// placed on the CPU, take the usual way.
+    /// complete the batch there. Pending calls on its pixels (normally none: the block's intra
+    /// sync completed them) complete first. The CPU path takes the usual way.
     pub(super) unsafe fn run_intra_transform(&mut self, op: &Op, dst: *mut u8, stride: isize) {
         self.effects = true;
         if !self.backend_chosen {
             self.choose_backend();
         }
-        self.begin_batch();
-        if self.gpu.is_none() || op.placed_on_cpu(&self.settings) {
+        if self.gpu.is_none() {
             return self.record(op, dst, stride, Origin::Ffmpeg);
         }
-        let rect = op.rect(dst, stride);
-        self.settle_for(&[], &[rect]);
-        if self.pending() > 0 {
-            // Not a decoder sync: not counted as one.
-            self.complete_early_where_possible(Reason::Immediate, &[rect]);
-        }
+        self.complete(Reason::Immediate, &[op.rect(dst, stride)]);
         op.run_at_once(dst, stride, Origin::Ffmpeg);
         stats::add(&COUNTERS.intra_itx_at_once, 1);
-        if self.inter_frame {
-            stats::add(&COUNTERS.inter_intra_itx_at_once, 1);
-        }
     }
 
     /// Completes the pending batch, then runs this call on the CPU at once: FFmpeg's own

@@ -36,7 +36,6 @@ struct Redo {
 
 /// A batch on the GPU: what its completion needs.
 pub(super) struct Submitted {
-    pub(super) serial: u64,
     order: Vec<usize>,
     dispatches: Vec<Dispatch>,
     arena: *const i16,
@@ -83,12 +82,6 @@ impl GpuBatch {
         let exact = self.run_copied_on_cpu(arena);
         let damaged = !exact || self.has_jobs_in_place();
         Failure::Submitted { why, damaged }
-    }
-
-    /// Whether the batch may run while its thread goes on: nothing for the host to do after
-    /// it (no copied blocks to copy back, no transform FFmpeg's function may have to redo).
-    pub(super) fn runs_unattended(&self) -> bool {
-        self.staging_len == 0 && !self.may_redo
     }
 
     /// Submits the pending batch without waiting; [`GpuBatch::finish`] completes it.
@@ -151,7 +144,6 @@ impl GpuBatch {
         self.unretired = Some(serial);
         stats::add_time(&COUNTERS.pack_ns, packing);
         self.submitted = Some(Submitted {
-            serial,
             order,
             dispatches,
             arena,
@@ -170,7 +162,6 @@ impl GpuBatch {
     /// damage ([`Failure::Submitted`]), never redone over pixels the GPU may have written.
     pub(super) fn finish(&mut self) -> Result<(), Failure> {
         let Some(Submitted {
-            serial: _,
             order,
             dispatches,
             arena,
@@ -236,7 +227,7 @@ impl GpuBatch {
             damaged |= !self.run_copied_on_cpu(arena);
         }
         stats::add_time(&COUNTERS.pack_ns, unpacking);
-        let on_gpu = (self.pending - self.completed_early) as u64;
+        let on_gpu = self.pending as u64;
         stats::add(&COUNTERS.gpu_calls, on_gpu);
         stats::max(&COUNTERS.max_calls_per_submission, on_gpu);
         stats::add(&COUNTERS.pixel_bytes_copied, 2 * self.staging_len as u64);
@@ -388,10 +379,7 @@ impl GpuBatch {
         for (_, kernel, dst, stride, job, source) in jobs {
             unsafe { run_job_on_cpu(kernel, dst, stride, &job, arena, source) };
         }
-        stats::add(
-            &COUNTERS.cpu_calls,
-            (self.pending - self.completed_early) as u64,
-        );
+        stats::add(&COUNTERS.cpu_calls, self.pending as u64);
     }
 }
 

@@ -81,17 +81,6 @@ pub fn stats_line() -> String {
     };
     // The families FFmpeg's functions ran for without entering the library.
     let direct = DirectFamilies::describe_attached();
-    // How the GPU ordered the decoder's superblock loop-filter passes (rows where any pass
-    // ran a row per workgroup).
-    let lf_order = match (path, r(&c.lf_sb_by_rows) > 0, batch::lf_row_not_failed()) {
-        ("gpu", true, _) => "rows".to_string(),
-        ("gpu", false, false) => format!(
-            "split lf_sb_by_masks={} lf_sb_split={}",
-            r(&c.lf_sb_by_masks),
-            r(&c.lf_sb_split)
-        ),
-        _ => "-".to_string(),
-    };
     let submissions = r(&c.submissions);
     let mean = if submissions > 0 {
         r(&c.gpu_calls) as f64 / submissions as f64
@@ -99,7 +88,7 @@ pub fn stats_line() -> String {
         0.0
     };
     format!(
-        "daedalus: device=\"{device}\" path={path} kernels={kernels} kernels_by={kernels_by} calibration={calibration} direct={direct} lf_order={lf_order} deferred={} itx_deferred={} mc_deferred={} \
+        "daedalus: device=\"{device}\" path={path} kernels={kernels} kernels_by={kernels_by} calibration={calibration} direct={direct} deferred={} itx_deferred={} mc_deferred={} \
          lf_deferred={} lf_sb_deferred={} cdef_deferred={} mc_source_in_place={} immediate={} placed_on_cpu={} intra_itx_at_once={} inter_intra_itx_at_once={} gpu_calls={} cpu_calls={} ffmpeg_calls={} damaged_batches={} \
          itx_redo_possible={} early_completions={} completed_early={} intra_syncs_in_row={} run_ahead={} inter_deferred={} inter_completed_early={} inter_run_ahead={} submissions={submissions} dispatches={} barriers={} levels_max={} flushes={} \
          flush_intra={} flush_row={} flush_published={} flush_frame_end={} flush_overlap={} \

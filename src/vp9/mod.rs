@@ -28,7 +28,6 @@ pub mod frame;
 mod attach;
 mod lookup;
 mod per_frame;
-mod published;
 mod rows;
 mod syncs;
 

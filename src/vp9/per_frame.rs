@@ -1,8 +1,8 @@
 //! A frame's begin and end (its buffers registered for the frame, what must complete by its
 //! end, a failed batch reported to the decoder) and the memory of the decoder's frame pool.
 
-use super::syncs::{Planes, BACKUP, INTRA_BLOCK, PLANES, SPLIT};
-use super::{frame, per_call, published, DaedalusVp9Frame};
+use super::syncs::{Planes, INTRA_BLOCK, PLANES};
+use super::{frame, per_call, DaedalusVp9Frame};
 use crate::batch;
 use crate::stats::{self, Reason, COUNTERS};
 use std::cell::RefCell;
@@ -75,25 +75,14 @@ pub(super) unsafe extern "C" fn frame_begin(ctx: *mut c_void, frame: *const Daed
         }
         REGISTERED.with(|r| *r.borrow_mut() = registered);
         DAMAGE_SEEN.with(|d| d.set(batch::damaged_batches()));
-        let inter = frame
-            .as_ref()
-            .is_some_and(|f| f.ref_buf_data.iter().flatten().any(|p| !p.is_null()));
-        batch::note_frame(inter);
         let planes = frame.as_ref().map(|f| Planes {
             data: f.data,
             linesize: f.linesize,
             ss_v: f.ss_v.clamp(0, 1) as usize,
             bytes_per_pixel: if f.bpp > 8 { 2 } else { 1 },
-            sb_rows: (f.height.max(0) as usize).div_ceil(64),
         });
-        if let Some(p) = &planes {
-            published::forget(p.data[0] as usize);
-        }
-        published::forget_known();
         PLANES.with(|p| p.set(planes));
-        BACKUP.with(|b| b.set(None));
         INTRA_BLOCK.with(|b| b.set(0));
-        SPLIT.with(|s| s.set(false));
     })
 }
 
@@ -119,14 +108,9 @@ pub(super) unsafe extern "C" fn frame_end(
             }
             return 0;
         }
-        let planes = PLANES.with(|p| p.replace(None));
-        BACKUP.with(|b| b.set(None));
+        PLANES.with(|p| p.set(None));
         INTRA_BLOCK.with(|b| b.set(0));
         batch::flush_for(Reason::FrameEnd);
-        // Everything of the frame is complete: readers need not look it up any more.
-        if let Some(p) = planes {
-            published::forget(p.data[0] as usize);
-        }
         unregister_frame();
         if batch::damaged_batches() > DAMAGE_SEEN.with(|d| d.get()) {
             return AVERROR_EXTERNAL;

@@ -1,10 +1,9 @@
 //! The decoder's syncs: where it reads pixels the pending calls may write (an intra
 //! prediction's neighbours, a finished or published row), what of the pending work completes.
 
-use super::rows::only_loop_filters_deferred;
-use super::{per_call, published};
+use super::per_call;
 use crate::batch;
-use crate::stats::{self, Reason, COUNTERS};
+use crate::stats::Reason;
 use std::ffi::{c_int, c_void};
 
 /// The patch's sync reasons.
@@ -24,8 +23,6 @@ pub(super) struct Planes {
     pub(super) linesize: [isize; 3],
     pub(super) ss_v: usize,
     pub(super) bytes_per_pixel: usize,
-    /// Superblock rows of the frame.
-    pub(super) sb_rows: usize,
 }
 
 impl Planes {
@@ -62,11 +59,9 @@ impl Planes {
     /// what it writes (the block itself). It reads the neighbours `edges` names (the decoder's
     /// `FFVP9IntraEdge`): its left column, the row above with the top-left and top-right
     /// pixels. At the top of a superblock row the row above comes from the decoder's backup of
-    /// it instead: there, from `backup` where this provider made it (else the decoder copied
-    /// it: nothing pends).
+    /// it instead, which it copied once the row's calls completed: nothing pends there.
     fn intra(
         &self,
-        backup: Option<Backup>,
         plane: usize,
         (x, y, size): (i64, i64, i64),
         edges: c_int,
@@ -83,18 +78,6 @@ impl Planes {
         let x1 = x + size + if edges & INTRA_TOPRIGHT != 0 { 4 } else { 0 };
         if y % self.superblock_height(plane) != 0 {
             areas.extend(self.area(plane, x0, y - 1, x1 - x0, 1));
-        } else if let Some(b) = backup {
-            let bpp = self.bytes_per_pixel as i64;
-            let first = (x0.max(0) * bpp) as usize;
-            let end = ((x1 * bpp).max(0) as usize).min(b.len[plane]);
-            if first < end {
-                areas.extend(Some(batch::Area {
-                    at: b.dst[plane].wrapping_add(first),
-                    stride: b.stride as isize,
-                    w: end - first,
-                    h: 1,
-                }));
-            }
         }
         (areas, block)
     }
@@ -103,14 +86,6 @@ impl Planes {
     /// subsampling.
     fn superblock_height(&self, plane: usize) -> i64 {
         64 >> if plane == 0 { 0 } else { self.ss_v }
-    }
-
-    /// Whether intra prediction of a block starting on row `y` of `plane` reads and writes
-    /// only rows of the block's own superblock row: all but the first row of a superblock
-    /// row's blocks read the row above inside it, and the first reads the decoder's backup
-    /// of the row above instead (`Planes::intra`).
-    fn intra_stays_in_row(&self, plane: usize, y: i64, edges: c_int) -> bool {
-        edges & INTRA_TOP == 0 || y % self.superblock_height(plane) != 0
     }
 }
 
@@ -154,38 +129,23 @@ impl std::ops::Deref for IntraReads {
     }
 }
 
-/// The decoder's backup lines for intra prediction (`intra_pred_data`), registered for the
-/// frame: plane `p` is `len[p]` bytes at `dst[p]`, the planes `stride` bytes apart.
-#[derive(Clone, Copy, PartialEq)]
-pub(super) struct Backup {
-    pub(super) dst: [*mut u8; 3],
-    pub(super) len: [usize; 3],
-    pub(super) stride: usize,
-}
-
 thread_local! {
     /// The frame of this thread's `frame_begin`, until its `frame_end`.
     pub(super) static PLANES: std::cell::Cell<Option<Planes>> = const { std::cell::Cell::new(None) };
-    /// Its backup lines, once this provider copies them.
-    pub(super) static BACKUP: std::cell::Cell<Option<Backup>> = const { std::cell::Cell::new(None) };
     /// The pixel address of the block this thread's last intra sync was for (0: none): the
     /// decoder adds that block's transform right after predicting it.
     pub(super) static INTRA_BLOCK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    /// Whether this thread published a row to other threads (frame threads do, each row).
-    pub(super) static PUBLISHES_ROWS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// Whether the first part of this thread's frame went to the GPU (`split_frame`).
-    pub(super) static SPLIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Completes what the decoder is about to read: a row done on a slice thread (read by the
-/// loop-filter thread) completes all pending work. A row published to other frame threads is
-/// submitted and left running: they wait for it in `await_rows`.
+/// loop-filter thread), or published to other frame threads (which read it once the decoder
+/// reports it), completes all pending work.
 pub(super) unsafe extern "C" fn sync(
     ctx: *mut c_void,
     reason: c_int,
     _plane: c_int,
     _x: c_int,
-    y: c_int,
+    _y: c_int,
     _w: c_int,
     _h: c_int,
 ) {
@@ -193,30 +153,18 @@ pub(super) unsafe extern "C" fn sync(
         if !per_call(ctx) {
             return;
         }
-        let planes = PLANES.with(|p| p.get());
-        if reason == SYNC_ROW_PUBLISHED {
-            PUBLISHES_ROWS.with(|p| p.set(true));
-        }
-        match (reason, planes) {
-            (SYNC_ROW_DONE, _) => batch::flush_for(Reason::RowDone),
-            (SYNC_ROW_PUBLISHED, Some(p)) => {
-                // Submitted, not waited for: readers wait in `await_rows`.
-                let serial = batch::publish();
-                published::add(p.data[0] as usize, y / 64, serial);
-            }
-            (SYNC_ROW_PUBLISHED, None) => batch::flush_for(Reason::RowPublished),
-            _ => batch::flush_for(Reason::Caller),
-        }
+        batch::flush_for(match reason {
+            SYNC_ROW_DONE => Reason::RowDone,
+            SYNC_ROW_PUBLISHED => Reason::RowPublished,
+            _ => Reason::Caller,
+        })
     })
 }
 
-/// Completes what an intra prediction is about to read and write (`Planes::intra`): only the
-/// pending calls on those pixels and what they depend on (of what it only reads, where it
-/// can, only those pixels: `batch::complete_reads_for`), where this thread began the frame
+/// Completes what an intra prediction is about to read and write (`Planes::intra`): the
+/// pending work, where a pending call may touch those pixels and this thread began the frame
 /// and so knows its planes; elsewhere (slice workers) all pending work. The block's
-/// transform, which the decoder adds next, then runs at once (`provider_itx`). Where only
-/// loop filters are deferred, a block inside its superblock row returns at once: their work
-/// lies above it.
+/// transform, which the decoder adds next, then runs at once (`provider_itx`).
 pub(super) unsafe extern "C" fn intra_edges(
     ctx: *mut c_void,
     plane: c_int,
@@ -231,16 +179,9 @@ pub(super) unsafe extern "C" fn intra_edges(
     crate::log::guard("intra_edges", (), || match PLANES.with(|p| p.get()) {
         Some(p) if (0..3).contains(&plane) => {
             let (plane, x, y) = (plane as usize, x as i64, y as i64);
-            if p.intra_stays_in_row(plane, y, edges) && only_loop_filters_deferred() {
-                // The pending loop filters are of the rows above (each filters its own
-                // superblock row and the 8 lines above it), and the row backup was copied at
-                // once (`backup_row`): nothing here meets them.
-                stats::add(&COUNTERS.intra_syncs_in_row, 1);
-            } else {
-                let backup = BACKUP.with(|b| b.get());
-                let (reads, block) = p.intra(backup, plane, (x, y, size as i64), edges);
-                batch::complete_reads_for(Reason::Intra, &reads, block.as_slice());
-            }
+            let (reads, block) = p.intra(plane, (x, y, size as i64), edges);
+            let areas: Vec<batch::Area> = reads.iter().copied().chain(block).collect();
+            batch::complete_for(Reason::Intra, &areas);
             INTRA_BLOCK.with(|b| b.set(p.pixel_address(plane, x, y)));
         }
         _ => {
@@ -265,24 +206,16 @@ mod tests {
             linesize: [1024, 512, 512],
             ss_v: 1,
             bytes_per_pixel: 1,
-            sb_rows: 4,
         }
     }
 
-    /// `(plane, x, y, w, h)` of each area, where it lies in a plane; `(9, offset, 0, w, h)`
-    /// in the backup lines.
-    fn rects(
-        areas: &[batch::Area],
-        backup: Option<Backup>,
-    ) -> Vec<(usize, i64, i64, usize, usize)> {
+    /// `(plane, x, y, w, h)` of each area.
+    fn rects(areas: &[batch::Area]) -> Vec<(usize, i64, i64, usize, usize)> {
         let p = planes();
         areas
             .iter()
             .map(|a| {
                 let at = a.at as usize;
-                if let Some(b) = backup.filter(|b| at >= b.dst[0] as usize) {
-                    return (9, (at - b.dst[0] as usize) as i64, 0, a.w, a.h);
-                }
                 let plane = (0..3).rev().find(|&i| at >= p.data[i] as usize).unwrap();
                 let offset = (at - p.data[plane] as usize) as i64;
                 let stride = p.linesize[plane] as i64;
@@ -295,12 +228,11 @@ mod tests {
     /// The block an intra sync writes, then the areas it reads.
     fn intra_areas(
         p: &Planes,
-        backup: Option<Backup>,
         plane: usize,
         xys: (i64, i64, i64),
         edges: c_int,
     ) -> Vec<batch::Area> {
-        let (reads, block) = p.intra(backup, plane, xys, edges);
+        let (reads, block) = p.intra(plane, xys, edges);
         block.into_iter().chain(reads.iter().copied()).collect()
     }
 
@@ -309,10 +241,7 @@ mod tests {
         let p = planes();
         let all = INTRA_LEFT | INTRA_TOP | INTRA_TOPLEFT | INTRA_TOPRIGHT;
         let at = |plane, xy: (i64, i64), size, edges| {
-            rects(
-                &intra_areas(&p, None, plane, (xy.0, xy.1, size), edges),
-                None,
-            )
+            rects(&intra_areas(&p, plane, (xy.0, xy.1, size), edges))
         };
         // No neighbour read (DC_128 and the like): the block alone, which it writes.
         assert_eq!(at(0, (16, 8), 8, 0), [(0, 16, 8, 8, 8)]);
@@ -337,7 +266,7 @@ mod tests {
             [(1, 508, 4, 4, 4), (1, 507, 4, 1, 4), (1, 507, 3, 5, 1)]
         );
         // At the top of a superblock row (64 luma rows, 32 chroma rows in 4:2:0) the row
-        // above is the decoder's own copy when this provider did not make one.
+        // above is the decoder's own copy.
         let left_top = INTRA_LEFT | INTRA_TOP | INTRA_TOPLEFT;
         assert_eq!(
             at(0, (16, 64), 8, left_top),
@@ -348,45 +277,14 @@ mod tests {
             at(0, (16, 32), 8, INTRA_TOP),
             [(0, 16, 32, 8, 8), (0, 16, 31, 8, 1)]
         );
-        // Else its columns of the backup lines.
-        let backup = Backup {
-            dst: [
-                0x40_0000 as *mut u8,
-                0x40_1000 as *mut u8,
-                0x40_2000 as *mut u8,
-            ],
-            len: [1024, 512, 512],
-            stride: 0x1000,
-        };
-        let areas = intra_areas(&p, Some(backup), 0, (16, 64, 4), all);
-        assert_eq!(
-            rects(&areas, Some(backup)),
-            [(0, 16, 64, 4, 4), (0, 15, 64, 1, 4), (9, 15, 0, 9, 1)]
-        );
-        let (reads, _) = p.intra(Some(backup), 1, (8, 32, 8), INTRA_TOP);
-        let areas = intra_areas(&p, Some(backup), 1, (8, 32, 8), INTRA_TOP);
-        assert_eq!(
-            rects(&areas, Some(backup)),
-            [(1, 8, 32, 8, 8), (9, 0x1008, 0, 8, 1)]
-        );
-        assert!(reads.iter().all(|a| a.stride == 0x1000));
-        // Whether a block reads and writes only its own superblock row: all but the first
-        // row of a superblock row's blocks, and those when they read nothing above.
-        assert!(p.intra_stays_in_row(0, 8, all));
-        assert!(p.intra_stays_in_row(0, 64, INTRA_LEFT));
-        assert!(!p.intra_stays_in_row(0, 64, INTRA_TOP));
-        assert!(!p.intra_stays_in_row(0, 128, all));
-        assert!(p.intra_stays_in_row(1, 16, all));
-        assert!(!p.intra_stays_in_row(1, 32, all));
-        assert!(p.intra_stays_in_row(1, 32, INTRA_LEFT | INTRA_TOPLEFT));
         // Two bytes a pixel: offsets and widths in bytes.
         let wide = Planes {
             bytes_per_pixel: 2,
             ..planes()
         };
-        let areas = intra_areas(&wide, None, 0, (16, 8, 4), all);
+        let areas = intra_areas(&wide, 0, (16, 8, 4), all);
         assert_eq!(
-            rects(&areas, None),
+            rects(&areas),
             [(0, 32, 8, 8, 4), (0, 30, 8, 2, 4), (0, 30, 7, 18, 1)]
         );
     }
