@@ -131,27 +131,10 @@ typedef struct DaedalusStats {
   uint64_t barriers;
   uint64_t max_levels;
   /**
-   * Decoder syncs that completed only what their reader needed, on the CPU, and the
-   * deferred calls they ran (counted in `cpu_calls` too).
-   */
-  uint64_t early_completions;
-  uint64_t completed_early;
-  /**
    * Deferred loop-filter calls of whole superblocks (`daedalus_vp9_loopfilter_sb`, and the
    * decoder's superblocks): a plane each, its columns and rows passes.
    */
   uint64_t deferred_lf_sb;
-  /**
-   * Deferred calls that ran ahead on the CPU for a reader of the decoder, staying in their
-   * submission (not counted in `cpu_calls` unless they later completed early).
-   */
-  uint64_t run_ahead;
-  /**
-   * The decoder's superblock planes placed by their masks (`DAEDALUS_LF_ORDER=split`), and
-   * of those the ones whose columns pass was split.
-   */
-  uint64_t lf_sb_by_masks;
-  uint64_t lf_sb_split;
   /**
    * Submissions that failed where the GPU may have written part of their pixels in place:
    * those pixels may be wrong (the patched decoder fails the frames decoded meanwhile).

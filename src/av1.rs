@@ -2,15 +2,15 @@
 //!
 //! The patched `dav1d_cdef_dsp_init_{8,16}bpc` looks `daedalus_av1_provider` up with
 //! `dlsym(RTLD_DEFAULT, ...)` (found whether this library is LD_PRELOADed or linked into the
-//! program) and calls `attach_cdef` with its own `fb[0..2]`. On the GPU path with the row
-//! kernels, CDEF goes by superblock rows (`cdef_row`, [`cdef_apply`]; who takes a picture's
-//! rows: `DAEDALUS_KERNELS`, else a trial on the decode, [`cdef_choice`]) and dav1d keeps its
-//! own `fb` for the rows it filters. Otherwise, where `DAEDALUS_KERNELS` places CDEF on the
-//! GPU (or on the CPU path) it hands back the `daedalus_av1_cdef_filter_*` exports, the C ABI
-//! per block: each call records its block (the input window is taken at call time, so
-//! dav1d's `left`, `top` and `bottom` buffers may change at once after it), and after each
-//! superblock row's CDEF the decoder calls `sync`, which completes the calling thread's
-//! pending calls: resize, loop restoration, progress and output read those rows next.
+//! program) and calls `attach_cdef` with its own `fb[0..2]`. Its path ([`decide_cdef`]): on
+//! the frame path CDEF goes by superblock rows (`cdef_row`, [`cdef_apply`]; who takes a
+//! picture's rows: every row with `DAEDALUS_PATH=frame`, else a trial on the decode,
+//! [`cdef_choice`]) and dav1d keeps its own `fb` for the rows it filters. On the per-call path
+//! it hands back the `daedalus_av1_cdef_filter_*` exports, the C ABI per block: each call
+//! records its block (the input window is taken at call time, so dav1d's `left`, `top` and
+//! `bottom` buffers may change at once after it), and after each superblock row's CDEF the
+//! decoder calls `sync`, which completes the calling thread's pending calls: resize, loop
+//! restoration, progress and output read those rows next.
 //!
 //! The pictures' memory comes from the FFmpeg patch's `libdav1d.c`, which takes its pool's
 //! buffers from the VP9 provider's `frame_alloc`: on the GPU path, device memory of the frame
@@ -26,10 +26,10 @@ pub mod cdef_choice;
 mod lookup;
 
 use crate::batch;
-use crate::config::{Family, Place, Placement};
-use crate::placement::Decision;
+use crate::config::{DecoderPath, Mode};
+use crate::paths::{self, Path, Taken};
 use crate::stats::Reason;
-use once_cell::sync::{Lazy, OnceCell};
+use once_cell::sync::Lazy;
 use std::collections::HashMap;
 use std::ffi::c_int;
 use std::sync::Mutex;
@@ -41,10 +41,6 @@ pub const ABI_VERSION: c_int = 4;
 
 /// Any function pointer, as the patch's `void (*)(void)`: dav1d casts each back to its `cdef_fn`.
 pub type AnyFn = unsafe extern "C" fn();
-
-/// dav1d's own CDEF functions (8x8, 4x8, 4x4) and their pixel size in bytes, as the first
-/// `attach_cdef` received them: what the calibration compares with.
-pub static DAV1D_CDEF: OnceCell<(usize, [AnyFn; 3])> = OnceCell::new();
 
 /// The hooks the patched dav1d calls (the patch's `DaedalusAv1Provider`).
 #[repr(C)]
@@ -101,10 +97,6 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
         if fb.is_null() {
             return 0;
         }
-        let own: [Option<AnyFn>; 3] = std::array::from_fn(|i| *fb.add(i));
-        if let (1 | 2, [Some(a), Some(b), Some(c)]) = (pixel_bytes, own) {
-            let _ = DAV1D_CDEF.set((pixel_bytes as usize, [a, b, c]));
-        }
         use crate::ffi::*;
         let functions = match pixel_bytes {
             1 => [
@@ -120,70 +112,71 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
             _ => return 0,
         };
         crate::stats::line::register_stats_at_exit();
-        let decision = decide_cdef();
-        if decision.placement.of(Family::Cdef) == Place::Cpu {
-            crate::log::once(
-                crate::log::Level::Info,
-                "cdef-on-cpu",
-                format_args!(
-                    "CDEF placed on the CPU ({}: {}): dav1d's own functions run",
-                    decision.by, decision.measured
-                ),
-            );
-            return 0;
+        match decide_cdef().path {
+            Path::Own => 0,
+            // dav1d keeps its functions for the rows the GPU does not take (`cdef_apply`).
+            Path::Frame => {
+                crate::debug!("dav1d's CDEF ({pixel_bytes}-byte pixels) by superblock rows");
+                0
+            }
+            // (A device that could not build CDEF's kernel said so once: dav1d keeps its own.)
+            Path::Calls
+                if crate::gpu::get()
+                    .is_some_and(|g| !g.pipelines.has(crate::kernels::Kernel::Cdef)) =>
+            {
+                0
+            }
+            Path::Calls => {
+                for (i, f) in functions.into_iter().enumerate() {
+                    fb.add(i).write(Some(f));
+                }
+                crate::debug!("dav1d's CDEF ({pixel_bytes}-byte pixels) taken over");
+                1
+            }
         }
-        // Placed on the GPU, the device is set up anyway (the pictures go to its memory). On
-        // the GPU path with the row kernels, CDEF's rows go there whole (`cdef_apply`), and
-        // dav1d keeps its own functions for the rows the GPU does not take.
-        if crate::config::get().mode == crate::config::Mode::Gpu
-            && crate::av1::cdef_apply::row_kernels()
-        {
-            crate::debug!("dav1d's CDEF ({pixel_bytes}-byte pixels) by superblock rows");
-            return 0;
-        }
-        if crate::gpu::get().is_some_and(|g| !g.pipelines.has(crate::kernels::Kernel::Cdef)) {
-            // The device could not build CDEF's kernel (logged once): dav1d keeps its own.
-            return 0;
-        }
-        for (i, f) in functions.into_iter().enumerate() {
-            fb.add(i).write(Some(f));
-        }
-        crate::debug!("dav1d's CDEF ({pixel_bytes}-byte pixels) taken over");
-        1
     })
 }
 
-/// Decides CDEF's placement once per process, at dav1d's first attach: `DAEDALUS_KERNELS`,
-/// the CPU path, earlier runs' trials that kept dav1d for every kind of row, no device or no
-/// row kernels (dav1d's own functions), else the GPU with a trial (or an earlier run's
-/// decision) per kind of row on the decode itself ([`cdef_choice`]), which decides per picture
-/// which rows the GPU takes. Kept in [`crate::placement`].
-pub fn decide_cdef() -> &'static Decision {
-    crate::placement::decide_cdef(|| {
-        let config = crate::config::get();
-        let decision = Decision::unmeasured;
-        if config.kernels.names_any(&[Family::Cdef]) {
-            return decision(config.kernels, "DAEDALUS_KERNELS", "");
-        }
-        if config.mode != crate::config::Mode::Gpu {
-            return decision(config.kernels, "cpu-path", "");
-        }
-        let mut placement = Placement::ALL_GPU;
-        placement.set(Family::Cdef, Place::Cpu);
-        // Earlier runs kept dav1d for every kind of row: no device is set up.
-        if cdef_choice::dav1d_kept() {
-            return decision(placement, "cache", "");
-        }
-        let Some(gpu) = crate::gpu::get() else {
-            return decision(placement, "no-device", "");
-        };
-        // Kernels the device could not build (logged once) leave nothing to try on it.
-        if !cdef_apply::row_kernels() {
-            return decision(placement, "no-kernel", &gpu.info.name);
-        }
-        placement.set(Family::Cdef, Place::Gpu);
-        decision(placement, "trial", &gpu.info.name)
-    })
+/// Decides AV1's path once per process, at dav1d's first attach ([`crate::paths`]):
+/// `DAEDALUS_PATH`, the CPU reference's calls with `DAEDALUS=cpu`, else CDEF's rows on the GPU
+/// with a trial per kind of row on the decode itself ([`cdef_choice`], or an earlier run's
+/// decisions) where the GPU can take part: not where earlier runs kept dav1d for every kind of
+/// row, without a device or its row kernels, or on a CPU device (whose work takes the
+/// decoder's own cores) where no trial is asked for and none decided before.
+pub fn decide_cdef() -> Taken {
+    if let Some(taken) = paths::av1() {
+        return taken;
+    }
+    let config = crate::config::get();
+    let (path, why) = match (config.path, config.mode) {
+        (DecoderPath::Ffmpeg, _) => (Path::Own, "DAEDALUS_PATH"),
+        (DecoderPath::Calls, _) => (Path::Calls, "DAEDALUS_PATH"),
+        (_, Mode::Cpu) => (Path::Calls, "DAEDALUS=cpu"),
+        (DecoderPath::Auto, _) if cdef_choice::dav1d_kept() => (Path::Own, "kept"),
+        (path, _) => match crate::gpu::get() {
+            None => (Path::Own, "no-device"),
+            Some(g)
+                if path == DecoderPath::Auto
+                    && !config.trial_asked()
+                    && cdef_choice::cached().iter().all(Option::is_none)
+                    && g.info.kind == ash::vk::PhysicalDeviceType::CPU =>
+            {
+                (Path::Own, "cpu-device")
+            }
+            Some(_) if !cdef_apply::row_kernels() => (Path::Own, "no-kernels"),
+            Some(_) if path == DecoderPath::Frame => (Path::Frame, "DAEDALUS_PATH"),
+            Some(_) => (Path::Frame, "trial"),
+        },
+    };
+    let taken = paths::took_av1(path, why);
+    if taken.path == Path::Own {
+        crate::log::once(
+            crate::log::Level::Info,
+            "cdef own",
+            format_args!("dav1d's own CDEF ({})", taken.why),
+        );
+    }
+    taken
 }
 
 unsafe extern "C" fn sync() {
@@ -221,8 +214,8 @@ unsafe fn planes(
 /// Whether the GPU could work on registered planes in place: host memory is imported only
 /// where CDEF runs on the GPU path, and the device can.
 fn registers_planes() -> bool {
-    // CDEF placed on the CPU (or never attached): dav1d's own functions, nothing to import.
-    crate::placement::cdef_on_gpu()
+    // dav1d's own functions (or never attached): nothing to import.
+    paths::av1().is_some_and(|t| t.path != Path::Own)
         && crate::config::get().mode == crate::config::Mode::Gpu
         && crate::gpu::get().is_some_and(|g| g.info.host_import_alignment.is_some())
         && !crate::regions::frames_from_pool()

@@ -192,20 +192,9 @@ pub struct DaedalusStats {
     /// and the most levels one submission ran.
     pub barriers: u64,
     pub max_levels: u64,
-    /// Decoder syncs that completed only what their reader needed, on the CPU, and the
-    /// deferred calls they ran (counted in `cpu_calls` too).
-    pub early_completions: u64,
-    pub completed_early: u64,
     /// Deferred loop-filter calls of whole superblocks (`daedalus_vp9_loopfilter_sb`, and the
     /// decoder's superblocks): a plane each, its columns and rows passes.
     pub deferred_lf_sb: u64,
-    /// Deferred calls that ran ahead on the CPU for a reader of the decoder, staying in their
-    /// submission (not counted in `cpu_calls` unless they later completed early).
-    pub run_ahead: u64,
-    /// The decoder's superblock planes placed by their masks (`DAEDALUS_LF_ORDER=split`), and
-    /// of those the ones whose columns pass was split.
-    pub lf_sb_by_masks: u64,
-    pub lf_sb_split: u64,
     /// Submissions that failed where the GPU may have written part of their pixels in place:
     /// those pixels may be wrong (the patched decoder fails the frames decoded meanwhile).
     pub damaged_batches: u64,
@@ -255,12 +244,7 @@ pub unsafe extern "C" fn daedalus_get_stats(out: *mut DaedalusStats) {
             mc_source_in_place: stats::read(&c.mc_source_in_place),
             barriers: stats::read(&c.barriers),
             max_levels: stats::read(&c.max_levels),
-            early_completions: stats::read(&c.early_completions),
-            completed_early: stats::read(&c.completed_early),
             deferred_lf_sb: stats::read(&c.deferred_lf_sb),
-            run_ahead: stats::read(&c.run_ahead),
-            lf_sb_by_masks: stats::read(&c.lf_sb_by_masks),
-            lf_sb_split: stats::read(&c.lf_sb_split),
             damaged_batches: stats::read(&c.damaged_batches),
         })
     })

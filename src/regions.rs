@@ -72,19 +72,15 @@ pub fn snapshot() -> Vec<Arc<Region>> {
 
 /// Whether the decoder's frames (and its row backup) come from the pool: device memory of
 /// ours that the GPU works on in place on any device (the portable path), where import is
-/// impossible or `DAEDALUS_FRAME_MEMORY=pool` asks for it. Nothing is imported then, so that
+/// impossible or `DAEDALUS_TEST_MEMORY=pool` asks for it. Nothing is imported then, so that
 /// the forced path is the one a device without import runs.
 pub fn frames_from_pool() -> bool {
-    use crate::config::{FrameMemory, Mode};
     let config = crate::config::get();
-    if config.mode != Mode::Gpu {
+    if config.mode != crate::config::Mode::Gpu {
         return false;
     }
-    match (config.frame_memory, crate::gpu::get()) {
-        (_, None) | (FrameMemory::Import, _) => false,
-        (FrameMemory::Pool, Some(_)) => true,
-        (FrameMemory::Auto, Some(g)) => g.info.host_import_alignment.is_none(),
-    }
+    crate::gpu::get()
+        .is_some_and(|g| config.testing.frame_pool || g.info.host_import_alignment.is_none())
 }
 
 /// Whether `lo .. hi` lies inside one registered range.

@@ -1,20 +1,21 @@
 //! Lower layers never reach up: a file of `src/` names (`crate::...`) only modules of its own
 //! layer or of one below, so the library reads from the bottom up and a change to a decoder's
 //! provider cannot be needed by the recorder or the device. The layers, lowest first:
-//! settings and counters; logging, the placement decided, the kernels' references and their
-//! job words; FFmpeg's DSP table, the device; registered memory; the per-call recorder; the C
-//! ABI and the calibration; the providers of the decoders and the stats line that reports them.
+//! settings and counters; logging, the paths the decoders took, the kernels' references and
+//! their job words; FFmpeg's DSP table, the device, the decisions kept; registered memory; the
+//! per-call recorder; the C ABI; the providers of the decoders and the stats line that
+//! reports them.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 const LAYERS: &[&[&str]] = &[
     &["config", "spans", "testing", "stats"],
-    &["log", "placement", "kernels", "levels", "overlap"],
-    &["vp9dsp", "gpu"],
+    &["log", "paths", "kernels", "levels", "overlap"],
+    &["vp9dsp", "gpu", "decisions"],
     &["regions"],
     &["batch"],
-    &["ffi", "calibrate"],
+    &["ffi"],
     &["vp9", "av1", "stats::line"],
 ];
 

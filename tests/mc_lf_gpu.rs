@@ -320,15 +320,12 @@ fn exports_are_ffmpegs_functions_by_name() {
     }
 }
 
-/// Places every family on the GPU before the provider's first attach, which would otherwise
-/// calibrate (and might keep FFmpeg's table where the CPU is faster).
+/// Pins VP9's path to the per-call path before the provider's first attach, which would
+/// otherwise choose FFmpeg's own decode on a CPU device.
 fn every_family_deferred() {
-    use daedalus::config::{Place, Placement};
-    daedalus::calibrate::force(Placement::new([Place::Gpu; 4], true));
-    assert!(
-        daedalus::placement::in_force().forced,
-        "the placement was decided otherwise"
-    );
+    use daedalus::paths::{self, Path};
+    let taken = paths::took_vp9(Path::Calls, "a test");
+    assert_eq!(taken.path, Path::Calls, "VP9's path was decided otherwise");
 }
 
 /// Registers the canvases' pixels, as a decoder's frame planes are.

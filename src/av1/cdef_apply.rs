@@ -80,18 +80,23 @@ pub static ROW_SUBMISSIONS: AtomicU64 = AtomicU64::new(0);
 /// The calling threads' time in `cdef_row` and `cdef_rows_done`, nanoseconds.
 pub static HOST_NS: AtomicU64 = AtomicU64::new(0);
 
-/// The stats line's part: rows handed over, and the host's time for them.
+/// Rows the GPU filtered (with blocks to filter, and not redone on the CPU after a failure).
+pub fn rows_on_gpu() -> u64 {
+    let r = crate::stats::read;
+    r(&ROWS).saturating_sub(r(&ROWS_EMPTY) + r(&ROWS_ON_CPU))
+}
+
+/// The full stats line's part: rows handed over, and the host's time for them.
 pub fn describe() -> String {
     let r = crate::stats::read;
     format!(
-        "cdef_rows={} cdef_rows_empty={} cdef_rows_cpu={} cdef_rows_deferred={} cdef_row_submissions={} cdef_rows_host_ms={:.3} cdef_trial={}",
+        "cdef_rows_handed={} cdef_rows_empty={} cdef_rows_cpu={} cdef_rows_deferred={} cdef_row_submissions={} cdef_rows_host_ms={:.3}",
         r(&ROWS),
         r(&ROWS_EMPTY),
         r(&ROWS_ON_CPU),
         r(&ROWS_DEFERRED),
         r(&ROW_SUBMISSIONS),
         r(&HOST_NS) as f64 / 1e6,
-        cdef_choice::describe()
     )
 }
 
@@ -101,23 +106,13 @@ pub fn row_kernels() -> bool {
         .is_some_and(|g| g.pipelines.has(Kernel::CdefRowCopy) && g.pipelines.has(Kernel::CdefRow))
 }
 
-/// Who filters a row: `None` where rows are not placed at all (off the GPU path, without the
-/// row kernels, CDEF placed on the CPU), else the GPU where `DAEDALUS_KERNELS` put CDEF
-/// there, or the pick of the row's picture in its kind's trial. Every row of a picture gets
-/// the same answer (a device lost later sends the rows to the CPU reference).
+/// Who filters a row: `None` where rows do not go to the GPU at all (AV1 on another path),
+/// else the GPU where `DAEDALUS_PATH=frame` forced it, or the pick of the row's picture in its
+/// kind's trial. Every row of a picture gets the same answer (a device lost later sends the
+/// rows to the CPU reference).
 fn who_filters(call: &CdefRowCall) -> Option<Pick> {
-    let decision = crate::placement::cdef()?;
-    if decision.placement.of(crate::config::Family::Cdef) != crate::config::Place::Gpu {
-        return None;
-    }
-    // (Asked only now: CDEF kept on the CPU sets no device up.)
-    static ON_GPU_PATH: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
-    let on_gpu_path = *ON_GPU_PATH
-        .get_or_init(|| crate::config::get().mode == crate::config::Mode::Gpu && row_kernels());
-    if !on_gpu_path {
-        return None;
-    }
-    Some(match decision.by {
+    let taken = crate::paths::av1().filter(|t| t.path == crate::paths::Path::Frame)?;
+    Some(match taken.why {
         "trial" => cdef_choice::pick(
             cdef_choice::kind(call.deferrable != 0),
             call.data[0] as usize,

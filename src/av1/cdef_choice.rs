@@ -1,4 +1,4 @@
-//! Whether a picture's CDEF rows go to the GPU or stay with dav1d, where `DAEDALUS_KERNELS`
+//! Whether a picture's CDEF rows go to the GPU or stay with dav1d, where `DAEDALUS_PATH`
 //! does not say: measured on the decode itself, per picture.
 //!
 //! What wins depends on the device, the CPU's SIMD, the content (how many blocks CDEF
@@ -162,7 +162,7 @@ pub fn cached() -> &'static [Option<Decision>; 2] {
             return [None, None];
         }
         let names = [fact(0), fact(1)];
-        let values = crate::calibrate::cached_facts(&[&names[0], &names[1]]);
+        let values = crate::decisions::get_all(&[&names[0], &names[1]]);
         [0, 1].map(|k| values[k].as_deref().and_then(parse))
     })
 }
@@ -246,7 +246,7 @@ pub fn released(picture: usize) {
             );
         }
         // An implied decision keeps the ratio the measured kind gives as its bound.
-        crate::calibrate::cache_fact(&fact(kind), &format!("{} {:.3}", name(d.pick), d.ratio));
+        crate::decisions::keep(&fact(kind), &format!("{} {:.3}", name(d.pick), d.ratio));
     }
 }
 

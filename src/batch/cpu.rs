@@ -190,7 +190,7 @@ pub(super) unsafe fn run_job_on_cpu(
             let (half, dir) = LfJob::from_words(job).half();
             lf::filter_half(dst, stride, dir, half);
         }
-        Kernel::LfSb | Kernel::LfRow => {
+        Kernel::LfSb => {
             let plane = lf_sb_plane(arena, job);
             run_lf_sb(&plane, dst, stride, Origin::Api);
         }

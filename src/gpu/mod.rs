@@ -147,7 +147,7 @@ impl Gpu {
 
         let mut layers: Vec<CString> = Vec::new();
         let mut extensions: Vec<&CStr> = Vec::new();
-        if config.validation {
+        if config.testing.validation {
             let available = entry
                 .enumerate_instance_layer_properties()
                 .map_err(vkerr("vkEnumerateInstanceLayerProperties"))?;
@@ -178,7 +178,7 @@ impl Gpu {
                 None,
             )
             .map_err(vkerr("vkCreateInstance"))?;
-        let messenger = if config.validation {
+        let messenger = if config.testing.validation {
             Some(validation::Messenger::new(&entry, &instance)?)
         } else {
             None

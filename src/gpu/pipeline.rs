@@ -56,8 +56,6 @@ enum Plan {
     },
     /// An optional kernel whose shader the device cannot run (logged at set-up).
     Unbuilt { why: String },
-    /// Not wanted with this configuration.
-    Off,
 }
 
 // `Pipelines::ensure` keeps a submission's kernels as bits of one word.
@@ -171,14 +169,12 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
             optional: false,
         });
     }
-    // Workgroups of 64 invocations, in kernel order (`Kernel::Cdef`, `LfSb`, `LfRow`, the
-    // frame path's `Vp9*`, `CdefRow*`): one job per workgroup, except lf_row, whose one
-    // workgroup runs all the jobs of its dispatch in turn. Each serves one decoder or path only: a
+    // Workgroups of 64 invocations, in kernel order (`Kernel::Cdef`, `LfSb`, the frame path's
+    // `Vp9*`, `CdefRow*`): one job per workgroup. Each serves one decoder or path only: a
     // device that cannot run one keeps the others.
     for stem in [
         "cdef",
         "lf_sb",
-        "lf_row",
         "vp9_inter",
         "vp9_intra",
         "vp9_lines",
@@ -187,11 +183,6 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         "cdef_row_copy",
         "cdef_row",
     ] {
-        // lf_row serves `DAEDALUS_LF_ORDER=rows` alone.
-        if stem == "lf_row" && crate::config::get().lf_order != crate::config::LfOrder::Rows {
-            plans.push(Plan::Off);
-            continue;
-        }
         // (The frame path's inter blocks, mostly small, take 32.)
         let expected = if stem == "vp9_inter" { 32 } else { 64 };
         let checked = checked_invocations(stem, info).and_then(|n| match n {
@@ -204,7 +195,7 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
             Ok(()) => Plan::Build {
                 stem,
                 spec: Vec::new(),
-                jobs_per_group: if stem == "lf_row" { u32::MAX } else { 1 },
+                jobs_per_group: 1,
                 optional: true,
             },
             Err(why) => {
@@ -384,17 +375,14 @@ impl Pipelines {
 
     /// Builds kernel `k`'s pipeline (its shader module lives only as long as that takes).
     fn build(&self, k: usize) -> Result<Kernel, String> {
-        let Plan::Build {
-            stem,
-            spec,
-            jobs_per_group,
-            optional,
-        } = &self.plans[k]
-        else {
-            return Err(match &self.plans[k] {
-                Plan::Unbuilt { why } => why.clone(),
-                _ => format!("kernel {k} is not wanted with this configuration"),
-            });
+        let (stem, spec, jobs_per_group, optional) = match &self.plans[k] {
+            Plan::Build {
+                stem,
+                spec,
+                jobs_per_group,
+                optional,
+            } => (stem, spec, jobs_per_group, optional),
+            Plan::Unbuilt { why } => return Err(why.clone()),
         };
         let started = Instant::now();
         let injected = if *optional {
@@ -464,9 +452,7 @@ impl Pipelines {
 }
 
 fn optional_kernel_missing(stem: &str, why: &str) {
-    let instead = if stem == "lf_row" {
-        "the loop filter's superblock passes go out as a wavefront"
-    } else if stem.starts_with("vp9_") {
+    let instead = if stem.starts_with("vp9_") {
         "FFmpeg reconstructs the frame path's frames"
     } else {
         "these calls stay on the CPU"

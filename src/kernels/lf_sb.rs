@@ -654,7 +654,7 @@ impl<'a> SbPlane<'a> {
     }
 }
 
-/// A superblock plane's job (`shaders/lf_sb.comp`, `shaders/lf_row.comp`, a `uvec4`).
+/// A superblock plane's job (`shaders/lf_sb.comp`, a `uvec4`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct LfSbJob {
     /// The superblock's first pixel.

@@ -28,10 +28,6 @@ pub enum Kernel {
     /// A superblock plane's loop filter (`shaders/lf_sb.comp`): one job per workgroup (a
     /// plane's columns pass, its rows pass, or both), an invocation per line.
     LfSb,
-    /// The decoder's superblock loop-filter planes of a row (`shaders/lf_row.comp`): the jobs
-    /// of a dispatch are planes that one workgroup runs one after the other, an invocation per
-    /// line.
-    LfRow,
     /// The frame path's kernels (`shaders/vp9_*.comp`, `crate::vp9::frame`): a workgroup of 64
     /// invocations per job. Inter blocks (a record each), intra blocks (a superblock plane
     /// each), a superblock row's saved line (a plane each), the loop filter (a pass of a
@@ -49,12 +45,11 @@ pub enum Kernel {
 }
 
 /// The kernels after the transforms, in index order.
-const AFTER_TRANSFORMS: [Kernel; 12] = [
+const AFTER_TRANSFORMS: [Kernel; 11] = [
     Kernel::Mc,
     Kernel::Lf,
     Kernel::Cdef,
     Kernel::LfSb,
-    Kernel::LfRow,
     Kernel::Vp9Inter,
     Kernel::Vp9Intra,
     Kernel::Vp9Lines,
@@ -78,14 +73,13 @@ impl Kernel {
             Kernel::Lf => after(1),
             Kernel::Cdef => after(2),
             Kernel::LfSb => after(3),
-            Kernel::LfRow => after(4),
-            Kernel::Vp9Inter => after(5),
-            Kernel::Vp9Intra => after(6),
-            Kernel::Vp9Lines => after(7),
-            Kernel::Vp9Lf => after(8),
-            Kernel::Vp9IpredCheck => after(9),
-            Kernel::CdefRowCopy => after(10),
-            Kernel::CdefRow => after(11),
+            Kernel::Vp9Inter => after(4),
+            Kernel::Vp9Intra => after(5),
+            Kernel::Vp9Lines => after(6),
+            Kernel::Vp9Lf => after(7),
+            Kernel::Vp9IpredCheck => after(8),
+            Kernel::CdefRowCopy => after(9),
+            Kernel::CdefRow => after(10),
         }
     }
 
@@ -290,13 +284,11 @@ mod tests {
         };
         assert_eq!(job.to_words()[..4], [pixel, stride, 0x3000, 0x4000]);
         assert_eq!(Kernel::LfSb.job_words(), 4);
-        assert_eq!(Kernel::LfRow.job_words(), 4);
-        for (name, source) in [
-            ("lf_sb.comp", include_str!("../../shaders/lf_sb.comp")),
-            ("lf_row.comp", include_str!("../../shaders/lf_row.comp")),
-        ] {
-            shader_reads(name, source, &["uvec4 jobs[]", "jb.x == SKIP_JOB"]);
-        }
+        shader_reads(
+            "lf_sb.comp",
+            include_str!("../../shaders/lf_sb.comp"),
+            &["uvec4 jobs[]", "jb.x == SKIP_JOB"],
+        );
         shader_reads(
             "lf_sb_pass.glsl",
             include_str!("../../shaders/lf_sb_pass.glsl"),

@@ -31,7 +31,6 @@ mod per_frame;
 mod rows;
 mod syncs;
 
-pub use attach::DirectFamilies;
 use attach::{attach, detach};
 use per_frame::{frame_alloc, frame_begin, frame_end, frame_free};
 use rows::{await_rows, backup_row, loopfilter_sb};

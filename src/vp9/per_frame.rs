@@ -119,12 +119,12 @@ pub(super) unsafe extern "C" fn frame_end(
     })
 }
 
-/// Whether a provider attached that may put work on the GPU: VP9's frame path, or a placement
-/// decided with a family on the GPU ([`crate::placement::some_group_on_gpu`]). Only then are
-/// the decoders' frames worth daedalus's memory (`frame_alloc`), whose first allocation sets
-/// the device up: with CDEF on the CPU that cost an AV1 decode on NVIDIA a sixth of its time.
+/// Whether a provider attached that may put work on the GPU: VP9's frame path, or a decoder
+/// on another path than its own ([`crate::paths::gpu_may_take_part`]). Only then are the
+/// decoders' frames worth daedalus's memory (`frame_alloc`), whose first allocation sets the
+/// device up: with CDEF left to dav1d that cost an AV1 decode on NVIDIA a sixth of its time.
 fn frames_wanted() -> bool {
-    frame::wants_frames() || crate::placement::some_group_on_gpu()
+    frame::wants_frames() || crate::paths::gpu_may_take_part()
 }
 
 /// A buffer of the decoder's frame pool, registered until `frame_free`: device memory of ours

@@ -62,10 +62,12 @@ fn warm_shader_cache(s: &Setup) {
         panic!("the corpus lacks cif or av1-aom-420-tiles: run scripts/gen-streams");
     };
     let frame_path: &[(&str, &str)] = &[("DAEDALUS_PATH", "frame")];
+    let rows: &[(&str, &str)] = &[("DAEDALUS_PATH", "frame")];
     for (stream, env, path) in [
         (vp9, frame_path, "frame"),
-        (vp9, &[][..], "gpu"),
-        (av1, &[][..], "gpu"),
+        (vp9, &[][..], "calls"),
+        (av1, rows, "frame"),
+        (av1, &[][..], "calls"),
     ] {
         let mut cmd = Command::new(&s.ffmpeg);
         let mut args = decode_args(&stream.path, &["-threads", "1"], "framemd5");
@@ -76,8 +78,8 @@ fn warm_shader_cache(s: &Setup) {
             .env_remove("DAEDALUS_VALIDATION")
             .env("LD_PRELOAD", &s.lib)
             .env("DAEDALUS", "gpu")
-            .env("DAEDALUS_STATS", "1")
-            .env("DAEDALUS_KERNELS", "all=gpu")
+            .env("DAEDALUS_STATS", "all")
+            .env("DAEDALUS_PATH", "calls")
             .env("XDG_CACHE_HOME", test_cache())
             .env("MESA_SHADER_CACHE_DIR", shader_cache())
             .envs(env.iter().copied());
@@ -330,14 +332,12 @@ pub fn ours(
     cmd.env_remove("LD_PRELOAD")
         .env_remove("LD_LIBRARY_PATH")
         .env("DAEDALUS", mode)
-        .env("DAEDALUS_STATS", "1");
+        .env("DAEDALUS_STATS", "all");
     cmd.env_remove("DAEDALUS_VALIDATION"); // the kernel tests cover validation; decoding is long
-    cmd.env_remove("DAEDALUS_FRAME_MEMORY")
-        .env_remove("DAEDALUS_LF_CALLS")
-        .env_remove("DAEDALUS_FRAME_SPLIT");
-    // Every family deferred unless a test asks otherwise (the calibrated default may keep
-    // FFmpeg's functions, on lavapipe it does); calibration results kept out of the user's cache.
-    cmd.env("DAEDALUS_KERNELS", "all=gpu")
+    cmd.env_remove("DAEDALUS_TEST_MEMORY");
+    // The per-call path unless a test asks otherwise (`DAEDALUS_PATH` empty: the defaults);
+    // what was measured kept out of the user's cache.
+    cmd.env("DAEDALUS_PATH", "calls")
         .env("XDG_CACHE_HOME", test_cache())
         .env("MESA_SHADER_CACHE_DIR", shader_cache());
     if let Way::Preload = way {

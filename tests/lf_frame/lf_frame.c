@@ -90,7 +90,7 @@ struct lf_names {
 
 static int calls;
 /* 0: FFmpeg's walk with daedalus' per-edge functions, 1: daedalus_vp9_loopfilter_sb, 2: the
-   decoder's hook of the provider (placed by position, as in a decode) */
+   decoder's hook of the provider (DAEDALUS_PATH=calls) */
 static int whole_superblocks;
 
 /* The provider's table as ffmpeg-patches/ffmpeg-5.1 defines it (FFVP9Provider, ABI 10), up to
@@ -308,11 +308,9 @@ int main(int argc, char **argv)
     printf("changed=%ld differ=%ld calls=%d gpu_calls=%" PRIu64 " cpu_calls=%" PRIu64
            " submissions=%" PRIu64 " barriers=%" PRIu64 " max_levels=%" PRIu64
            " flushes_overlap=%" PRIu64 " flushes_full=%" PRIu64 " validation_messages=%" PRIu64
-           " deferred_lf=%" PRIu64 " deferred_lf_sb=%" PRIu64 " lf_sb_by_masks=%" PRIu64
-           " lf_sb_split=%" PRIu64 " device=\"%s\"\n",
+           " deferred_lf=%" PRIu64 " deferred_lf_sb=%" PRIu64 " device=\"%s\"\n",
            changed, differ, calls, st.gpu_calls, st.cpu_calls, st.submissions, st.barriers,
            st.max_levels, st.flushes_overlap, st.flushes_full, st.validation_messages,
-           st.deferred_lf, st.deferred_lf_sb, st.lf_sb_by_masks, st.lf_sb_split,
-           daedalus_device_name());
+           st.deferred_lf, st.deferred_lf_sb, daedalus_device_name());
     return differ != 0;
 }

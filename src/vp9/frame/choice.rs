@@ -288,7 +288,7 @@ static ALTERNATED: AtomicUsize = AtomicUsize::new(0);
 /// Who takes the next frame of `class`, the `first` its decoder context chooses for, and what
 /// to hand back at its end.
 pub fn pick(class: usize, first: bool) -> (Pick, Option<Ticket>) {
-    if let Some(n) = crate::config::get().test_alternate {
+    if let Some(n) = crate::config::get().testing.alternate {
         let pick = match (ALTERNATED.fetch_add(1, Relaxed) / n.max(1)) % 2 {
             0 => Pick::Frame,
             _ => Pick::Ffmpeg,
@@ -403,7 +403,7 @@ pub fn path() -> &'static str {
     let tried = trials.iter().any(|c| c.trial.is_some());
     if picks.contains(&Pick::Frame) {
         "frame"
-    } else if picks.is_empty() && (tried || crate::config::get().test_alternate.is_some()) {
+    } else if picks.is_empty() && (tried || crate::config::get().testing.alternate.is_some()) {
         "trial"
     } else {
         "ffmpeg"

@@ -1,6 +1,6 @@
 //! Trial decisions kept across runs. A class's trial measures the device, the program's
 //! decoder (FFmpeg's SIMD or its C) and the threading, not the stream, so its decision is
-//! cached under the calibration's key (device, driver, CPU, program, library version) per
+//! kept in [`crate::decisions`] (per device, driver, CPU, program, library version) per
 //! frame-size class and per threading: one context (one thread, or slice threads) or frame
 //! threads. Later decodes then skip the trial, and where FFmpeg won they set no device up at
 //! all. `DAEDALUS_TRIAL_FRAMES` asks for a new trial, whose decision replaces the cached one;
@@ -37,7 +37,7 @@ pub fn cached() -> &'static Cached {
             .flat_map(|c| (0..THREADINGS.len()).map(move |t| fact(c, t)))
             .collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        let values = crate::calibrate::cached_facts(&names);
+        let values = crate::decisions::get_all(&names);
         for (i, value) in values.into_iter().enumerate() {
             cached[i / THREADINGS.len()][i % THREADINGS.len()] = value.as_deref().and_then(parse);
         }
@@ -57,7 +57,7 @@ pub fn store(class: usize, threading: usize, d: &Decision) {
             Pick::Frame => "frame",
             Pick::Ffmpeg => "ffmpeg",
         };
-        crate::calibrate::cache_fact(&fact(class, threading), &format!("{pick} {:.3}", d.ratio));
+        crate::decisions::keep(&fact(class, threading), &format!("{pick} {:.3}", d.ratio));
     }
 }
 

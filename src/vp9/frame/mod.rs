@@ -169,28 +169,39 @@ struct FrameCopies {
     references: Vec<PlanesToCopy>,
 }
 
-/// A decoder context of FFmpeg's that chooses per frame between the frame path and FFmpeg's
-/// own decode (`DAEDALUS_PATH` unset): `None` where only FFmpeg could win (`DAEDALUS=cpu`, 10
-/// and 12 bits, no device or none that builds the frame path's kernels, and a CPU device, whose
-/// work takes the decoder's own cores, unless `DAEDALUS_TRIAL_FRAMES` asks for a trial or
-/// `DAEDALUS_TEST_ALTERNATE` for switches). Where an earlier run's trial decided, the device
-/// is not set up here but when a frame first takes the GPU (a frame it cannot take then goes
-/// to FFmpeg).
-pub(crate) fn attach_choosing(bpp: c_int) -> Option<*mut c_void> {
-    let config = crate::config::get();
-    if config.mode != crate::config::Mode::Gpu || bpp != 8 {
-        return None;
+/// Why decoders may not choose per frame between the frame path and FFmpeg's own decode
+/// (`DAEDALUS_PATH` unset), where only FFmpeg could win: 10 and 12 bits, no device or none that
+/// builds the frame path's kernels, and a CPU device, whose work takes the decoder's own cores
+/// (unless `DAEDALUS_TRIAL_FRAMES` asks for a trial or `DAEDALUS_TEST_ALTERNATE` for switches).
+/// Where an earlier run's trial decided, the device is not set up here but when a frame first
+/// takes the GPU (a frame it cannot take then goes to FFmpeg).
+pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
+    if bpp != 8 {
+        return Some("high-bit-depth");
     }
     if decisions::any() {
         DEVICE_DEFERRED.store(true, Relaxed);
-    } else {
-        if (!crate::config::get().trial_asked() && on_cpu_device())
-            || !gpu_wanted()
-            || !kernels_usable()
-        {
-            return None;
-        }
-        note_host_import();
+        return None;
+    }
+    // (A CPU device known from an earlier run is not set up at all.)
+    if !crate::config::get().trial_asked() && on_cpu_device() {
+        return Some("cpu-device");
+    }
+    if !gpu_wanted() {
+        return Some("no-device");
+    }
+    if !kernels_usable() {
+        return Some("no-kernels");
+    }
+    note_host_import();
+    None
+}
+
+/// A decoder context of FFmpeg's that chooses per frame between the frame path and FFmpeg's
+/// own decode; `None` where it may not ([`choosing_declined`]).
+pub(crate) fn attach_choosing(bpp: c_int) -> Option<*mut c_void> {
+    if choosing_declined(bpp).is_some() {
+        return None;
     }
     TAKEN.store(true, Relaxed);
     CHOOSING.store(true, Relaxed);
@@ -198,41 +209,29 @@ pub(crate) fn attach_choosing(bpp: c_int) -> Option<*mut c_void> {
     Some(new_decoder(true))
 }
 
-/// Whether the device is a CPU device, from the cache where an earlier run set it up (Vulkan
-/// costs tens of ms to set up where nothing else needs it), else looked at (and cached).
+/// Whether the device is a CPU device, from the kept facts where an earlier run set it up
+/// (Vulkan costs tens of ms to set up where nothing else needs it), else looked at (and kept).
 fn on_cpu_device() -> bool {
     static CPU: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
     *CPU.get_or_init(|| {
-        let cached = crate::calibrate::cached_fact("device-kind");
-        if cached.as_deref() == Some("cpu") {
+        if crate::decisions::get("device-kind").as_deref() == Some("cpu") {
             return true;
         }
         let Some(gpu) = crate::gpu::get() else {
             return false;
         };
-        let kind = if gpu.info.kind == ash::vk::PhysicalDeviceType::CPU {
-            "cpu"
-        } else {
-            "gpu"
-        };
-        note_fact("device-kind", kind);
-        kind == "cpu"
+        let cpu = gpu.info.kind == ash::vk::PhysicalDeviceType::CPU;
+        crate::decisions::keep("device-kind", if cpu { "cpu" } else { "gpu" });
+        cpu
     })
 }
 
-/// Caches whether the device (set up) imports host memory, so that a later run whose
-/// decoders defer the device knows whether their frames can be imported once it is set up.
+/// Keeps whether the device (set up) imports host memory, so that a later run whose decoders
+/// defer the device knows whether their frames can be imported once it is set up.
 fn note_host_import() {
     if let Some(gpu) = crate::gpu::get() {
         let imports = gpu.info.host_import_alignment.is_some();
-        note_fact("host-import", if imports { "yes" } else { "no" });
-    }
-}
-
-/// Caches the device's fact `name` as `value`, unless it is cached so already.
-fn note_fact(name: &str, value: &str) {
-    if crate::calibrate::cached_fact(name).as_deref() != Some(value) {
-        crate::calibrate::cache_fact(name, value);
+        crate::decisions::keep("host-import", if imports { "yes" } else { "no" });
     }
 }
 
@@ -244,9 +243,8 @@ pub fn frames_imported_later() -> bool {
     static IMPORTS: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
     DEVICE_DEFERRED.load(Relaxed)
         && matches!(crate::gpu::state(), crate::gpu::State::NotSetUp)
-        && crate::config::get().frame_memory != crate::config::FrameMemory::Pool
-        && *IMPORTS
-            .get_or_init(|| crate::calibrate::cached_fact("host-import").as_deref() == Some("yes"))
+        && !crate::config::get().testing.frame_pool
+        && *IMPORTS.get_or_init(|| crate::decisions::get("host-import").as_deref() == Some("yes"))
 }
 
 /// A decoder context of FFmpeg's that takes the frame path (`attach`).
@@ -387,8 +385,8 @@ impl Decoder {
             planes_of(f.data, f.linesize).ok_or("a frame outside the memory the GPU reaches")?;
         if self.gpu.as_ref().is_none_or(|s| s.layout != layout) {
             self.gpu = None; // finished: every frame waits for its parts at its end
-            let memory = crate::config::get().frame_path_memory;
-            self.gpu = Some(Submitter::new(gpu, layout, memory)?);
+            let copies = crate::config::get().testing.device_copies;
+            self.gpu = Some(Submitter::new(gpu, layout, copies)?);
         }
         let device_copies = self.gpu.as_ref().expect("made above").device_copies();
         // The buffer the kernels work on: the frame's own, or its device-local copy.
@@ -429,17 +427,10 @@ impl Decoder {
         let words = header::words(info, &layout, frame_planes, ref_planes);
         submitter.begin_frame(&words, frame_buffer, ref_buffers);
         let sb_rows = layout.geometry.sb_rows;
-        // A CPU device's work competes with the decoder's for the same cores: nothing to
-        // overlap. Elsewhere each part's wavefront ramps up and down again, so more parts
-        // overlap more of the parse but cost the GPU more: two were the fastest of 1, 2 and 4
-        // at -threads 1 on the NVIDIA H200 host (docs/benchmarks-history.md).
-        let parts = crate::config::get().frame_parts.unwrap_or(
-            if gpu.info.kind == ash::vk::PhysicalDeviceType::CPU {
-                1
-            } else {
-                2
-            },
-        );
+        // Each part's wavefront ramps up and down again, so more parts overlap more of the
+        // parse but cost the GPU more: two were the fastest of 1, 2 and 4 at -threads 1 on the
+        // NVIDIA H200 host (docs/benchmarks-history.md).
+        let parts = 2;
         Ok(GpuFrame {
             seq: ORDER.begin(),
             released: false,
@@ -927,28 +918,49 @@ pub fn path() -> &'static str {
     }
 }
 
-/// The frame path's part of the stats line.
+/// What the frame path did, for the stats line's first fields: frames the GPU reconstructed,
+/// frames FFmpeg did (its second pass, or its own decode where decoders choose), of those the
+/// ones after the GPU could not, and the parsing threads' CPU time.
+pub struct Summary {
+    pub gpu: u64,
+    pub ffmpeg: u64,
+    pub fallbacks: u64,
+    pub parse_cpu_ms: f64,
+}
+
+pub fn summary() -> Summary {
+    let r = |x: &AtomicU64| stats::read(x);
+    let c = &COUNTERS;
+    Summary {
+        gpu: r(&c.frames_gpu),
+        ffmpeg: r(&c.frames_ffmpeg) + r(&c.frames_declined),
+        fallbacks: r(&c.fallbacks),
+        parse_cpu_ms: r(&c.parse_cpu_ns) as f64 / 1e6,
+    }
+}
+
+/// The trials' results per size class (`class:pick:ratio`, `:cached` where an earlier run's
+/// trial decided), or `-`.
+pub fn trial_results() -> String {
+    choice::describe()
+}
+
+/// The frame path's part of the full stats line.
 pub fn describe() -> String {
     let r = |x: &AtomicU64| stats::read(x);
     let c = &COUNTERS;
     let frames = r(&c.frames).max(1) as f64;
     let gpu_blocks = r(&c.gpu_blocks).max(1) as f64;
     format!(
-        "frames_parsed={} frames_gpu={} frames_ffmpeg={} fallbacks={} frames_declined={} \
-         trial={} blocks={} parts={} \
-         parts_per_frame={:.2} parse_cpu_ms={:.3} part_cpu_ms={:.3} part_ns_per_block={:.1} \
-         data_bytes_per_frame={:.0} copied_to_device_bytes_per_frame={:.0} \
-         copied_back_bytes_per_frame={:.0} gpu_ms_by_stage={} live_threads_cpu_ms={}",
+        "frames_parsed={} frames_declined={} blocks={} parts={} parts_per_frame={:.2} \
+         part_cpu_ms={:.3} part_ns_per_block={:.1} data_bytes_per_frame={:.0} \
+         copied_to_device_bytes_per_frame={:.0} copied_back_bytes_per_frame={:.0} \
+         gpu_ms_by_stage={} live_threads_cpu_ms={}",
         r(&c.frames),
-        r(&c.frames_gpu),
-        r(&c.frames_ffmpeg),
-        r(&c.fallbacks),
         r(&c.frames_declined),
-        choice::describe(),
         r(&c.blocks),
         r(&c.parts),
         r(&c.parts) as f64 / frames,
-        r(&c.parse_cpu_ns) as f64 / 1e6,
         r(&c.part_cpu_ns) as f64 / 1e6,
         r(&c.part_cpu_ns) as f64 / gpu_blocks,
         r(&c.data_bytes) as f64 / r(&c.frames_gpu).max(1) as f64,

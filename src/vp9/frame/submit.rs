@@ -17,7 +17,6 @@
 
 use super::header;
 use super::records::Layout;
-use crate::config::JobMemory;
 use crate::gpu::memory::{BufferRef, DeviceBuffer, HostBuffer};
 use crate::gpu::stream::memory_barrier;
 use crate::gpu::testing::Step;
@@ -58,7 +57,6 @@ fn stage_of(kernel: Kernel) -> Option<usize> {
         | Kernel::Lf
         | Kernel::Cdef
         | Kernel::LfSb
-        | Kernel::LfRow
         | Kernel::Vp9IpredCheck
         | Kernel::CdefRowCopy
         | Kernel::CdefRow => None,
@@ -129,15 +127,11 @@ pub struct Submitter {
 unsafe impl Send for Submitter {}
 
 impl Submitter {
-    /// `memory`: whether the kernels work on device-local copies (see the module's comment);
-    /// by default where the host memory the decoder writes is not device-local.
-    pub fn new(gpu: &'static Gpu, layout: Layout, memory: JobMemory) -> GpuResult<Submitter> {
+    /// The kernels work on device-local copies (see the module's comment) where the host
+    /// memory the decoder writes is not device-local, or where `copies` asks for them.
+    pub fn new(gpu: &'static Gpu, layout: Layout, copies: bool) -> GpuResult<Submitter> {
         let data = HostBuffer::coherent_zeroed(gpu, layout.bytes as u64)?;
-        let device_copies = match memory {
-            JobMemory::Host => false,
-            JobMemory::Device => true,
-            JobMemory::Auto => !data.device_local,
-        };
+        let device_copies = copies || !data.device_local;
         let mirror = if device_copies {
             Some(DeviceBuffer::new(gpu, layout.bytes as u64)?)
         } else {

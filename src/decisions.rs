@@ -1,0 +1,193 @@
+//! The one store of what daedalus measured on a device and keeps for later runs: VP9's trial
+//! decisions (`vp9::frame::decisions`), AV1's CDEF trials (`av1::cdef_choice`) and facts about
+//! the device (whether it is a CPU device, whether it imports host memory), so that a later
+//! run knows them without setting Vulkan up. A line of `devices.tsv` in the cache directory
+//! (`key name \t value`) per fact, under a key of the device, its driver, the CPU, the program
+//! and this library: any of them changing measures again. Deleting the file forgets them all.
+
+use std::path::PathBuf;
+
+/// Bumped whenever what is kept changes meaning, so that old lines are ignored.
+const VERSION: u32 = 1;
+
+/// What decides the device, its driver and the CPU baseline, read without Vulkan: the
+/// library version, the CPU model, the program (path, size, modification time), `DAEDALUS_DEVICE`, the loader's driver variables, the
+/// driver manifests (path, size, modification time) and the GPUs the kernel lists. A driver
+/// upgrade rewrites its manifest, so it is measured again.
+fn cache_key() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name") || l.starts_with("Model"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let mut facts = vec![format!("device={:?}", crate::config::get().device)];
+    // The program, whose decoder functions (FFmpeg's, dav1d's linked into it) are the CPU
+    // side of the measurement: another build is measured again.
+    if let Ok(exe) = std::env::current_exe() {
+        let m = std::fs::metadata(&exe).ok();
+        let mtime = m.as_ref().and_then(|m| m.modified().ok());
+        facts.push(format!(
+            "{} {:?} {mtime:?}",
+            exe.display(),
+            m.map(|m| m.len())
+        ));
+    }
+    let mut manifests: Vec<PathBuf> = Vec::new();
+    let vars = ["VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES"];
+    for var in vars {
+        let value = std::env::var(var).unwrap_or_default();
+        facts.push(format!("{var}={value}"));
+        manifests.extend(
+            value
+                .split(':')
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
+        );
+    }
+    let dirs = [
+        "/etc/vulkan/icd.d",
+        "/usr/share/vulkan/icd.d",
+        "/usr/local/share/vulkan/icd.d",
+    ];
+    manifests.extend(dirs.iter().map(PathBuf::from));
+    let mut files = Vec::new();
+    for path in manifests {
+        match std::fs::read_dir(&path) {
+            Ok(entries) => files.extend(entries.flatten().map(|e| e.path())),
+            Err(_) => files.push(path),
+        }
+    }
+    files.sort();
+    for file in files {
+        if let Ok(m) = std::fs::metadata(&file) {
+            let mtime = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+            facts.push(format!("{} {} {:?}", file.display(), m.len(), mtime));
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir("/sys/class/drm") {
+        let mut gpus: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("renderD"))
+            .map(|e| {
+                let id = |f| {
+                    std::fs::read_to_string(e.path().join("device").join(f)).unwrap_or_default()
+                };
+                format!("{}:{}", id("vendor").trim(), id("device").trim())
+            })
+            .collect();
+        gpus.sort();
+        facts.push(gpus.join(","));
+    }
+    format!(
+        "v{VERSION} daedalus {} | {cpu} | {:016x}",
+        env!("CARGO_PKG_VERSION"),
+        crate::gpu::cache::fnv1a(facts.join("\n").as_bytes())
+    )
+    .replace('\t', " ")
+}
+
+/// Replaces the line of `key` in the file at `path` with `key \t fields`, writing a temporary
+/// file of this write alone and renaming it, so that readers never see half a file.
+fn replace_line(path: &std::path::Path, key: &str, fields: &str) -> std::io::Result<()> {
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    std::fs::create_dir_all(path.parent().expect("has a parent"))?;
+    let old = std::fs::read_to_string(path).unwrap_or_default();
+    let mut text: String = old
+        .lines()
+        .filter(|l| l.split('\t').next() != Some(key))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    text.push_str(&format!("{key}\t{fields}\n"));
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// A fact about this key's device, cached in `devices.tsv` beside the placements (a line
+/// `key name \t value`), so that a later run knows it without setting Vulkan up.
+pub fn cached_fact(name: &str) -> Option<String> {
+    cached_facts(&[name]).pop().flatten()
+}
+
+/// [`cached_fact`] of each of `names`, from one read of the file.
+pub fn cached_facts(names: &[&str]) -> Vec<Option<String>> {
+    let key = cache_key();
+    let text = facts_file()
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .unwrap_or_default();
+    names
+        .iter()
+        .map(|name| {
+            let wanted = format!("{key} {name}");
+            text.lines()
+                .find_map(|line| match line.split('\t').collect::<Vec<_>>()[..] {
+                    [k, value] if k == wanted => Some(value.to_string()),
+                    _ => None,
+                })
+        })
+        .collect()
+}
+
+/// Caches `value` as this key's `name` (see [`cached_fact`]).
+pub fn cache_fact(name: &str, value: &str) {
+    let key = format!("{} {name}", cache_key());
+    let Some(path) = facts_file() else { return };
+    if let Err(e) = replace_line(&path, &key, value) {
+        crate::debug!("{name} not cached in {}: {e}", path.display());
+    }
+}
+
+/// `devices.tsv` in daedalus's cache directory.
+fn facts_file() -> Option<PathBuf> {
+    Some(crate::config::cache_dir()?.join("devices.tsv"))
+}
+
+/// The kept value of this key's `name`, if any.
+pub fn get(name: &str) -> Option<String> {
+    get_all(&[name]).pop().flatten()
+}
+
+/// [`get`] of each of `names`, from one read of the file.
+pub fn get_all(names: &[&str]) -> Vec<Option<String>> {
+    let key = cache_key();
+    let text = file()
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .unwrap_or_default();
+    names
+        .iter()
+        .map(|name| {
+            let wanted = format!("{key} {name}");
+            text.lines()
+                .find_map(|line| match line.split('\t').collect::<Vec<_>>()[..] {
+                    [k, value] if k == wanted => Some(value.to_string()),
+                    _ => None,
+                })
+        })
+        .collect()
+}
+
+/// Keeps `value` as this key's `name`, unless it is kept so already. Failure only costs a new
+/// measurement next time.
+pub fn keep(name: &str, value: &str) {
+    if get(name).as_deref() == Some(value) {
+        return;
+    }
+    let key = format!("{} {name}", cache_key());
+    let Some(path) = file() else { return };
+    if let Err(e) = replace_line(&path, &key, value) {
+        crate::debug!("{name} not kept in {}: {e}", path.display());
+    }
+}
+
+/// `devices.tsv` in daedalus's cache directory.
+fn file() -> Option<PathBuf> {
+    Some(crate::config::cache_dir()?.join("devices.tsv"))
+}
