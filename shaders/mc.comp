@@ -13,6 +13,7 @@
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_GOOGLE_include_directive : require
 #include "jobs.glsl"
+#include "mc_filter.glsl"
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
@@ -31,29 +32,13 @@ uint src_at(uint base, int row, int stride, int col)
     return uint(src[base + uint(row * stride + col)]);
 }
 
-int clip_pixel(int x)
-{
-    return clamp(x, 0, 255);
-}
-
-int tap(uvec2 taps, int k)
-{
-    uint word = k < 4 ? taps.x : taps.y;
-    return int((word >> (8 * (k & 3))) & 255u) - 32;
-}
-
 // 8-tap filter of the source row `row` at column `col` (reads col - 3 .. col + 4).
-int tap8_row(uint base, int row, int stride, int col, uvec2 taps)
+int tap8_row(uint base, int row, int stride, int col, Taps taps)
 {
-    int sum = 64;
+    ivec4 a = ivec4(0), b = ivec4(0);
     for (int k = 0; k < 8; k++)
-        sum += tap(taps, k) * int(src_at(base, row, stride, col + k - 3));
-    return clip_pixel(sum >> 7);
-}
-
-int bilin(int a, int b, int m)
-{
-    return a + ((m * (b - a) + 8) >> 4);
+        shift_in(a, b, int(src_at(base, row, stride, col + k - 3)));
+    return filter_8tap(taps, a, b);
 }
 
 void main()
@@ -83,6 +68,8 @@ void main()
     int dst_stride = int(a.y);
     int ss = int(a.w);
     uint base = a.z;
+    Taps ht = unpack_taps(htaps.x, htaps.y);
+    Taps vt = unpack_taps(vtaps.x, vtaps.y);
 
     // The column before the vertical pass: source rows -3 .. rows + 4 (8-tap), 0 .. rows
     // (bilinear), or just the block's rows; horizontally filtered where there is such a pass.
@@ -100,9 +87,10 @@ void main()
             if (!hor)
                 v = int(src_at(base, r, ss, col));
             else if (kind == 3)
-                v = bilin(int(src_at(base, r, ss, col)), int(src_at(base, r, ss, col + 1)), mx);
+                v = filter_bilin(int(src_at(base, r, ss, col)), int(src_at(base, r, ss, col + 1)),
+                                 mx);
             else
-                v = tap8_row(base, r, ss, col, htaps);
+                v = tap8_row(base, r, ss, col, ht);
             mid[i] = v;
         }
     }
@@ -112,12 +100,10 @@ void main()
             if (!ver) {
                 v = mid[i];
             } else if (kind == 3) {
-                v = bilin(mid[i], mid[i + 1], my);
+                v = filter_bilin(mid[i], mid[i + 1], my);
             } else {
-                int sum = 64;
-                for (int k = 0; k < 8; k++)
-                    sum += tap(vtaps, k) * mid[i + k];
-                v = clip_pixel(sum >> 7);
+                v = filter_8tap(vt, ivec4(mid[i], mid[i + 1], mid[i + 2], mid[i + 3]),
+                                ivec4(mid[i + 4], mid[i + 5], mid[i + 6], mid[i + 7]));
             }
             uint at = a.x + uint(i * dst_stride + col);
             if (avg)

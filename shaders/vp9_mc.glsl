@@ -5,7 +5,10 @@
 // mc_chroma_unscaled with the 8-tap and bilinear functions of vp9dsp_template.c (2-D: a
 // horizontal pass clipped to 8 bits, then a vertical one); scaled references mirror
 // mc_luma_scaled and mc_chroma_scaled (the vector clamped and scaled apart from the position)
-// with do_scaled_8tap_c and do_scaled_bilin_c. Needs vp9_frame.glsl.
+// with do_scaled_8tap_c and do_scaled_bilin_c; their arithmetic is mc_filter.glsl's, which the
+// per-call kernel (mc.comp) shares. Needs vp9_frame.glsl.
+
+#include "mc_filter.glsl"
 
 const uint FILTER_BILINEAR = 3u;
 
@@ -22,12 +25,8 @@ void load_taps(uint interp)
     barrier();
 }
 
-// Tap k of a phase (stored plus 32: the full-pel tap is 128).
-int tap(uint phase, int k)
-{
-    uint word = mc_taps[phase * 2u + uint(k >> 2)];
-    return int((word >> (8u * uint(k & 3))) & 255u) - 32;
-}
+// The 8 taps of a phase.
+Taps taps_of(uint phase) { return unpack_taps(mc_taps[phase * 2u], mc_taps[phase * 2u + 1u]); }
 
 // Where a reference plane is: its binding, byte offset, stride and visible size.
 struct RefView {
@@ -68,17 +67,13 @@ int ref_pixel(RefView v, int x, int y)
     return int(uint(ref2[at]));
 }
 
-int clip_pixel(int x) { return clamp(x, 0, 255); }
-
-int bilin(int a, int b, int m) { return a + ((m * (b - a) + 8) >> 4); }
-
 // Horizontal 8-tap filter of row y at column x (reads x - 3 .. x + 4), clipped.
 int tap8_row(RefView v, int x, int y, uint phase)
 {
-    int sum = 64;
+    ivec4 a = ivec4(0), b = ivec4(0);
     for (int k = 0; k < 8; k++)
-        sum += tap(phase, k) * ref_pixel(v, x + k - 3, y);
-    return clip_pixel(sum >> 7);
+        shift_in(a, b, ref_pixel(v, x + k - 3, y));
+    return filter_8tap(taps_of(phase), a, b);
 }
 
 // The reference window of an unscaled unit: columns -3 .. w + 4 and rows -3 .. h + 4 around
@@ -145,25 +140,22 @@ int window_pixel(int x, int y)
     return int((word >> (8u * uint((x + 3) & 3))) & 255u);
 }
 
-// The 8 taps of a phase, once per unit.
-void taps_of(uint phase, out int t[8])
+// Pixels x .. x + 3 of window row y.
+ivec4 window_pixels4(int x, int y)
 {
-    for (int k = 0; k < 8; k++)
-        t[k] = tap(phase, k);
+    return ivec4(window_pixel(x, y), window_pixel(x + 1, y), window_pixel(x + 2, y),
+                 window_pixel(x + 3, y));
 }
 
 // Horizontal 8-tap filter of window row y at column x (reads x - 3 .. x + 4), clipped.
-int window_tap8_row(int x, int y, int t[8])
+int window_tap8_row(int x, int y, Taps t)
 {
-    int sum = 64;
-    for (int k = 0; k < 8; k++)
-        sum += t[k] * window_pixel(x + k - 3, y);
-    return clip_pixel(sum >> 7);
+    return filter_8tap(t, window_pixels4(x - 3, y), window_pixels4(x + 1, y));
 }
 
 // Rows r0 .. r0 + n - 1 (n <= 8) of column x of an unscaled unit from its window, at phases
 // (mx, my) in 1/16 pel with their taps: FFmpeg's put function of the unit's filter.
-void predict_column(int x, int r0, ivec2 phase, int htaps[8], int vtaps[8], uint interp, int n,
+void predict_column(int x, int r0, ivec2 phase, Taps htaps, Taps vtaps, uint interp, int n,
                     out int o[8])
 {
     int mx = phase.x, my = phase.y;
@@ -176,7 +168,7 @@ void predict_column(int x, int r0, ivec2 phase, int htaps[8], int vtaps[8], uint
             if (mx == 0)
                 mid[i] = window_pixel(x, y);
             else if (interp == FILTER_BILINEAR)
-                mid[i] = bilin(window_pixel(x, y), window_pixel(x + 1, y), mx);
+                mid[i] = filter_bilin(window_pixel(x, y), window_pixel(x + 1, y), mx);
             else
                 mid[i] = window_tap8_row(x, y, htaps);
         }
@@ -186,12 +178,10 @@ void predict_column(int x, int r0, ivec2 phase, int htaps[8], int vtaps[8], uint
             if (my == 0) {
                 o[i] = mid[i];
             } else if (interp == FILTER_BILINEAR) {
-                o[i] = bilin(mid[i], mid[i + 1], my);
+                o[i] = filter_bilin(mid[i], mid[i + 1], my);
             } else {
-                int sum = 64;
-                for (int k = 0; k < 8; k++)
-                    sum += vtaps[k] * mid[i + k];
-                o[i] = clip_pixel(sum >> 7);
+                o[i] = filter_8tap(vtaps, ivec4(mid[i], mid[i + 1], mid[i + 2], mid[i + 3]),
+                                   ivec4(mid[i + 4], mid[i + 5], mid[i + 6], mid[i + 7]));
             }
         }
     }
@@ -240,7 +230,7 @@ int scaled_row(RefView v, int x0, int mx, int x, int y, uint interp)
     int pos = mx + x * v.step.x;
     int col = x0 + (pos >> 4), phase = pos & 15;
     if (interp == FILTER_BILINEAR)
-        return bilin(ref_pixel(v, col, y), ref_pixel(v, col + 1, y), phase);
+        return filter_bilin(ref_pixel(v, col, y), ref_pixel(v, col + 1, y), phase);
     return tap8_row(v, col, y, uint(phase));
 }
 
@@ -253,12 +243,12 @@ int predict_scaled(RefView v, ivec2 m, uint interp, int x, int y)
     if (interp == FILTER_BILINEAR) {
         int a = scaled_row(v, x0, m.x & 15, x, row, interp);
         int b = scaled_row(v, x0, m.x & 15, x, row + 1, interp);
-        return bilin(a, b, phase);
+        return filter_bilin(a, b, phase);
     }
-    int sum = 64;
+    ivec4 lo = ivec4(0), hi = ivec4(0);
     for (int k = 0; k < 8; k++)
-        sum += tap(uint(phase), k) * scaled_row(v, x0, m.x & 15, x, row + k - 3, interp);
-    return clip_pixel(sum >> 7);
+        shift_in(lo, hi, scaled_row(v, x0, m.x & 15, x, row + k - 3, interp));
+    return filter_8tap(taps_of(uint(phase)), lo, hi);
 }
 
 // FFmpeg's ROUNDED_DIV of a vector sum by 2 or 4 (halves away from zero).
@@ -295,11 +285,11 @@ void predict_unit(Block b, uint p, Unit u)
         ivec2 m16 = ivec2(u.mv[r].x << (1u - ss_h(p)), u.mv[r].y << (1u - ss_v(p)));
         ivec2 phase = m16 & 15;
         ivec2 m = scaled ? scaled_position(v, p, u.at, u.mv[r], u.sub, u.span) : ivec2(0);
-        int htaps[8], vtaps[8];
+        Taps htaps, vtaps;
         if (!scaled) {
             load_window(v, u.at + (m16 >> 4), u.size);
-            taps_of(uint(phase.x), htaps);
-            taps_of(uint(phase.y), vtaps);
+            htaps = taps_of(uint(phase.x));
+            vtaps = taps_of(uint(phase.y));
         }
         for (int t = int(gl_LocalInvocationID.x); t < tiles; t += WORKGROUP) {
             int x = t % u.size.x, r0 = (t / u.size.x) * 8;
