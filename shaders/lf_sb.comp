@@ -11,8 +11,8 @@ layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer Jobs { uvec4 jobs[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Coefs { int16_t coefs[]; };
-// The frame's pixels twice, at one binding: `px` for a job of one pass, `px_coherent` for a job
-// of both (see lf_sb_pass.glsl).
+// The frame's pixels twice, at one binding: a job of both passes reads and writes them through
+// `px_coherent` (see lf_sb_pass.glsl).
 layout(std430, set = 0, binding = 2) buffer Pixels { uint8_t px[]; };
 layout(std430, set = 0, binding = 2) coherent buffer CoherentPixels { uint8_t px_coherent[]; };
 // The same again a word (4 pixels) at a time, for rows that start on a word.

@@ -1,12 +1,9 @@
 // One plane of a superblock's loop filter (src/kernels/lf_sb.rs), shared by lf_sb.comp (a
-// workgroup per plane or pass), lf_row.comp (a workgroup walking a superblock row's planes)
-// and the frame path's vp9_lf.comp, which loads the record itself (LF_RECORD_FROM_INCLUDER).
-// The includer declares `coefs` (but for that one), and the frame's pixels as `px` and
-// `px_coherent` (the same bytes; a job of both passes reads and writes them through
-// `px_coherent`, since
-// its rows pass reads what other invocations wrote in its columns pass, and a job of one pass
-// through `px`, whose reads may then be cached: on the H100, a tenth to a sixth less GPU
-// time). The workgroup first walks the plane's edge masks as FFmpeg's `ff_vp9_loopfilter_sb`
+// workgroup per plane) and the frame path's vp9_lf.comp, which loads the record itself
+// (LF_RECORD_FROM_INCLUDER). The includer declares `coefs` (but for that one), and the frame's
+// pixels as `px` and `px_coherent` (the same bytes; the passes read and write them through
+// `px_coherent`, since the rows pass reads what other invocations wrote in the columns pass).
+// The workgroup first walks the plane's edge masks as FFmpeg's `ff_vp9_loopfilter_sb`
 // does, an invocation per segment and step of the walk, into a table per pass; then each pass
 // filters: invocation `line` filters line `line` of the superblock (a row for the columns
 // pass, a column for the rows pass), edge after edge in FFmpeg's order as the table lists
@@ -19,10 +16,7 @@
 // shared memory first.
 //
 // Job (uvec4): x = byte offset in `px` of the superblock's first pixel, y = stride (signed),
-// z = parameters (bit 0: ss_h, bit 1: ss_v, bit 2: at the frame's left, bit 3: at its top;
-// bit 4: the columns pass alone, bit 5: the rows pass alone; bits 6 to 11: a split position,
-// bit 12: the columns edges from it on rather than before it, bit 13: the rows pass but its
-// last segment, bit 14: that segment alone),
+// z = parameters (bit 0: ss_h, bit 1: ss_v, bit 2: at the frame's left, bit 3: at its top),
 // w = first coefficient of the plane's record in `coefs` (256 bytes: the levels of the 64
 // blocks, the columns pass's masks [row][16, 8, 4, inner 4], the rows pass's, the E and I
 // thresholds of each level).
@@ -294,7 +288,7 @@ void filter_line(uvec4 jb, uint pass, int line, bool both, bool tiled)
 }
 
 // Filters the plane `jb` whose record each invocation has written its word of (`record[line]`):
-// both passes, FFmpeg's columns pass first, or the one its job names. Every invocation of the
+// both passes, FFmpeg's columns pass first. Every invocation of the
 // workgroup (64) calls it for the same job: the barriers are inside, in control flow that is
 // uniform across the workgroup. Returns with the plane's writes made visible to the workgroup
 // and its shared memory free for the next plane.
@@ -303,24 +297,10 @@ void filter_recorded_plane(uvec4 jb, int line)
     uint l = uint(line);
     barrier();
     // The walk: invocation (segment, step) fills two slots of each pass's table.
-    bool columns = (jb.z & 32u) == 0u, rows = (jb.z & 16u) == 0u;
     uint seg = l >> 3, walk_step = l & 7u;
     uint at = seg * EDGES + 2u * walk_step;
-    uvec2 c = columns ? column_slots(jb.z, seg, walk_step) : uvec2(0u);
-    uvec2 r = rows ? row_slots(jb.z, seg, walk_step) : uvec2(0u);
-    // A split plane's job keeps its part (src/kernels/lf_sb.rs, `job_keeps`): the columns
-    // edges before the split or from it on, the rows pass's last segment or the others.
-    uint split = (jb.z >> 6) & 63u;
-    if (split != 0u) {
-        bool upper = (jb.z & 4096u) != 0u;
-        if (((c.x & 63u) < split) == upper)
-            c.x = 0u;
-        if (((c.y & 63u) < split) == upper)
-            c.y = 0u;
-    }
-    bool strip_segment = seg == (8u >> (jb.z & 1u)) - 1u;
-    if (((jb.z & 8192u) != 0u && strip_segment) || ((jb.z & 16384u) != 0u && !strip_segment))
-        r = uvec2(0u);
+    uvec2 c = column_slots(jb.z, seg, walk_step);
+    uvec2 r = row_slots(jb.z, seg, walk_step);
     table[at] = c.x;
     table[at + 1u] = c.y;
     table[EDGES * 8u + at] = r.x;
@@ -329,17 +309,13 @@ void filter_recorded_plane(uvec4 jb, int line)
     // The same for every line. (Offsets count from the buffer's binding, at offset 0, where
     // the word view starts too.)
     bool tiled = ((jb.x | jb.y) & 3u) == 0u;
-    if (columns)
-        filter_line(jb, 0u, line, columns && rows, tiled);
-    if (columns && rows) {
-        // The columns pass's writes before the rows pass reads them.
-        memoryBarrierBuffer();
-        barrier();
-    }
-    if (rows && tiled)
-        load_rows_tile(jb, l, columns && rows);
-    if (rows)
-        filter_line(jb, 1u, line, columns && rows, tiled);
+    filter_line(jb, 0u, line, true, tiled);
+    // The columns pass's writes before the rows pass reads them.
+    memoryBarrierBuffer();
+    barrier();
+    if (tiled)
+        load_rows_tile(jb, l, true);
+    filter_line(jb, 1u, line, true, tiled);
     // The plane's writes before another plane of the workgroup reads them, and its record and
     // tables read before they are replaced.
     memoryBarrierBuffer();

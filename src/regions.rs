@@ -22,7 +22,7 @@ pub struct Region {
     /// frame it is; `None` where import is impossible (its blocks are then copied).
     pub in_place: Option<InPlace>,
     /// The frame path's copy of `in_place` in device-local memory, where it keeps frames
-    /// there (`vp9::frame`, `DAEDALUS_FRAME_PATH_MEMORY`).
+    /// there (`vp9::frame::copies`).
     pub device_copy: Mutex<Option<DeviceCopy>>,
 }
 

@@ -46,10 +46,22 @@ fn the_readme_lists_the_settings_of_config_rs() {
     let doc: Vec<&str> = config.lines().filter(|l| l.starts_with("//!")).collect();
     let documented = rows(&doc.join("\n"));
     assert!(documented.len() >= 6, "src/config.rs lists {documented:?}");
-    assert_eq!(rows(&readme), documented, "README.md's settings differ from src/config.rs's");
+    assert_eq!(
+        rows(&readme),
+        documented,
+        "README.md's settings differ from src/config.rs's"
+    );
     // Every variable the code reads is in the list.
     let mut read = std::collections::BTreeSet::new();
-    for dir in ["src", "src/vp9", "src/vp9/frame", "src/av1", "src/gpu", "src/batch", "src/stats"] {
+    for dir in [
+        "src",
+        "src/vp9",
+        "src/vp9/frame",
+        "src/av1",
+        "src/gpu",
+        "src/batch",
+        "src/stats",
+    ] {
         for entry in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
             let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
             for part in text.split("\"DAEDALUS").skip(1) {
@@ -63,7 +75,9 @@ fn the_readme_lists_the_settings_of_config_rs() {
     }
     for name in read {
         assert!(
-            documented.iter().any(|row| row.starts_with(&format!("| `{name}`"))),
+            documented
+                .iter()
+                .any(|row| row.starts_with(&format!("| `{name}`"))),
             "{name} is read but not in src/config.rs's tables"
         );
     }

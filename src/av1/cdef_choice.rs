@@ -11,7 +11,7 @@
 //! (from the hook's decline to `cdef_row_filtered`). It counts once the picture is released,
 //! when all its rows are done. The GPU is kept where its pictures took less time.
 //!
-//! A decision is kept for later runs under the calibration's key (device, driver, CPU,
+//! A decision is kept for later runs in [`crate::decisions`] (per device, driver, CPU,
 //! program, library version), per kind; one kind's decision may settle the other's where this
 //! run has none for it (`implied`).
 //! Where both kinds keep dav1d, a later decode sets no device up at all. `DAEDALUS_TRIAL_FRAMES` asks for new trials, as for VP9's frame path.

@@ -45,7 +45,7 @@ impl Pixels {
         assert!(
             crate::regions::containing(ptr as usize).is_some_and(|r| r.in_place.is_some()),
             "these tests need a device that imports host memory (lavapipe does) and frames not \
-             from the pool (DAEDALUS_FRAME_MEMORY unset): the end-to-end tests cover the rest"
+             from the pool (DAEDALUS_TEST_MEMORY unset): the end-to-end tests cover the rest"
         );
         Pixels {
             ptr,

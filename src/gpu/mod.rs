@@ -517,8 +517,8 @@ pub mod testing {
     static SUBMISSIONS_TRIED: AtomicU64 = AtomicU64::new(0);
 
     /// `DAEDALUS_TEST_FAIL_SUBMISSION=N`: the process's N-th queue submission fails as a lost
-    /// device would, so that the end-to-end tests reach the fallbacks of parts in flight
-    /// (frame splits, published rows) through FFmpeg; `DAEDALUS_TEST_FAIL_STEP` names the
+    /// device would, so that the end-to-end tests reach the fallbacks through FFmpeg, parts of
+    /// frames in flight among them; `DAEDALUS_TEST_FAIL_STEP` names the
     /// step (`submit`, the default, `submit-lost`, `wait`, `unpack`, `overflow`).
     fn failing_submission() -> Option<(u64, Step)> {
         static AT: OnceLock<Option<(u64, Step)>> = OnceLock::new();

@@ -340,8 +340,8 @@ impl Stream {
                     .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
             )
             .map_err(vkerr("vkBeginCommandBuffer"))?;
-            // After every earlier submission to the queue (this thread's last one may still
-            // run, and other threads' published rows are read in place).
+            // After every earlier submission to the queue (another thread's may have written
+            // what this one reads in place).
             compute_barrier(d, self.cmd);
             // The busy time of this submission's own work: the first timestamp is taken once
             // the compute work submitted before it (which it waits for) has completed.

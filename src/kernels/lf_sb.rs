@@ -40,36 +40,6 @@ pub struct SbPass {
     pub hi: i32,
 }
 
-impl SbPass {
-    /// The pass with only the edges `keep(segment, position)` names; `None` where none is left.
-    fn retain(self, keep: impl Fn(usize, usize) -> bool) -> Option<SbPass> {
-        let mut kept = SbPass {
-            table: [0; TABLE_WORDS],
-            edges: 0,
-            lines: 0,
-            lo: 0,
-            hi: 0,
-            ..self
-        };
-        for seg in 0..SEGMENTS {
-            let words = self.table[seg * EDGES..(seg + 1) * EDGES]
-                .iter()
-                .take_while(|w| **w != 0)
-                .filter(|w| keep(seg, (**w & 63) as usize));
-            for (slot, &word) in words.enumerate() {
-                kept.table[seg * EDGES + slot] = word;
-                kept.edges += 1;
-                let pos = (word & 63) as i32;
-                let reach = if (word >> 6) & 3 == 3 { 8 } else { 4 };
-                kept.lo = kept.lo.min(pos - reach);
-                kept.hi = kept.hi.max(pos + reach);
-                kept.lines = kept.lines.max(8 * (seg + 1));
-            }
-        }
-        (kept.edges > 0).then_some(kept)
-    }
-}
-
 /// A table word: the edge's position across the lines (0..63), its width code (1: 4, 2: 8,
 /// 3: 16; 0 ends the segment's list), and its thresholds `E`, `I`, `H` (bytes, as FFmpeg's
 /// lookup tables hold them).
@@ -356,34 +326,6 @@ const SS_H: u32 = 1;
 const SS_V: u32 = 2;
 const AT_LEFT: u32 = 4;
 const AT_TOP: u32 = 8;
-/// Job parameter bits that leave out a pass: a job of the columns pass alone, or of the rows
-/// pass alone (the decoder's planes on the wavefront take a level per pass).
-pub const COLUMNS_ONLY: u32 = 16;
-pub const ROWS_ONLY: u32 = 32;
-/// Job parameter bits of a plane split where its masks leave a gap (`DAEDALUS_LF_ORDER=split`,
-/// [`SbPlane::column_split`]): a columns pass job filters the edges before position
-/// `(params >> SPLIT_SHIFT) & 63` (0: no split), or with [`UPPER_PART`] those from it on; a
-/// rows pass job filters its last segment alone (the plane's last 8 columns, which the next
-/// superblock's first edge reads: [`STRIP_ONLY`]) or the others ([`MAIN_ONLY`]).
-pub const SPLIT_SHIFT: u32 = 6;
-pub const UPPER_PART: u32 = 1 << 12;
-pub const MAIN_ONLY: u32 = 1 << 13;
-pub const STRIP_ONLY: u32 = 1 << 14;
-
-/// Whether a job with `params` filters an edge at `pos` of segment `seg` of `pass` (0:
-/// columns, 1: rows): the split's parts ([`SPLIT_SHIFT`]). `shaders/lf_sb_pass.glsl` keeps the
-/// same edges.
-pub fn job_keeps(params: u32, pass: usize, seg: usize, pos: usize) -> bool {
-    if pass == 0 {
-        let split = (params >> SPLIT_SHIFT) & 63;
-        split == 0 || (pos < split as usize) != (params & UPPER_PART != 0)
-    } else {
-        let last = ((8 >> (params & SS_H)) - 1) as usize;
-        let strip = seg == last;
-        !((params & MAIN_ONLY != 0 && strip) || (params & STRIP_ONLY != 0 && !strip))
-    }
-}
-
 /// One plane of a superblock as the decoder's loop filter hands it over: both of its passes
 /// in one call. What the GPU needs is copied as is ([`SbPlane::write_record`]), and the GPU
 /// walks the masks itself (`shaders/lf_sb_pass.glsl`, mirrored by [`slot_table`]): recording
@@ -561,8 +503,8 @@ impl<'a> SbPlane<'a> {
         copy(self.lim_lut.as_ptr(), to.add(LIM_AT), 64);
     }
 
-    /// The passes of the plane by FFmpeg's walk: columns, then rows (`None` for one that
-    /// [`COLUMNS_ONLY`] or [`ROWS_ONLY`] leaves out).
+    /// The passes of the plane by FFmpeg's walk: columns, then rows (`None` for one without
+    /// an edge).
     pub fn passes(&self) -> [Option<SbPass>; 2] {
         let full = [*self.mask, *self.mask];
         let filter = SbFilter {
@@ -574,67 +516,10 @@ impl<'a> SbPlane<'a> {
         let (ss_h, ss_v) = self.subsampling();
         let col = (self.params & AT_LEFT == 0) as i32;
         let row = (self.params & AT_TOP == 0) as i32;
-        let params = self.params;
         [
-            (self.params & ROWS_ONLY == 0)
-                .then(|| SbPass::columns(filter, &self.mask[0], col, ss_h, ss_v))
-                .flatten()
-                .and_then(|p| p.retain(|seg, pos| job_keeps(params, 0, seg, pos))),
-            (self.params & COLUMNS_ONLY == 0)
-                .then(|| SbPass::rows(filter, &self.mask[1], row, ss_h, ss_v))
-                .flatten()
-                .and_then(|p| p.retain(|seg, pos| job_keeps(params, 1, seg, pos))),
+            SbPass::columns(filter, &self.mask[0], col, ss_h, ss_v),
+            SbPass::rows(filter, &self.mask[1], row, ss_h, ss_v),
         ]
-    }
-
-    /// Whether a pass may touch pixels of the superblock to the right or below: a 16-wide
-    /// edge on the last 4 columns or rows reaches 8 pixels on. The decoder's masks never put
-    /// one there (FFmpeg marks chroma edges 16 wide only 16 pixels apart); masks made up
-    /// otherwise may.
-    pub fn reaches_out(&self) -> bool {
-        let (ss_h, ss_v) = self.subsampling();
-        self.right > 64 >> ss_h || self.bottom > 64 >> ss_v
-    }
-
-    /// Where the columns pass may be split into two jobs that share no pixel, so that the
-    /// part after the split and the rows pass of the plane's last 8 columns need not wait for
-    /// the superblock before (`DAEDALUS_LF_ORDER=split`): a position `p`, a multiple of 4 from
-    /// 4 to 8 columns before the plane's end, that no edge the masks may name reaches across
-    /// (an edge at `e` reads and writes pixels `e - 8 .. e + 8` where any of its mask rows
-    /// marks it 16 wide, else `e - 4 .. e + 4`). The edges before `p` then touch only pixels
-    /// before it, the others only pixels from it on. The largest such `p`, `None` where there
-    /// is none.
-    pub fn column_split(&self) -> Option<u32> {
-        // Called for every plane the decoder hands over, so by bits: bit k of a mask stands
-        // for pixel position 4k. An edge reaching 4 pixels at 4k straddles position 4k alone,
-        // one reaching 8 straddles 4k - 4, 4k and 4k + 4.
-        let (ss_h, _) = self.subsampling();
-        let (mut wide, mut any, mut inner) = (0u8, 0u8, 0u8);
-        for m in &self.mask[0] {
-            wide |= m[0];
-            any |= m[1] | m[2] | m[3];
-            inner |= m[3];
-        }
-        // Mask bit b is the edge at b * 8 >> ss_h pixels: position 2b, or b in subsampled
-        // chroma.
-        let at = |bits: u8| -> u32 {
-            if ss_h == 0 {
-                (0..8).fold(0, |acc, b| acc | (((bits as u32 >> b) & 1) << (2 * b)))
-            } else {
-                bits as u32
-            }
-        };
-        let reach_8 = at(wide);
-        let mut reach_4 = at(any);
-        if ss_h == 0 {
-            // Luma's inner edge, 4 pixels on (chroma has none).
-            reach_4 |= at(inner) << 1;
-        }
-        let straddled = reach_4 | reach_8 | (reach_8 << 1) | (reach_8 >> 1);
-        let width = 64u32 >> ss_h;
-        let candidates = (1u32 << ((width - 8) / 4 + 1)) - 2; // positions 4 ..= width - 8
-        let free = candidates & !straddled;
-        (free != 0).then(|| 4 * (31 - free.leading_zeros()))
     }
 
     /// Runs the passes on the superblock at `origin`, each edge with `filter` (see
@@ -659,7 +544,7 @@ impl<'a> SbPlane<'a> {
 pub struct LfSbJob {
     /// The superblock's first pixel.
     pub header: JobHeader,
-    /// [`SbPlane::params`]: subsampling, frame edges, the passes and part it filters.
+    /// [`SbPlane::params`]: subsampling, frame edges.
     pub params: u32,
     /// The plane's record ([`RECORD_BYTES`]) in the coefficient buffer (the arena), in
     /// coefficients.
@@ -700,150 +585,6 @@ pub unsafe fn plane_from_record<'a>(record: *const u8, params: u32) -> SbPlane<'
         left: 0,
         right: 0,
         bits: 0,
-    }
-}
-
-/// The jobs of a superblock plane placed by its masks (`DAEDALUS_LF_ORDER=split`,
-/// [`SplitPlacer`]): the level of its columns pass's edges before position `at` (the whole
-/// pass where `at` is 0) and of those from it on, and of its rows pass's segments but the
-/// last and of the last (the plane's last 8 columns; one job for the whole pass where `at` is
-/// 0, at `main`).
-#[derive(Clone, Copy, Debug)]
-pub struct SplitJobs {
-    pub at: u32,
-    pub before: u32,
-    pub after: u32,
-    pub main: u32,
-    pub strip: u32,
-}
-
-impl SplitJobs {
-    /// The jobs as (level, parameter bits added to the plane's), in the order they are pushed.
-    pub fn jobs(&self) -> Vec<(u32, u32)> {
-        if self.at == 0 {
-            return vec![(self.before, COLUMNS_ONLY), (self.main, ROWS_ONLY)];
-        }
-        let split = self.at << SPLIT_SHIFT;
-        vec![
-            (self.before, COLUMNS_ONLY | split),
-            (self.after, COLUMNS_ONLY | split | UPPER_PART),
-            (self.main, ROWS_ONLY | MAIN_ONLY),
-            (self.strip, ROWS_ONLY | STRIP_ONLY),
-        ]
-    }
-}
-
-/// What a placed plane's neighbours wait for: the level of its columns pass's part with the
-/// first edge, and of its rows pass's segments but the last and of the last.
-#[derive(Clone, Copy, Debug)]
-struct SplitLevels {
-    first_part: u32,
-    main: u32,
-    strip: u32,
-}
-
-/// A plane's levels in the superblock row being placed and in the row above it, by column.
-#[derive(Default)]
-struct SplitRows {
-    row: u32,
-    above: Vec<Option<SplitLevels>>,
-    this: Vec<Option<SplitLevels>>,
-}
-
-/// Places the decoder's superblock planes by their masks (`DAEDALUS_LF_ORDER=split`), in the
-/// decoder's order within a batch. The wavefront orders whole passes: the columns pass of
-/// (r, c) after the rows pass of (r, c - 1), whose last columns it reads, and so on along the
-/// row, a chain of `2 x columns` levels. At finer grain the orders to keep are these, planes
-/// apart:
-/// - the columns pass's part with the first edge reads the last 8 columns of (r, c - 1),
-///   which that plane's rows pass's last segment (its strip) writes: after that strip (which
-///   comes after the rest of that plane's columns pass);
-/// - the part after a split reads and writes only pixels of its own superblock that nothing
-///   placed before it writes: no wait (no edge's reach crosses the split,
-///   [`SbPlane::column_split`]);
-/// - the rows pass's strip reads what the columns pass's part after the split wrote (the part
-///   before it stays before the split, at least 8 columns before the strip), and its first
-///   edge the rows above: what the strip of (r - 1, c) and the first part of (r - 1, c + 1),
-///   whose first edge filters those columns, wrote;
-/// - the rows pass's other segments read both columns parts and the rows above, which the
-///   rows pass of (r - 1, c) wrote last (after its columns pass).
-///
-/// These assume that no pass reaches into the superblock to its right or below; a plane whose
-/// passes may ([`SbPlane::reaches_out`]) ends its batch, so that what comes after it in the
-/// decoder's order comes after it on the GPU too (as for the wavefront).
-///
-/// Without a split a plane's columns pass is one job with the first part's wait, and its rows
-/// pass one job after both rows parts' waits. A superblock with a split waits for the one
-/// before it only through its first part, so a row's chain breaks there.
-#[derive(Default)]
-pub struct SplitPlacer {
-    planes: [SplitRows; 3],
-}
-
-impl SplitPlacer {
-    /// The levels of the jobs of `plane` of superblock (`row`, `col`), none below `base`, with
-    /// its [`SbPlane::column_split`]; `continues`: the batch placed a plane before this one
-    /// (else what earlier batches placed is complete).
-    pub fn place(
-        &mut self,
-        (plane, row, col): (u32, u32, u32),
-        base: u32,
-        column_split: Option<u32>,
-        continues: bool,
-    ) -> SplitJobs {
-        let rows = &mut self.planes[plane.min(2) as usize];
-        if row != rows.row || !continues {
-            rows.above = if continues && row == rows.row + 1 {
-                std::mem::take(&mut rows.this)
-            } else {
-                Vec::new()
-            };
-            rows.this.clear();
-            rows.row = row;
-        }
-        if !continues {
-            rows.this.clear();
-        }
-        let col = col as usize;
-        let at = |v: &Vec<Option<SplitLevels>>, c: usize| v.get(c).copied().flatten();
-        let left = col.checked_sub(1).and_then(|c| at(&rows.this, c));
-        let (above, above_right) = (at(&rows.above, col), at(&rows.above, col + 1));
-        let after_wait = |l: Option<u32>| l.map_or(base, |l| base.max(l + 1));
-        let before = after_wait(left.map(|l| l.strip));
-        let split = column_split.unwrap_or(0);
-        let after = if split != 0 { base } else { before };
-        let main = before.max(after).max(above.map_or(base, |a| a.main)) + 1;
-        let strip = after
-            .max(above.map_or(base, |a| a.strip))
-            .max(above_right.map_or(base, |a| a.first_part))
-            + 1;
-        let jobs = if split != 0 {
-            SplitJobs {
-                at: split,
-                before,
-                after,
-                main,
-                strip,
-            }
-        } else {
-            let rows_pass = main.max(strip);
-            SplitJobs {
-                at: 0,
-                before,
-                after: before,
-                main: rows_pass,
-                strip: rows_pass,
-            }
-        };
-        if rows.this.len() <= col {
-            rows.this.resize(col + 1, None);
-        }
-        rows.this[col] = Some(SplitLevels {
-            first_part: jobs.before,
-            main: jobs.main,
-            strip: jobs.strip,
-        });
-        jobs
     }
 }
 
@@ -946,11 +687,6 @@ pub fn slot_table(plane: &SbPlane, pass: usize) -> [u32; TABLE_WORDS] {
                     table[slot + 1] = plane.edge(pos + 4, 4, level(l + which * right));
                 }
             }
-        }
-    }
-    for (slot, word) in table.iter_mut().enumerate() {
-        if *word != 0 && !job_keeps(plane.params, pass, slot / EDGES, (*word & 63) as usize) {
-            *word = 0;
         }
     }
     table
@@ -1120,216 +856,6 @@ mod tests {
         }
         assert!(edges > 100_000, "the cases filter: {edges} edges");
         assert!(empty > 0, "some cases have nothing to filter");
-    }
-
-    /// [`SbPlane::column_split`] as its doc says it, position by position.
-    fn column_split_by_positions(plane: &SbPlane) -> Option<u32> {
-        let (ss_h, _) = plane.subsampling();
-        // By pixel position / 4: how far an edge there may reach (0: no edge).
-        let mut reach = [0i32; 16];
-        for m in &plane.mask[0] {
-            for b in 0..8 {
-                let at = b * (8 >> ss_h) / 4;
-                if (m[0] >> b) & 1 != 0 {
-                    reach[at] = 8;
-                } else if ((m[1] | m[2] | m[3]) >> b) & 1 != 0 {
-                    reach[at] = reach[at].max(4);
-                }
-                if ss_h == 0 && (m[3] >> b) & 1 != 0 {
-                    reach[at + 1] = reach[at + 1].max(4);
-                }
-            }
-        }
-        let across = |p: i32| {
-            reach
-                .iter()
-                .enumerate()
-                .any(|(k, &r)| r > 0 && 4 * k as i32 - r < p && p < 4 * k as i32 + r)
-        };
-        let width = 64 >> ss_h;
-        (1..=(width - 8) / 4)
-            .rev()
-            .map(|k| 4 * k)
-            .find(|&p| !across(p))
-            .map(|p| p as u32)
-    }
-
-    /// The split by bits equals the split position by position, on masks dense and sparse,
-    /// in every subsampling (and both answers occur).
-    #[test]
-    fn column_split_by_bits_equals_it_by_positions() {
-        let mut seed = 5u64;
-        let (mut some, mut none) = (0, 0);
-        for case in 0..4000 {
-            let (ss_h, ss_v) = [(0, 0), (1, 1), (1, 0), (0, 1)][case % 4];
-            let kind = ((ss_h | ss_v) != 0) as usize;
-            let (level, mut mask, lut) = random_filter(&mut seed, [4, 8, 16, 64][case / 4 % 4]);
-            // Columns left empty: none, one in four, or three in four (the gaps a split needs).
-            let (a, b) = ((seed >> 20) as u8, (seed >> 45) as u8);
-            let keep = [0xff, a | b, a & b][case % 3];
-            for m in mask[kind][0].iter_mut().flatten() {
-                *m &= keep;
-            }
-            let filter = SbFilter {
-                level: &level,
-                mask: &mask,
-                mblim_lut: &lut,
-                lim_lut: &lut,
-            };
-            let Some(plane) = SbPlane::new(filter, kind, (8, 8), ss_h, ss_v) else {
-                continue;
-            };
-            let expected = column_split_by_positions(&plane);
-            assert_eq!(
-                plane.column_split(),
-                expected,
-                "case {case}: {:?}",
-                mask[kind][0]
-            );
-            if expected.is_some() {
-                some += 1;
-            } else {
-                none += 1;
-            }
-        }
-        assert!(some > 100 && none > 100, "{some} split, {none} not");
-    }
-
-    /// The split placement keeps the decoder's order wherever it matters: over frames of
-    /// superblocks with random masks (some superblocks' columns edges sparse, so that many
-    /// planes split; some planes empty; 16-wide edges anywhere, so that some passes reach out
-    /// of their superblock and end the batch, as `batch/lf_position.rs` does), every two jobs whose pixels
-    /// (read or written) meet run at different levels, the decoder's earlier one first, with
-    /// the base level rising at random as calls placed by cells raise it. Checked pixel by
-    /// pixel, not by the GPU's scheduling: lavapipe may run a level's jobs in their recorded
-    /// order anyway.
-    #[test]
-    fn split_placement_orders_every_two_jobs_that_meet() {
-        let mut seed = 11u64;
-        let (mut split, mut planes, mut pairs, mut batches) = (0, 0, 0, 0);
-        for case in 0..400 {
-            let (ss_h, ss_v) = [(0, 0), (1, 1), (1, 0), (0, 1)][case % 4];
-            let kind = ((ss_h | ss_v) != 0) as usize;
-            let (cols, rows) = (5usize, 4usize);
-            let (sb_w, sb_h) = (64 >> ss_h, 64 >> ss_v);
-            // Pixels of the plane with a margin of 8 before and after.
-            let (w, h) = (cols * sb_w + 16, rows * sb_h + 16);
-            let filters: Vec<_> = (0..rows * cols)
-                .map(|_| {
-                    let (level, mut mask, lut) = random_filter(&mut seed, [4, 8, 16][case % 3]);
-                    // Sparse columns in three superblocks of four: gaps to split at.
-                    let mut next = |n: u64| {
-                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-                        (seed >> 33) % n
-                    };
-                    if next(4) != 0 {
-                        let keep = next(256) as u8;
-                        for m in mask[kind][0].iter_mut().flatten() {
-                            *m &= keep;
-                        }
-                    }
-                    if next(8) == 0 {
-                        mask[kind] = Default::default(); // nothing to filter
-                    }
-                    (level, mask, lut)
-                })
-                .collect();
-            // Each job: its place in the decoder's order, its level, the pixels it touches.
-            let mut jobs: Vec<((usize, usize), u32, Vec<u64>)> = Vec::new();
-            let mut placer = SplitPlacer::default();
-            // A new batch's levels come after every level of the batches before it.
-            let (mut continues, mut base, mut top) = (false, 0u32, 0u32);
-            let mut rise = seed;
-            for r in 0..rows {
-                for c in 0..cols {
-                    let (level, mask, lut) = &filters[r * cols + c];
-                    let filter = SbFilter {
-                        level,
-                        mask,
-                        mblim_lut: lut,
-                        lim_lut: lut,
-                    };
-                    let at = (8 * r as i32, 8 * c as i32);
-                    let Some(plane) = SbPlane::new(filter, kind, at, ss_h, ss_v) else {
-                        continue;
-                    };
-                    planes += 1;
-                    rise = rise.wrapping_mul(6364136223846793005).wrapping_add(3);
-                    if (rise >> 33) % 5 == 0 {
-                        base += 1 + (rise >> 40) as u32 % 3;
-                    }
-                    let placed = placer.place(
-                        (kind as u32, r as u32, c as u32),
-                        base,
-                        plane.column_split(),
-                        continues,
-                    );
-                    continues = true;
-                    split += (placed.at != 0) as usize;
-                    for (level, params) in placed.jobs() {
-                        let part = SbPlane {
-                            params: plane.params | params,
-                            ..plane
-                        };
-                        let mut touched = vec![0u64; (w * h).div_ceil(64)];
-                        let mut pass_of_job = 0;
-                        for (pass, p) in part.passes().iter().enumerate() {
-                            let Some(p) = p else { continue };
-                            pass_of_job = pass;
-                            for seg in 0..SEGMENTS {
-                                for &word in p.table[seg * EDGES..(seg + 1) * EDGES]
-                                    .iter()
-                                    .take_while(|w| **w != 0)
-                                {
-                                    let pos = (word & 63) as i32;
-                                    let reach = if (word >> 6) & 3 == 3 { 8 } else { 4 };
-                                    for across in pos - reach..pos + reach {
-                                        for along in 8 * seg as i32..8 * seg as i32 + 8 {
-                                            let (x, y) = if pass == 0 {
-                                                (across, along)
-                                            } else {
-                                                (along, across)
-                                            };
-                                            let x = (8 + c * sb_w) as i32 + x;
-                                            let y = (8 + r * sb_h) as i32 + y;
-                                            let i = y as usize * w + x as usize;
-                                            touched[i / 64] |= 1 << (i % 64);
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                        jobs.push(((r * cols + c, pass_of_job), level, touched));
-                        top = top.max(level);
-                    }
-                    if plane.reaches_out() {
-                        placer = SplitPlacer::default();
-                        (continues, base) = (false, top + 1);
-                        batches += 1;
-                    }
-                }
-            }
-            for (i, (order_a, level_a, a)) in jobs.iter().enumerate() {
-                for (order_b, level_b, b) in &jobs[i + 1..] {
-                    if !a.iter().zip(b).any(|(x, y)| x & y != 0) {
-                        continue;
-                    }
-                    pairs += 1;
-                    // Parts of one pass of a plane never meet; otherwise the earlier first.
-                    assert!(
-                        order_a < order_b && level_a < level_b,
-                        "case {case}: jobs {order_a:?} at level {level_a} and {order_b:?} at \
-                         level {level_b} meet"
-                    );
-                }
-            }
-        }
-        assert!(
-            split > planes / 4 && split < planes,
-            "{split} of {planes} split"
-        );
-        assert!(pairs > 1000, "{pairs} pairs meet");
-        assert!(batches > 10, "{batches} planes reach out");
     }
 
     /// A plane's record holds what the GPU walks, and a job's record gives the same passes.

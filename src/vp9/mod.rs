@@ -2,10 +2,12 @@
 //!
 //! The patched decoder looks `daedalus_vp9_provider` up with `dlsym(RTLD_DEFAULT, ...)`, so it
 //! is found both when this library is LD_PRELOADed and when it is linked into the program.
-//! After `ff_vp9dsp_init()` the decoder calls `attach`, which keeps FFmpeg's filled table as
-//! the CPU fallback and replaces every 8-bit `itxfm_add`, `mc` and loop-filter entry with a
-//! recording function; scaled motion compensation (`smc`) stays FFmpeg's, behind a wrapper
-//! that completes the pending work first. The decoder then reports each frame it writes
+//! After `ff_vp9dsp_init()` the decoder calls `attach`, where the decoder context takes its
+//! path (`attach.rs`): the frame path (`frame`), FFmpeg's own decode, or the per-call path,
+//! which keeps FFmpeg's filled table as the CPU fallback and replaces every 8-bit
+//! `itxfm_add`, `mc` and loop-filter entry with a recording function; scaled motion
+//! compensation (`smc`) stays FFmpeg's, behind a wrapper that completes the pending work
+//! first. On the per-call path the decoder then reports each frame it writes
 //! (`frame_begin`/`frame_end`: the frame's buffers and those of its references are
 //! registered for the frame, so the GPU works on the frame and reads the references in place)
 //! and syncs wherever it reads or publishes pixels; each sync completes what that reader
@@ -18,10 +20,9 @@
 //! call time.
 //!
 //! The parts: the ABI and the hooks' table here; `attach` (the DSP table taken over), `syncs`
-//! (what a reader of pixels completes), `rows` (a row's backup, frame splits, rows of other
-//! frame threads, a superblock's loop filter), `per_frame` (a frame's begin and end, the frame
-//! pool's memory), `published` (rows submitted for other frame threads); `frame` is the frame
-//! path.
+//! (what a reader of pixels completes), `rows` (a row's backup, rows of other frame threads, a
+//! superblock's loop filter), `per_frame` (a frame's begin and end, the frame pool's memory);
+//! `frame` is the frame path.
 
 pub mod frame;
 

@@ -1,5 +1,4 @@
-//! Frames in device-local memory (`DAEDALUS_FRAME_PATH_MEMORY=device`, the default on a
-//! discrete GPU): the decoder's frame buffers are host memory, which a discrete GPU reaches
+//! Frames in device-local memory (on a discrete GPU; `DAEDALUS_TEST_MEMORY=copies` anywhere): the decoder's frame buffers are host memory, which a discrete GPU reaches
 //! across its bus at a microsecond or more a read. The intra and loop-filter wavefronts read
 //! and write a superblock after the one before it, so that latency adds up level after level.
 //! Instead each frame buffer the GPU reconstructs into has a copy in device-local memory
