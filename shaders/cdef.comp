@@ -67,7 +67,7 @@ void main()
         return;
     uvec4 jb = jobs[pc.first_job + job];
     if (jb.x == SKIP_JOB)
-        return; // completed early on the CPU
+        return; // taken out of the batch again (src/batch/call.rs)
     uint params = jb.w;
     int primary = int(params & 0xffu);
     int secondary = int((params >> 8) & 0xffu);

@@ -73,7 +73,7 @@ void main()
     uint j = gl_WorkGroupID.x * uint(BLOCKS) + block;
     bool live = j < pc.job_count;
     uvec4 job = live ? jobs[pc.first_job + j] : uvec4(0);
-    live = live && job.x != SKIP_JOB; // completed early on the CPU
+    live = live && job.x != SKIP_JOB; // taken out of the batch again
     int stride = int(job.y);
     // Byte offsets stay unsigned (a binding may span up to 2 GiB); a row's step is signed.
     uint column = job.x + lane;

@@ -29,7 +29,7 @@ void main()
         return;
     uvec4 jb = jobs[pc.first_job + job];
     if (jb.x == SKIP_JOB)
-        return; // completed early on the CPU
+        return; // taken out of the batch again (src/batch/call.rs)
     uint p = jb.z;
     int E = int(p & 0x3ffu) - 1;
     int I = int((p >> 10) & 0x1ffu) - 1;

@@ -50,7 +50,7 @@ void main()
     uint j = 3u * (pc.first_job + job);
     uvec4 a = jobs[j];
     if (a.x == SKIP_JOB)
-        return; // completed early on the CPU
+        return; // taken out of the batch again (src/batch/call.rs)
     uvec4 b = jobs[j + 1u];
     uvec2 htaps = b.yz;
     uvec2 vtaps = uvec2(b.w, jobs[j + 2u].x);

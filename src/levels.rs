@@ -321,7 +321,7 @@ pub struct Levels {
     top: u32,
     /// Serials above `serial_base` belong to this batch: call `serial - serial_base - 1`.
     serial_base: u32,
-    /// Per call of this batch: its level, whether it completed early.
+    /// Per call of this batch: its level, whether the CPU may redo it.
     calls: Vec<CallState>,
     /// Cells of freed grids, for the next grid laid out (at most [`MAX_SPARE`]).
     spare: Vec<Vec<Cell>>,

@@ -296,7 +296,7 @@ impl GpuBatch {
         Ok(redo)
     }
 
-    /// Whether jobs in place are pending (not completed early on the CPU).
+    /// Whether jobs in place are pending (not taken out again).
     fn has_jobs_in_place(&self) -> bool {
         (0..self.keys.len()).any(|b| {
             let key = split_key(self.keys[b]);
@@ -362,7 +362,7 @@ impl GpuBatch {
             for words in self.buckets[b].chunks_exact(key.kernel.job_words()) {
                 let header = JobHeader::of(words);
                 if header.pixel == SKIP_JOB {
-                    continue; // completed early
+                    continue; // taken out again
                 }
                 let mut job = Job::default();
                 job[..words.len()].copy_from_slice(words);

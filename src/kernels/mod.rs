@@ -115,7 +115,7 @@ pub type Job = [u32; 12];
 
 /// What every kernel's job starts with (words 0 and 1): the pixel it writes first, as a byte
 /// offset into its pixel buffer, and the stride in bytes. Generic code rewrites any job's
-/// pixel (a job completed early, a block copied through the staging buffer), whatever its
+/// pixel (a job taken out again, a block copied through the staging buffer), whatever its
 /// kernel, so these are read and written apart from the rest.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct JobHeader {
@@ -138,7 +138,7 @@ impl JobHeader {
         words[1] = self.stride as u32;
     }
 
-    /// Sets only the pixel of a job's words (`SKIP_JOB` marks a job completed early).
+    /// Sets only the pixel of a job's words (`SKIP_JOB` marks a job taken out again).
     pub fn set_pixel(words: &mut [u32], pixel: u32) {
         words[0] = pixel;
     }
@@ -295,7 +295,7 @@ mod tests {
             &[
                 "int stride = int(jb.y);",
                 "uint first = jb.x + uint(line * (columns ? stride : 1));",
-                "bool columns = (jb.z & 32u) == 0u, rows = (jb.z & 16u) == 0u;",
+                "uvec2 c = column_slots(jb.z, seg, walk_step);",
                 "coefs[jb.w + 2u * l]",
             ],
         );

@@ -26,7 +26,34 @@ unsafe fn frame_buffers(frame: *const DaedalusVp9Frame) -> Vec<(usize, usize)> {
             buffers.push((p, len));
         }
     }
+    if f.buf_data.iter().all(|p| p.is_null()) {
+        buffers.extend(written_planes(f));
+    }
     buffers
+}
+
+/// The bytes the decoder writes in each plane: every row of whole 8x8 blocks. For a frame
+/// whose buffers the application made and did not name (GStreamer's `avdec_*` hands FFmpeg
+/// empty buffer references over its own memory).
+fn written_planes(f: &DaedalusVp9Frame) -> Vec<(usize, usize)> {
+    let bytes_per_pixel = if f.bpp > 8 { 2 } else { 1 };
+    let (w, h) = (
+        (f.width.max(0) as usize).next_multiple_of(8),
+        (f.height.max(0) as usize).next_multiple_of(8),
+    );
+    (0..3)
+        .filter_map(|p| {
+            let (ss_h, ss_v) = match p {
+                0 => (0, 0),
+                _ => (f.ss_h.clamp(0, 1) as usize, f.ss_v.clamp(0, 1) as usize),
+            };
+            let (row_bytes, rows) = ((w >> ss_h) * bytes_per_pixel, h >> ss_v);
+            let stride = usize::try_from(f.linesize[p]).ok()?;
+            let start = f.data[p] as usize;
+            (start != 0 && rows > 0 && stride >= row_bytes)
+                .then(|| (start, (rows - 1) * stride + row_bytes))
+        })
+        .collect()
 }
 
 /// Whether the frame's three planes lie in its first buffer.
