@@ -309,13 +309,17 @@ void filter_recorded_plane(uvec4 jb, int line)
     // The same for every line. (Offsets count from the buffer's binding, at offset 0, where
     // the word view starts too.)
     bool tiled = ((jb.x | jb.y) & 3u) == 0u;
-    filter_line(jb, 0u, line, true, tiled);
+    // Both passes read and write through `px_coherent`. (Chosen at run time from the job's
+    // bits 4 and 5, always 0: with the choice known when compiled, NVIDIA's compiler made the
+    // frame path's loop filter 4 % slower on the H200, docs/benchmarks-history.md.)
+    bool both = (jb.z & 48u) == 0u;
+    filter_line(jb, 0u, line, both, tiled);
     // The columns pass's writes before the rows pass reads them.
     memoryBarrierBuffer();
     barrier();
     if (tiled)
-        load_rows_tile(jb, l, true);
-    filter_line(jb, 1u, line, true, tiled);
+        load_rows_tile(jb, l, both);
+    filter_line(jb, 1u, line, both, tiled);
     // The plane's writes before another plane of the workgroup reads them, and its record and
     // tables read before they are replaced.
     memoryBarrierBuffer();
