@@ -3,6 +3,7 @@
 //! and buffers across flushes.
 
 pub mod cache;
+pub mod engine;
 pub mod memory;
 pub mod once;
 pub mod pipeline;

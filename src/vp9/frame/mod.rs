@@ -425,7 +425,7 @@ impl Decoder {
         }
         let submitter = self.gpu.as_mut().expect("made above");
         let words = header::words(info, &layout, frame_planes, ref_planes);
-        submitter.begin_frame(&words, frame_buffer, ref_buffers);
+        submitter.begin_frame(&words, frame_buffer, ref_buffers)?;
         let sb_rows = layout.geometry.sb_rows;
         // Each part's wavefront ramps up and down again, so more parts overlap more of the
         // parse but cost the GPU more: two were the fastest of 1, 2 and 4 at -threads 1 on the

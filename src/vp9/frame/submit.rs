@@ -17,10 +17,10 @@
 
 use super::header;
 use super::records::Layout;
+use crate::gpu::engine::{Engine, Options, Sets};
 use crate::gpu::memory::{BufferRef, DeviceBuffer, HostBuffer};
-use crate::gpu::stream::memory_barrier;
 use crate::gpu::testing::Step;
-use crate::gpu::{vkerr, Gpu, GpuResult};
+use crate::gpu::{Gpu, GpuResult};
 use crate::kernels::Kernel;
 use crate::stats;
 use ash::vk;
@@ -29,12 +29,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// A copy between buffers: source, destination and the byte ranges.
-pub struct Copy {
-    pub from: vk::Buffer,
-    pub to: vk::Buffer,
-    pub regions: Vec<vk::BufferCopy>,
-}
+pub use crate::gpu::engine::Copy;
 
 /// GPU-side bytes copied: to device-local memory (the data, references), and frames back.
 pub static COPIED_TO_DEVICE: AtomicU64 = AtomicU64::new(0);
@@ -66,9 +61,6 @@ fn stage_of(kernel: Kernel) -> Option<usize> {
 /// GPU time per stage of [`STAGES`], in nanoseconds.
 pub static STAGE_NS: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
 
-/// Timestamps per slot: a part's start, one per stage, its end.
-const STAMPS: u32 = STAGES.len() as u32 + 2;
-
 /// A part that takes longer than this is treated as a hung device. (Generous: a driver that
 /// compiles the kernels at their first dispatch, as lavapipe does, takes seconds there.)
 const HANG_TIMEOUT: Duration = Duration::from_secs(120);
@@ -84,20 +76,11 @@ pub struct Dispatch {
 /// A part: levels of dispatches, each level after the one before.
 pub type Levels = Vec<Vec<Dispatch>>;
 
-/// A command buffer and its fence; `serial` while its submission may run; the stage of each
-/// timestamp after the first (`None`: the part's end).
-struct Slot {
-    cmd: vk::CommandBuffer,
-    fence: vk::Fence,
-    serial: Option<u64>,
-    stamps: Vec<Option<usize>>,
-    /// A test's failure injected into the wait for it (`DAEDALUS_TEST_FAIL_STEP=wait`).
-    fails_wait: bool,
-}
-
 /// A decoder's GPU objects, reused from frame to frame.
 pub struct Submitter {
-    gpu: &'static Gpu,
+    engine: Engine,
+    /// The one set of the five bindings: the frame's data, its pixels, its references'.
+    sets: Sets,
     /// The frame's data, in [`Layout`].
     pub data: HostBuffer,
     pub layout: Layout,
@@ -109,14 +92,7 @@ pub struct Submitter {
     /// references uploaded) and after them (the frame's pixels copied back).
     copies_before: Vec<Copy>,
     copies_after: Vec<Copy>,
-    pool: vk::CommandPool,
-    descriptor_pool: vk::DescriptorPool,
     set: vk::DescriptorSet,
-    /// What the set's five bindings point at (buffer ids).
-    bound: [u64; 5],
-    slots: Vec<Slot>,
-    /// Two timestamps per slot, where the queue has them.
-    queries: Option<vk::QueryPool>,
     /// Words of the job area the frame's parts used.
     jobs_used: usize,
     /// Levels and dispatches of the frame's parts so far.
@@ -137,85 +113,25 @@ impl Submitter {
         } else {
             None
         };
-        let d = &gpu.device;
-        unsafe {
-            let pool = d
-                .create_command_pool(
-                    &vk::CommandPoolCreateInfo::default()
-                        .queue_family_index(gpu.queue_family)
-                        .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
-                    None,
-                )
-                .map_err(vkerr("vkCreateCommandPool"))?;
-            let mut s = Submitter {
-                gpu,
-                data,
-                layout,
-                mirror,
-                staged: Vec::new(),
-                copies_before: Vec::new(),
-                copies_after: Vec::new(),
-                pool,
-                descriptor_pool: vk::DescriptorPool::null(),
-                set: vk::DescriptorSet::null(),
-                bound: [0; 5],
-                slots: Vec::new(),
-                queries: None,
-                jobs_used: 0,
-                dispatches: 0,
-            };
-            // From here on `s` owns what is made and destroys it if a step fails.
-            let cmds = d
-                .allocate_command_buffers(
-                    &vk::CommandBufferAllocateInfo::default()
-                        .command_pool(pool)
-                        .level(vk::CommandBufferLevel::PRIMARY)
-                        .command_buffer_count(SLOTS as u32),
-                )
-                .map_err(vkerr("vkAllocateCommandBuffers"))?;
-            for cmd in cmds {
-                let fence = d
-                    .create_fence(&vk::FenceCreateInfo::default(), None)
-                    .map_err(vkerr("vkCreateFence"))?;
-                s.slots.push(Slot {
-                    cmd,
-                    fence,
-                    serial: None,
-                    stamps: Vec::new(),
-                    fails_wait: false,
-                });
-            }
-            let sizes = [vk::DescriptorPoolSize::default()
-                .ty(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(5)];
-            s.descriptor_pool = d
-                .create_descriptor_pool(
-                    &vk::DescriptorPoolCreateInfo::default()
-                        .max_sets(1)
-                        .pool_sizes(&sizes),
-                    None,
-                )
-                .map_err(vkerr("vkCreateDescriptorPool"))?;
-            let layouts = [gpu.pipelines.set_layout];
-            s.set = d
-                .allocate_descriptor_sets(
-                    &vk::DescriptorSetAllocateInfo::default()
-                        .descriptor_pool(s.descriptor_pool)
-                        .set_layouts(&layouts),
-                )
-                .map_err(vkerr("vkAllocateDescriptorSets"))?[0];
-            if gpu.info.timestamp_period_ns.is_some() {
-                s.queries = d
-                    .create_query_pool(
-                        &vk::QueryPoolCreateInfo::default()
-                            .query_type(vk::QueryType::TIMESTAMP)
-                            .query_count(STAMPS * SLOTS as u32),
-                        None,
-                    )
-                    .ok();
-            }
-            Ok(s)
-        }
+        let options = Options {
+            slots: SLOTS,
+            stage_ns: &STAGE_NS,
+            hang: HANG_TIMEOUT,
+            retires: true,
+        };
+        Ok(Submitter {
+            engine: Engine::new(gpu, options)?,
+            sets: Sets::new(gpu, 1)?,
+            data,
+            layout,
+            mirror,
+            staged: Vec::new(),
+            copies_before: Vec::new(),
+            copies_after: Vec::new(),
+            set: vk::DescriptorSet::null(),
+            jobs_used: 0,
+            dispatches: 0,
+        })
     }
 
     /// Whether the kernels work on device-local copies.
@@ -231,8 +147,8 @@ impl Submitter {
         header: &[u32; header::WORDS],
         frame: BufferRef,
         references: [Option<BufferRef>; 3],
-    ) {
-        debug_assert!(self.slots.iter().all(|s| s.serial.is_none()));
+    ) -> GpuResult<()> {
+        debug_assert!(!self.engine.busy());
         // SAFETY: the header area is the buffer's first bytes, written by nothing else now.
         unsafe {
             std::ptr::copy_nonoverlapping(header.as_ptr(), self.data.ptr as *mut u32, header.len())
@@ -253,12 +169,9 @@ impl Submitter {
             references[1].unwrap_or(data),
             references[2].unwrap_or(data),
         ];
-        let ids = buffers.map(|b| b.id);
-        if ids != self.bound {
-            // SAFETY: the set is not in use: the last frame's parts have completed.
-            unsafe { crate::gpu::memory::point_set_at(&self.gpu.device, self.set, &buffers) };
-            self.bound = ids;
-        }
+        // (The set is not in use: the last frame's parts have completed.)
+        self.set = self.sets.pointing_at(buffers, &mut Vec::new())?;
+        Ok(())
     }
 
     /// Appends job words to the frame's job area; returns the index of the first.
@@ -298,209 +211,55 @@ impl Submitter {
 
     /// Records `levels` into a free command buffer and submits it without waiting.
     pub fn submit(&mut self, levels: &Levels) -> GpuResult<()> {
-        let gpu = self.gpu;
         let kernels = levels.iter().flatten().map(|d| d.kernel);
-        gpu.pipelines.ensure(kernels)?;
-        let slot = match self.slots.iter().position(|s| s.serial.is_none()) {
-            Some(i) => i,
-            None => {
-                // All in flight: the oldest (lowest serial) finishes first.
-                let oldest = (0..SLOTS)
-                    .min_by_key(|&i| self.slots[i].serial.unwrap_or(u64::MAX))
-                    .expect("slots");
-                self.wait_slot(oldest)?;
-                oldest
-            }
-        };
-        let d = &gpu.device;
-        let cmd = self.slots[slot].cmd;
-        let mut count = 0u64;
-        let first_query = STAMPS * slot as u32;
-        let mut stamps = Vec::new();
-        let mut stage = None;
-        unsafe {
-            d.reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty())
-                .map_err(vkerr("vkResetCommandBuffer"))?;
-            d.begin_command_buffer(
-                cmd,
-                &vk::CommandBufferBeginInfo::default()
-                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
-            )
-            .map_err(vkerr("vkBeginCommandBuffer"))?;
-            // After every earlier submission (the references, the frame's earlier parts).
-            full_barrier(d, cmd);
-            let mut before = std::mem::take(&mut self.copies_before);
-            if let Some(m) = &self.mirror {
-                let regions: Vec<vk::BufferCopy> = self
-                    .staged
-                    .drain(..)
-                    .map(|r| {
-                        vk::BufferCopy::default()
-                            .src_offset(r.start as u64)
-                            .dst_offset(r.start as u64)
-                            .size(r.len() as u64)
-                    })
-                    .collect();
-                before.push(Copy {
-                    from: self.data.buffer,
-                    to: m.buffer,
-                    regions,
-                });
-            }
-            let copies_before = record_copies(d, cmd, &before);
-            stats::add(&COPIED_TO_DEVICE, copies_before);
-            if copies_before > 0 {
-                full_barrier(d, cmd);
-            }
-            if let Some(q) = self.queries {
-                d.cmd_reset_query_pool(cmd, q, first_query, STAMPS);
-                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::COMPUTE_SHADER, q, first_query);
-            }
-            d.cmd_bind_descriptor_sets(
-                cmd,
-                vk::PipelineBindPoint::COMPUTE,
-                gpu.pipelines.layout,
-                0,
-                &[self.set],
-                &[],
-            );
-            let max_groups = gpu.info.max_group_count_x;
-            let mut bound = None;
-            for (i, level) in levels.iter().enumerate() {
-                let level_stage = level.first().and_then(|disp| stage_of(disp.kernel));
-                if let (Some(q), Some(_)) = (self.queries, level_stage) {
-                    // (A stage that came back would have no stamp left: its time goes to the one
-                    // before.)
-                    if level_stage != stage && i > 0 && stamps.len() + 2 < STAMPS as usize {
-                        // The stage before ends when its work has.
-                        stamps.push(stage);
-                        let at = first_query + stamps.len() as u32;
-                        d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::COMPUTE_SHADER, q, at);
-                    }
-                }
-                stage = level_stage.or(stage);
-                if i > 0 {
-                    full_barrier(d, cmd);
-                }
-                for disp in level {
-                    let kernel = gpu.pipelines.get(disp.kernel)?;
-                    if bound != Some(disp.kernel) {
-                        d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, kernel.pipeline);
-                        bound = Some(disp.kernel);
-                    }
-                    let mut done = 0u32;
-                    while done < disp.count {
-                        let n = (disp.count - done).min(max_groups);
-                        let mut push = [0u8; 8];
-                        push[..4].copy_from_slice(&(disp.first + done).to_ne_bytes());
-                        push[4..].copy_from_slice(&n.to_ne_bytes());
-                        d.cmd_push_constants(
-                            cmd,
-                            gpu.pipelines.layout,
-                            vk::ShaderStageFlags::COMPUTE,
-                            0,
-                            &push,
-                        );
-                        d.cmd_dispatch(cmd, n, 1, 1);
-                        count += 1;
-                        done += n;
-                    }
-                }
-            }
-            if let Some(q) = self.queries {
-                stamps.push(stage);
-                let at = first_query + stamps.len() as u32;
-                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, q, at);
-            }
-            let mut after = std::mem::take(&mut self.copies_after);
-            if let Some(m) = &self.mirror {
-                // The kernels' status word, for the host.
-                let status = (header::STATUS * 4) as u64;
-                after.push(Copy {
-                    from: m.buffer,
-                    to: self.data.buffer,
-                    regions: vec![vk::BufferCopy::default()
-                        .src_offset(status)
-                        .dst_offset(status)
-                        .size(4)],
-                });
-            }
-            if !after.is_empty() {
-                full_barrier(d, cmd);
-                stats::add(&COPIED_BACK, record_copies(d, cmd, &after));
-            }
-            // The frame's pixels and status for the host once the fence signals.
-            memory_barrier(
-                d,
-                cmd,
-                (
-                    vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
-                    vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE,
-                ),
-                (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
-            );
-            d.end_command_buffer(cmd)
-                .map_err(vkerr("vkEndCommandBuffer"))?;
-            d.reset_fences(&[self.slots[slot].fence])
-                .map_err(vkerr("vkResetFences"))?;
+        self.engine.gpu().pipelines.ensure(kernels)?;
+        let mut before = std::mem::take(&mut self.copies_before);
+        let mut after = std::mem::take(&mut self.copies_after);
+        if let Some(m) = &self.mirror {
+            // The data the decoder wrote for this part, and the kernels' status word back.
+            let regions = self.staged.drain(..).map(|r| {
+                vk::BufferCopy::default()
+                    .src_offset(r.start as u64)
+                    .dst_offset(r.start as u64)
+                    .size(r.len() as u64)
+            });
+            before.push(Copy {
+                from: self.data.buffer,
+                to: m.buffer,
+                regions: regions.collect(),
+            });
+            let status = (header::STATUS * 4) as u64;
+            after.push(Copy {
+                from: m.buffer,
+                to: self.data.buffer,
+                regions: vec![vk::BufferCopy::default()
+                    .src_offset(status)
+                    .dst_offset(status)
+                    .size(4)],
+            });
         }
-        let (serial, injected) =
-            gpu.submit_with_injection(cmd, self.slots[slot].fence, &[Step::Wait])?;
-        self.slots[slot].serial = Some(serial);
-        self.slots[slot].fails_wait = injected == Some(Step::Wait);
-        self.slots[slot].stamps = stamps;
-        self.dispatches += count;
-        stats::add(&stats::COUNTERS.submissions, 1);
-        stats::add(&stats::COUNTERS.dispatches, count);
-        Ok(())
-    }
-
-    /// Waits for slot `i`'s submission and retires it.
-    fn wait_slot(&mut self, i: usize) -> GpuResult<()> {
-        let Some(serial) = self.slots[i].serial else {
-            return Ok(());
-        };
-        let d = &self.gpu.device;
-        let waited = unsafe {
-            d.wait_for_fences(&[self.slots[i].fence], true, HANG_TIMEOUT.as_nanos() as u64)
-        };
-        // Whatever the wait says, nothing of this thread waits for it again.
-        self.slots[i].serial = None;
-        self.gpu.retire(serial);
-        match waited {
-            Ok(()) => {}
-            Err(vk::Result::TIMEOUT) => {
-                return Err(format!("the GPU did not finish within {HANG_TIMEOUT:?}"))
-            }
-            Err(e) => return Err(format!("vkWaitForFences: {e}")),
+        let mut rec = self.engine.record()?;
+        let copied = rec.copy(&before);
+        stats::add(&COPIED_TO_DEVICE, copied);
+        if copied > 0 {
+            rec.barrier();
         }
-        if std::mem::take(&mut self.slots[i].fails_wait) {
-            return Err("vkWaitForFences: failure injected by a test (after the GPU ran)".into());
-        }
-        if let (Some(q), Some(period)) = (self.queries, self.gpu.info.timestamp_period_ns) {
-            let stamps = std::mem::take(&mut self.slots[i].stamps);
-            let mut ticks = vec![0u64; stamps.len() + 1];
-            let got = unsafe {
-                d.get_query_pool_results(
-                    q,
-                    STAMPS * i as u32,
-                    &mut ticks,
-                    vk::QueryResultFlags::TYPE_64,
-                )
-            };
-            let ns = |a: u64, b: u64| (b.saturating_sub(a) as f64 * period) as u64;
-            if got.is_ok() && ticks[stamps.len()] >= ticks[0] {
-                stats::add(
-                    &stats::COUNTERS.gpu_busy_ns,
-                    ns(ticks[0], ticks[stamps.len()]),
-                );
-                for (k, stage) in stamps.iter().enumerate() {
-                    if let Some(s) = stage {
-                        stats::add(&STAGE_NS[*s], ns(ticks[k], ticks[k + 1]));
-                    }
-                }
+        rec.start_timing();
+        rec.bind(self.set);
+        for level in levels {
+            rec.level(level.first().and_then(|disp| stage_of(disp.kernel)));
+            for disp in level {
+                rec.dispatch(disp.kernel, disp.first, disp.count)?;
             }
         }
+        rec.end_timing();
+        if !after.is_empty() {
+            rec.barrier();
+            stats::add(&COPIED_BACK, rec.copy(&after));
+        }
+        let dispatches = rec.dispatches;
+        rec.submit(&[Step::Wait])?;
+        self.dispatches += dispatches;
         Ok(())
     }
 
@@ -509,16 +268,7 @@ impl Submitter {
     pub fn finish(&mut self) -> GpuResult<u32> {
         let waiting = Instant::now();
         let cpu = stats::thread_cpu_ns();
-        let mut result = Ok(());
-        let mut order: Vec<usize> = (0..SLOTS)
-            .filter(|&i| self.slots[i].serial.is_some())
-            .collect();
-        order.sort_by_key(|&i| self.slots[i].serial);
-        for i in order {
-            if let Err(e) = self.wait_slot(i) {
-                result = result.and(Err(e));
-            }
-        }
+        let result = self.engine.wait_all();
         stats::add_time(&stats::COUNTERS.wait_ns, waiting);
         stats::add_cpu_time(&stats::COUNTERS.wait_cpu_ns, cpu);
         result?;
@@ -534,48 +284,15 @@ impl Submitter {
 
     /// Whether a part is in flight.
     pub fn busy(&self) -> bool {
-        self.slots.iter().any(|s| s.serial.is_some())
+        self.engine.busy()
     }
 }
 
 impl Drop for Submitter {
     fn drop(&mut self) {
-        let _ = self.finish();
-        let d = &self.gpu.device;
-        unsafe {
-            if let Some(q) = self.queries {
-                d.destroy_query_pool(q, None);
-            }
-            for s in &self.slots {
-                d.destroy_fence(s.fence, None);
-            }
-            if self.descriptor_pool != vk::DescriptorPool::null() {
-                d.destroy_descriptor_pool(self.descriptor_pool, None);
-            }
-            d.destroy_command_pool(self.pool, None);
-        }
+        // (The engine waits for what is in flight before the buffers go.)
+        let _ = self.engine.wait_all();
     }
-}
-
-/// Compute work and copies after it wait for all of both before it, earlier submissions
-/// included.
-unsafe fn full_barrier(d: &ash::Device, cmd: vk::CommandBuffer) {
-    let access = vk::AccessFlags::SHADER_READ
-        | vk::AccessFlags::SHADER_WRITE
-        | vk::AccessFlags::TRANSFER_READ
-        | vk::AccessFlags::TRANSFER_WRITE;
-    let stages = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER;
-    memory_barrier(d, cmd, (stages, access), (stages, access));
-}
-
-/// Records `copies`; returns the bytes they copy.
-unsafe fn record_copies(d: &ash::Device, cmd: vk::CommandBuffer, copies: &[Copy]) -> u64 {
-    let mut bytes = 0;
-    for c in copies.iter().filter(|c| !c.regions.is_empty()) {
-        d.cmd_copy_buffer(cmd, c.from, c.to, &c.regions);
-        bytes += c.regions.iter().map(|r| r.size).sum::<u64>();
-    }
-    bytes
 }
 
 /// The order in which frames of every decoder submit their parts: the frames' order of
