@@ -27,6 +27,7 @@ mod levels;
 mod overlap;
 pub mod paths;
 pub mod regions;
+pub mod report;
 mod spans;
 pub mod stats;
 #[cfg(test)]

@@ -1,9 +1,7 @@
 //! Process-wide counters: what ran where, how often the GPU was asked, and how many bytes
 //! crossed between host and device memory. They prove which path a benchmark measured.
 
-pub mod line;
-
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 #[derive(Default)]
 pub struct Counters {
@@ -234,6 +232,19 @@ pub fn live_threads_cpu() -> String {
         .map(|(n, ms)| format!("{n}:{ms:.0}"))
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// Whether a decoder attached in this process, whatever path it took: the stats line is
+/// printed at exit only then (a process that loads the library and decodes nothing, such as
+/// GStreamer's plugin scanner, says nothing).
+static DECODER_ATTACHED: AtomicBool = AtomicBool::new(false);
+
+pub fn note_decoder_attached() {
+    DECODER_ATTACHED.store(true, Relaxed);
+}
+
+pub fn decoder_attached() -> bool {
+    DECODER_ATTACHED.load(Relaxed)
 }
 
 /// Adds the calling thread's CPU time since `start` (from [`thread_cpu_ns`]) to `counter`.

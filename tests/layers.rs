@@ -3,10 +3,11 @@
 //! provider cannot be needed by the recorder or the device. The layers, lowest first:
 //! settings and counters; logging, the paths the decoders took, the kernels' references and
 //! their job words; FFmpeg's DSP table, the device, the decisions kept; registered memory; the
-//! per-call recorder; the C ABI; the providers of the decoders and the stats line that
-//! reports them.
+//! per-call recorder; the C ABI; the providers of the decoders and the report of what they
+//! ran (the stats line). And no module names one that names it back, however many steps
+//! round: no import circle, between a parent module's file and its children's either.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 const LAYERS: &[&[&str]] = &[
@@ -16,11 +17,10 @@ const LAYERS: &[&[&str]] = &[
     &["regions"],
     &["batch"],
     &["ffi"],
-    &["vp9", "av1", "stats::line"],
+    &["vp9", "av1", "report"],
 ];
 
-/// The layer of a module as `src/` names it (`stats::line` apart from the counters); the
-/// logging macros are `log`'s.
+/// The layer of a module as `src/` names it; the logging macros are `log`'s.
 fn layer(module: &str) -> Option<usize> {
     let module = match module {
         "error" | "warn" | "info" | "debug" => "log",
@@ -29,8 +29,8 @@ fn layer(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))
 }
 
-/// The module a file belongs to (its first component under `src/`, or `stats::line`), and its
-/// path of modules (`batch/call.rs`: `batch`, `call`) for `super::` to climb.
+/// The module a file belongs to (its first component under `src/`), and its path of modules
+/// (`batch/call.rs`: `batch`, `call`) for `super::` to climb.
 fn module_of(src: &Path, file: &Path) -> (String, Vec<String>) {
     let rel = file
         .strip_prefix(src)
@@ -45,12 +45,7 @@ fn module_of(src: &Path, file: &Path) -> (String, Vec<String>) {
     if path.last().is_some_and(|p| p == "mod") {
         path.pop();
     }
-    let module = if rel == "stats/line.rs" {
-        "stats::line".to_string()
-    } else {
-        path[0].clone()
-    };
-    (module, path)
+    (path[0].clone(), path)
 }
 
 /// The line without its `//` comment (a `//` inside a string literal stays).
@@ -75,17 +70,13 @@ fn ident(s: &str) -> String {
         .collect()
 }
 
-/// A module named by a path that starts at the crate's root: `stats::line` apart.
+/// A module named by a path that starts at the crate's root.
 fn root_name(path: &str) -> String {
-    if path.starts_with("stats::line") {
-        "stats::line".into()
-    } else {
-        ident(path)
-    }
+    ident(path)
 }
 
 /// The modules a file at `path` names outside its own, comments left out: `crate::a::b` gives
-/// `a` (`stats::line` for the line), `crate::{a, b::{c, d}}` gives `a` and `b`, a `super::`
+/// `a`, `crate::{a, b::{c, d}}` gives `a` and `b`, a `super::`
 /// chain that climbs to the root names what follows it, and the logging macros (`warn!`, ...)
 /// name `log`.
 fn named_modules(source: &str, path: &[String]) -> BTreeSet<String> {
@@ -192,13 +183,211 @@ fn no_module_names_one_of_a_higher_layer() {
 fn named_modules_reads_paths_groups_supers_and_macros() {
     let path = ["batch".to_string(), "call".to_string()];
     let names = named_modules(
-        "use crate::{gpu::{self, Gpu}, stats::line::print};\n// crate::vp9 in a comment\n\
-         let x = crate::batch::flush(); crate::stats::line::print();\n\
+        "use crate::{gpu::{self, Gpu}, stats::add};\n// crate::vp9 in a comment\n\
+         let x = crate::batch::flush(); crate::report::stats_line();\n\
          let u = \"a://b\"; super::super::av1::f(); super::Op::new(); debug!(\"x\");",
         &path,
     );
-    let want: BTreeSet<String> = ["gpu", "stats::line", "batch", "av1", "log"]
+    let want: BTreeSet<String> = ["gpu", "stats", "batch", "report", "av1", "log"]
         .map(String::from)
         .into();
+    assert_eq!(names, want);
+}
+
+/// The paths a path or `use` tree spells from its start: `a::b`, `a::{b, c::{d, self}}`.
+fn tree_paths(tree: &str) -> Vec<Vec<String>> {
+    let (mut prefix, mut rest) = (Vec::new(), tree);
+    loop {
+        rest = rest.trim_start();
+        if let Some(group) = rest.strip_prefix('{') {
+            // The group's items, split at its own commas, up to its closing brace.
+            let (mut items, mut depth, mut start) = (Vec::new(), 0, 0);
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        items.push(&group[start..i]);
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        items.push(&group[start..i]);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            return items
+                .into_iter()
+                .flat_map(tree_paths)
+                .map(|p| prefix.iter().cloned().chain(p).collect())
+                .collect();
+        }
+        let word = ident(rest);
+        if word.is_empty() {
+            return vec![prefix];
+        }
+        rest = &rest[word.len()..];
+        prefix.push(word);
+        match rest.strip_prefix("::") {
+            Some(r) => rest = r,
+            None => return vec![prefix],
+        }
+    }
+}
+
+/// `code` with the contents of its string literals blanked (a path in a message or a doc
+/// attribute names nothing).
+fn without_strings(code: &str) -> String {
+    let (mut in_string, mut escaped) = (false, false);
+    code.chars()
+        .map(|c| match c {
+            _ if escaped => {
+                escaped = false;
+                ' '
+            }
+            '\\' if in_string => {
+                escaped = true;
+                ' '
+            }
+            '"' => {
+                in_string = !in_string;
+                c
+            }
+            _ if in_string && c != '\n' => ' ',
+            _ => c,
+        })
+        .collect()
+}
+
+/// The modules (paths of `src/`'s files, `a::b` for `a/b.rs` or `a/b/mod.rs`) that `source`, the
+/// file of module `path`, names outside its tests: through `crate::`, `super::`, `self::`, a
+/// child's name, and the items of their `{...}` groups; each the longest module of `modules`
+/// its path starts with.
+fn modules_named(source: &str, path: &[String], modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let code: String = source.lines().map(code_of).collect::<Vec<_>>().join("\n");
+    let code = without_strings(code.split("#[cfg(test)]").next().unwrap());
+    let code = code.as_str();
+    let longest = |parts: &[String]| {
+        (1..=parts.len())
+            .rev()
+            .map(|n| parts[..n].join("::"))
+            .find(|m| modules.contains(m))
+    };
+    let mut names = BTreeSet::new();
+    let mut name = |base: Vec<String>, tree: &str| {
+        for spelled in tree_paths(tree) {
+            let parts: Vec<String> = base.iter().cloned().chain(spelled).collect();
+            if let Some(m) = longest(&parts) {
+                names.insert(m);
+            }
+        }
+    };
+    let starts = |at: usize| {
+        !code[..at].ends_with("::")
+            && !code[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let mut at = 0;
+    while at < code.len() {
+        let rest = &code[at..];
+        let word = ident(rest);
+        if word.is_empty() || !starts(at) || !rest[word.len()..].starts_with("::") {
+            at += rest.chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        let mut tail = &rest[word.len() + 2..];
+        match word.as_str() {
+            "crate" => name(Vec::new(), tail),
+            "self" => name(path.to_vec(), tail),
+            "super" => {
+                let mut base = path[..path.len() - 1].to_vec();
+                while let Some(t) = tail.strip_prefix("super::") {
+                    base.pop();
+                    tail = t;
+                }
+                name(base, tail)
+            }
+            child if modules.contains(&[path.join("::"), child.to_string()].join("::")) => {
+                name(path.to_vec(), rest)
+            }
+            _ => {}
+        }
+        at += word.len();
+    }
+    names.remove(&path.join("::"));
+    names
+}
+
+/// No module names one that names it back, however many steps round: the library reads one
+/// way, a parent module's file included (shared items live in a file of their own, not in the
+/// parent its children name).
+#[test]
+fn no_import_circle() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let module_path = |file: &Path| -> Vec<String> {
+        let (_, path) = module_of(&src, file);
+        if path == ["lib"] {
+            Vec::new()
+        } else {
+            path
+        }
+    };
+    let modules: BTreeSet<String> = files.iter().map(|f| module_path(f).join("::")).collect();
+    let edges: BTreeMap<String, BTreeSet<String>> = files
+        .iter()
+        .map(|f| {
+            let path = module_path(f);
+            let source = std::fs::read_to_string(f).unwrap();
+            (path.join("::"), modules_named(&source, &path, &modules))
+        })
+        .collect();
+    // A circle shows as a module met again on the path of a depth-first walk.
+    fn walk(
+        m: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        on_path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+        circles: &mut Vec<String>,
+    ) {
+        if let Some(at) = on_path.iter().position(|p| p == m) {
+            circles.push(format!("{} -> {m}", on_path[at..].join(" -> ")));
+            return;
+        }
+        if !done.insert(m.to_string()) {
+            return;
+        }
+        on_path.push(m.to_string());
+        for next in edges.get(m).into_iter().flatten() {
+            walk(next, edges, on_path, done, circles);
+        }
+        on_path.pop();
+    }
+    let (mut done, mut circles) = (BTreeSet::new(), Vec::new());
+    for m in edges.keys() {
+        walk(m, &edges, &mut Vec::new(), &mut done, &mut circles);
+    }
+    assert!(
+        circles.is_empty(),
+        "import circles:\n{}",
+        circles.join("\n")
+    );
+}
+
+#[test]
+fn modules_named_reads_paths_groups_supers_and_children() {
+    let modules: BTreeSet<String> = ["", "a", "a::b", "a::c", "a::c::d", "e", "e::f"]
+        .map(String::from)
+        .into();
+    let path = ["a".to_string(), "c".to_string()];
+    let names = modules_named(
+        "use super::b::Thing;\nuse crate::{e::{f::G, self}, a::b};\n// crate::z in a comment\n\
+         d::run(); self::d::x(); let s = x::y; super::super::e::h();\n\
+         #[cfg(test)]\nmod tests { use crate::e::f; }",
+        &path,
+        &modules,
+    );
+    let want: BTreeSet<String> = ["a::b", "e::f", "e", "a::c::d"].map(String::from).into();
     assert_eq!(names, want);
 }

@@ -2,13 +2,11 @@
 
 use super::call::{Area, Op, Origin};
 use super::recorder::Recorder;
-use crate::gpu;
 use crate::kernels::cdef::CdefCall;
 use crate::kernels::itx::Transform;
 use crate::kernels::lf::LfFunction;
 use crate::kernels::lf_sb::{self, SbPlane};
 use crate::kernels::mc::{self, McFunction};
-use crate::kernels::Kernel;
 use crate::stats::{self, Reason, COUNTERS};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -223,12 +221,6 @@ pub fn fold_counts() {
             r.counts.fold();
         }
     });
-}
-
-/// Whether the device (set up already) can run kernel `k`, building it on the first question
-/// (see `Pipelines::has`).
-pub fn device_has_kernel(k: Kernel) -> bool {
-    gpu::set_up().is_some_and(|g| g.pipelines.has(k))
 }
 
 /// Whether this thread's recorder executes on the GPU (choosing the backend if not yet done).

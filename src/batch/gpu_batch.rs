@@ -1,11 +1,9 @@
 //! [`GpuBatch`]: the pending work of the GPU path.
 
-use super::buckets::{KeyHasher, MAX_CALL_WORDS, NO_BUCKET, RECENT_BUCKETS};
 use super::call::{block_in, Area, Call};
-use super::placement::Current;
+use super::keys::{KeyHasher, MAX_CALL_WORDS, NO_BUCKET, RECENT_BUCKETS};
 use super::recent::MostRecent;
-use super::submit::Submitted;
-use crate::gpu::stream::{Stream, MAX_SLOTS};
+use crate::gpu::stream::{Dispatch, Stream, MAX_SLOTS};
 use crate::levels::Levels;
 use crate::overlap::Occupancy;
 use crate::regions::{self, Placement, Region};
@@ -17,6 +15,26 @@ use std::sync::Arc;
 pub(super) struct Copied {
     pub(super) rect: Area,
     pub(super) staging: usize,
+}
+
+/// The imported region that the last call was in: consecutive calls nearly always share it.
+#[derive(Clone, Copy)]
+pub(super) struct Current {
+    pub(super) id: u64,
+    pub(super) start: usize,
+    pub(super) end: usize,
+    /// Address of byte 0 of the imported buffer.
+    pub(super) base: usize,
+    pub(super) slot: u8,
+}
+
+/// A batch on the GPU: what its completion needs.
+pub(super) struct Submitted {
+    pub(super) order: Vec<usize>,
+    pub(super) dispatches: Vec<Dispatch>,
+    pub(super) arena: *const i16,
+    pub(super) arena_len: usize,
+    pub(super) job_bytes: usize,
 }
 
 /// The pending work of the GPU path.

@@ -36,8 +36,10 @@
 //! - `cpu`: running on the CPU, FFmpeg's functions ([`FFMPEG_DSP`]) or the reference;
 //! - `placement`: where a call's pixels and source are for the GPU, and at which level (with
 //!   `recent`: the last regions calls were in);
-//! - `buckets`: job packing, a bucket per (level, kernel, pixel slot, source);
-//! - `gpu_batch`: the pending batch of the GPU path;
+//! - `buckets`: job packing, a bucket per (level, kernel, pixel slot, source), with `keys`:
+//!   a bucket's key and its hasher;
+//! - `gpu_batch`: the pending batch of the GPU path, and what it holds of a submission in
+//!   flight and of the region the last call was in;
 //! - `complete`: flushes, and completions for a reader;
 //! - `submit`: submission, finishing, the CPU rerun and recovery after a failure;
 //! - `counts`: the counts of recorded calls.
@@ -49,16 +51,18 @@ mod complete;
 mod counts;
 mod cpu;
 mod gpu_batch;
+mod keys;
 mod placement;
 mod recent;
 mod recorder;
 mod submit;
 
 pub use api::{
-    complete_for, damaged_batches, device_has_kernel, flush, flush_for, fold_counts, record_cdef,
-    record_itx, record_lf, record_lf_sb, record_mc, run_intra_transform, thread_uses_gpu,
+    complete_for, damaged_batches, flush, flush_for, fold_counts, record_cdef, record_itx,
+    record_lf, record_lf_sb, record_mc, run_intra_transform, thread_uses_gpu,
 };
 pub use call::{Area, Job, Op, Origin, SKIP_JOB};
 pub use cpu::{FFMPEG_DSP, FFMPEG_ITX};
+pub use recorder::device_has_kernel;
 #[cfg(test)]
 mod testing;

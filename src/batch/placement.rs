@@ -2,24 +2,13 @@
 //! at which level it runs ([`GpuBatch::place`]).
 
 use super::call::{block_in, Area, Op, Origin};
-use super::gpu_batch::GpuBatch;
+use super::gpu_batch::{Current, GpuBatch};
 use crate::gpu::stream::{MAX_SETS, MAX_SLOTS};
 use crate::kernels::itx;
 use crate::levels::{Access, Need, MAX_LEVELS};
 use crate::regions::{self, Placement, Region};
 use crate::stats::{self, Reason, COUNTERS};
 use std::sync::Arc;
-
-/// The imported region that the last call was in: consecutive calls nearly always share it.
-#[derive(Clone, Copy)]
-pub(super) struct Current {
-    id: u64,
-    start: usize,
-    end: usize,
-    /// Address of byte 0 of the imported buffer.
-    base: usize,
-    slot: u8,
-}
 
 /// Where a call's pixels are for the GPU.
 pub(super) enum Target {
@@ -286,7 +275,7 @@ impl GpuBatch {
 
 #[cfg(test)]
 mod tests {
-    use crate::batch::buckets::split_key;
+    use crate::batch::keys::split_key;
     use crate::batch::testing::{record, recorder, Itx4, Pixels};
 
     /// A call on the pixels of a pending call goes a level above it; a call elsewhere shares

@@ -1,7 +1,6 @@
 //! [`Recorder`]: a thread's recorder, and how it records a call (its data captured, placed,
 //! its jobs pushed) or runs it at once.
 
-use super::api::device_has_kernel;
 use super::call::{spans_meet, Area, Call, Captured, Op, Origin, MAY_REDO};
 use super::counts::RecordedCounts;
 use super::cpu::{move_and_zero, run_job_on_cpu, run_transient, RegionView};
@@ -575,6 +574,12 @@ impl Recorder {
         op.run_at_once(dst, stride, origin);
         stats::add(&COUNTERS.immediate, 1);
     }
+}
+
+/// Whether the device (set up already) can run kernel `k`, building it on the first question
+/// (see `Pipelines::has`).
+pub fn device_has_kernel(k: crate::kernels::Kernel) -> bool {
+    crate::gpu::set_up().is_some_and(|g| g.pipelines.has(k))
 }
 
 #[cfg(test)]

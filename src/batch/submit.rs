@@ -1,10 +1,10 @@
 //! Submission: the batch packed into the job buffer and submitted, finished (copies back,
 //! transforms left to FFmpeg's function), and recovered on the CPU after a failure.
 
-use super::buckets::split_key;
 use super::call::{job_eob, Call, Job, MAY_REDO, SKIP_JOB};
 use super::cpu::{run_ffmpeg, run_job_on_cpu};
-use super::gpu_batch::GpuBatch;
+use super::gpu_batch::{GpuBatch, Submitted};
+use super::keys::split_key;
 use crate::gpu::stream::{Buf, Dispatch};
 use crate::gpu::{self, GpuResult};
 use crate::kernels::itx::{ItxJob, ItxKernel, Transform};
@@ -32,15 +32,6 @@ struct Redo {
     eob: i32,
     /// Its pixels are a copied block's.
     copied: bool,
-}
-
-/// A batch on the GPU: what its completion needs.
-pub(super) struct Submitted {
-    order: Vec<usize>,
-    dispatches: Vec<Dispatch>,
-    arena: *const i16,
-    arena_len: usize,
-    job_bytes: usize,
 }
 
 /// The dispatch of a job whose 16-bit lanes overflowed, by the job's index in the job buffer

@@ -1,9 +1,11 @@
-//! The Vulkan runtime on ash: one device per process, chosen once; pipelines built the first
-//! time the work needs them; per-thread [`stream::Stream`]s that reuse their command buffers
-//! and buffers across flushes.
+//! The Vulkan runtime on ash: one device per process, chosen once ([`select`]); pipelines built
+//! the first time the work needs them ([`pipeline`]); every submission recorded and waited for
+//! through one [`engine`], which the per-call path's per-thread [`stream`]s, the frame path's
+//! parts and the one-shot runs ([`once`]) own.
 
 pub mod cache;
 pub mod engine;
+mod error;
 pub mod memory;
 pub mod once;
 pub mod pipeline;
@@ -11,32 +13,19 @@ pub mod select;
 pub mod shaders;
 pub mod spirv;
 pub mod stream;
+#[doc(hidden)]
+pub mod testing;
 mod validation;
+
+pub(crate) use error::vkerr;
+pub use error::{GpuResult, LOST_IN_SUBMISSION};
+pub use select::DeviceInfo;
 
 use ash::vk;
 use once_cell::sync::OnceCell;
 use std::ffi::{c_char, CStr, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-
-/// What the rest of the crate needs to know about the chosen device.
-#[derive(Clone, Debug)]
-pub struct DeviceInfo {
-    pub name: String,
-    pub kind: vk::PhysicalDeviceType,
-    pub api_version: u32,
-    pub max_storage_buffer_range: u64,
-    pub non_coherent_atom_size: u64,
-    pub max_shared_bytes: u32,
-    pub max_invocations: u32,
-    pub max_storage_buffers: u32,
-    pub max_push_constant_bytes: u32,
-    pub max_group_count_x: u32,
-    /// `Some(alignment)` when host pointers can be imported (VK_EXT_external_memory_host).
-    pub host_import_alignment: Option<u64>,
-    /// Nanoseconds per timestamp tick, when the compute queue has timestamps.
-    pub timestamp_period_ns: Option<f64>,
-}
 
 pub struct Gpu {
     _entry: ash::Entry,
@@ -127,16 +116,6 @@ pub fn state() -> State {
         Some(Some(g)) if !g.lost.load(Ordering::Relaxed) => State::Usable(g),
         Some(_) => State::Unavailable,
     }
-}
-
-/// Why the GPU stopped being used.
-pub type GpuResult<T> = Result<T, String>;
-
-/// How a submission that failed with the device lost says so: part of it may have run.
-pub const LOST_IN_SUBMISSION: &str = "vkQueueSubmit: ERROR_DEVICE_LOST";
-
-pub(crate) fn vkerr(what: &str) -> impl Fn(vk::Result) -> String + '_ {
-    move |e| format!("{what}: {e}")
 }
 
 impl Gpu {
@@ -394,169 +373,4 @@ impl Gpu {
 /// Number of messages the validation layer reported (with `DAEDALUS_VALIDATION=1`).
 pub fn validation_messages() -> u64 {
     validation::count()
-}
-
-/// Failure injection for the tests of the fallback paths.
-#[doc(hidden)]
-pub mod testing {
-    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-    use std::sync::OnceLock;
-
-    /// The step of a submission at which an injected failure strikes.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub enum Step {
-        /// The queue submission fails: nothing of the batch reaches the GPU.
-        Submit,
-        /// The queue submission fails with the device lost, which the driver may report
-        /// after part of the batch started: nothing of it runs here.
-        SubmitLost,
-        /// The GPU runs the whole batch, then the wait for it fails as after a lost device
-        /// (which may strike with any part of the batch written).
-        Wait,
-        /// The GPU ran; reading its results back (the copied blocks) then fails.
-        Unpack,
-        /// The GPU ran; reading the list of transforms it left to the host then fails.
-        Overflow,
-    }
-
-    impl Step {
-        pub(crate) const ALL: [Step; 5] = [
-            Step::Submit,
-            Step::SubmitLost,
-            Step::Wait,
-            Step::Unpack,
-            Step::Overflow,
-        ];
-
-        fn name(self) -> &'static str {
-            match self {
-                Step::Submit => "submit",
-                Step::SubmitLost => "submit-lost",
-                Step::Wait => "wait",
-                Step::Unpack => "unpack",
-                Step::Overflow => "overflow",
-            }
-        }
-    }
-
-    /// 0: none; else 1 + the index of a step in [`Step::ALL`].
-    static FAIL_NEXT_SUBMISSION: AtomicU8 = AtomicU8::new(0);
-    static FAIL_OPTIONAL_KERNELS: AtomicBool = AtomicBool::new(false);
-    static FAIL_REQUIRED_KERNELS: AtomicBool = AtomicBool::new(false);
-
-    /// Makes the device fail to build the kernels one decoder alone uses (CDEF, the
-    /// superblock loop filters) when they are first wanted, as a driver that cannot compile
-    /// them would.
-    pub fn fail_optional_kernels() {
-        FAIL_OPTIONAL_KERNELS.store(true, Ordering::SeqCst);
-    }
-
-    pub(super) fn optional_kernels_fail() -> bool {
-        FAIL_OPTIONAL_KERNELS.load(Ordering::SeqCst) || env_fails("optional")
-    }
-
-    /// `DAEDALUS_TEST_FAIL_KERNELS=optional`: the optional kernels fail to build, as above, in
-    /// a decoder's process (the end-to-end tests of the frame path's fallback).
-    fn env_fails(which: &str) -> bool {
-        static SETTING: OnceLock<Option<String>> = OnceLock::new();
-        SETTING
-            .get_or_init(|| std::env::var("DAEDALUS_TEST_FAIL_KERNELS").ok())
-            .as_deref()
-            == Some(which)
-    }
-
-    /// Makes the device fail to build every other kernel when it is first wanted.
-    pub fn fail_required_kernels() {
-        FAIL_REQUIRED_KERNELS.store(true, Ordering::SeqCst);
-    }
-
-    pub(super) fn required_kernels_fail() -> bool {
-        FAIL_REQUIRED_KERNELS.load(Ordering::SeqCst)
-    }
-
-    /// Makes the next queue submission (of any thread) fail as a lost device would.
-    pub fn fail_next_submission() {
-        fail_next_submission_at(Step::Submit);
-    }
-
-    /// Makes the next queue submission (of any thread) fail at `step`. Steps after the
-    /// submission itself strike the recorder's submissions only (others ignore them).
-    pub fn fail_next_submission_at(step: Step) {
-        let index = Step::ALL.iter().position(|&s| s == step).unwrap_or(0);
-        FAIL_NEXT_SUBMISSION.store(1 + index as u8, Ordering::SeqCst);
-    }
-
-    /// Where the recorder panics next, as a bug there would make it.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub enum Panic {
-        /// A call's jobs joined the batch, the batch has not noted it yet.
-        WhilePlacing = 1,
-        /// A flush executed the batch, and has not cleared it yet.
-        AfterExecution = 2,
-    }
-
-    /// 0: none; else a [`Panic`].
-    static PANIC_NEXT: AtomicU8 = AtomicU8::new(0);
-
-    pub fn panic_next(at: Panic) {
-        PANIC_NEXT.store(at as u8, Ordering::SeqCst);
-    }
-
-    /// Makes the next call the recorder places panic while placing it.
-    pub fn panic_while_placing() {
-        panic_next(Panic::WhilePlacing);
-    }
-
-    pub(crate) fn take_panic(at: Panic) -> bool {
-        PANIC_NEXT.load(Ordering::Relaxed) == at as u8
-            && PANIC_NEXT
-                .compare_exchange(at as u8, 0, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-    }
-
-    /// Submissions tried so far in this process (for `DAEDALUS_TEST_FAIL_SUBMISSION`).
-    static SUBMISSIONS_TRIED: AtomicU64 = AtomicU64::new(0);
-
-    /// `DAEDALUS_TEST_FAIL_SUBMISSION=N`: the process's N-th queue submission fails as a lost
-    /// device would, so that the end-to-end tests reach the fallbacks through FFmpeg, parts of
-    /// frames in flight among them; `DAEDALUS_TEST_FAIL_STEP` names the
-    /// step (`submit`, the default, `submit-lost`, `wait`, `unpack`, `overflow`).
-    fn failing_submission() -> Option<(u64, Step)> {
-        static AT: OnceLock<Option<(u64, Step)>> = OnceLock::new();
-        *AT.get_or_init(|| {
-            let at = std::env::var("DAEDALUS_TEST_FAIL_SUBMISSION")
-                .ok()
-                .and_then(|v| v.trim().parse().ok())?;
-            let step = match std::env::var("DAEDALUS_TEST_FAIL_STEP") {
-                Ok(name) => match Step::ALL.iter().find(|s| s.name() == name.trim()) {
-                    Some(&step) => step,
-                    None => {
-                        // A test that injects nothing must not pass for one that did.
-                        crate::error!("DAEDALUS_TEST_FAIL_STEP={name} names no step");
-                        return None;
-                    }
-                },
-                Err(_) => Step::Submit,
-            };
-            Some((at, step))
-        })
-    }
-
-    /// Called once per queue submission: the step of it that is to fail, if any. Steps after
-    /// the submission itself are taken only by submissions that meet them (`meets`); another
-    /// kind leaves an armed one for the next of those.
-    pub(super) fn take_injected_failure(meets: &[Step]) -> Option<Step> {
-        let tried = SUBMISSIONS_TRIED.fetch_add(1, Ordering::SeqCst) + 1;
-        let applies = |step: Step| step == Step::Submit || meets.contains(&step);
-        let armed = FAIL_NEXT_SUBMISSION.load(Ordering::SeqCst);
-        if armed != 0 {
-            let step = Step::ALL[armed as usize - 1];
-            return (applies(step)
-                && FAIL_NEXT_SUBMISSION
-                    .compare_exchange(armed, 0, Ordering::SeqCst, Ordering::SeqCst)
-                    .is_ok())
-            .then_some(step);
-        }
-        failing_submission().and_then(|(at, step)| (at == tried && applies(step)).then_some(step))
-    }
 }

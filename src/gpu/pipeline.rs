@@ -6,7 +6,9 @@
 //! error at once rather than a driver failure later.
 
 use super::cache::{DiskCache, Outcome};
-use super::{shaders, spirv, vkerr, DeviceInfo, GpuResult};
+use super::error::{vkerr, GpuResult};
+use super::select::DeviceInfo;
+use super::{shaders, spirv};
 use crate::kernels::itx::ItxKernel;
 use crate::kernels::{self, MC_LF_JOBS_PER_GROUP};
 use ash::vk;

@@ -2,9 +2,27 @@
 //! substring of the name) or else the best usable device, discrete > integrated > virtual >
 //! CPU. Usable means Vulkan 1.1, a compute queue, and 8/16-bit storage-buffer access.
 
-use super::DeviceInfo;
 use ash::vk;
 use std::ffi::CStr;
+
+/// What the rest of the crate needs to know about the chosen device.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub kind: vk::PhysicalDeviceType,
+    pub api_version: u32,
+    pub max_storage_buffer_range: u64,
+    pub non_coherent_atom_size: u64,
+    pub max_shared_bytes: u32,
+    pub max_invocations: u32,
+    pub max_storage_buffers: u32,
+    pub max_push_constant_bytes: u32,
+    pub max_group_count_x: u32,
+    /// `Some(alignment)` when host pointers can be imported (VK_EXT_external_memory_host).
+    pub host_import_alignment: Option<u64>,
+    /// Nanoseconds per timestamp tick, when the compute queue has timestamps.
+    pub timestamp_period_ns: Option<f64>,
+}
 
 pub struct Choice {
     pub physical: vk::PhysicalDevice,

@@ -11,7 +11,7 @@
 //! separate so that the window can be taken when dav1d makes the call and the filter run
 //! later: the window is all the filter reads.
 
-use super::{Job, JobHeader};
+use super::job::{Job, JobHeader};
 
 /// Row stride of the padded window, and its size: (8 + 4) x (8 + 4) values.
 pub const WINDOW_STRIDE: usize = 12;

@@ -17,7 +17,7 @@
 //! Layout kept open for 10/12-bit: coefficients would be `int32_t` and intermediates 64-bit;
 //! [`Transform`] and the job format carry the size and types only, not the sample width.
 
-use super::{Job, JobHeader};
+use super::job::{Job, JobHeader};
 use std::ops::{Add, Mul, Neg, Shr, Sub};
 
 /// A 32-bit signed integer whose arithmetic wraps like FFmpeg's (mostly `unsigned`) C.

@@ -10,7 +10,7 @@
 //! result depends on running them in the decoder's order. The batch keeps that order by never
 //! running two calls that touch a common pixel in one submission.
 
-use super::{Job, JobHeader};
+use super::job::{Job, JobHeader};
 
 /// Edge direction, FFmpeg's last index: `h` filters across a vertical edge (lines are rows),
 /// `v` across a horizontal edge (lines are columns).

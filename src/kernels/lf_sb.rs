@@ -12,8 +12,8 @@
 //! masks as they are ([`SbPlane`]) and walks them itself, a step of the walk per invocation
 //! ([`slot_table`] is that walk in Rust), then filters one line per invocation.
 
+use super::job::{Job, JobHeader};
 use crate::kernels::lf::{filter_half, LfDir, LfHalf};
-use crate::kernels::{Job, JobHeader};
 
 /// Edges one segment can hold: 8 block edges, each with an inner 4-pixel edge.
 pub const EDGES: usize = 16;

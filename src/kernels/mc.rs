@@ -16,7 +16,7 @@
 //! [`McFunction::window`]), so the caller may change its source right after the call as FFmpeg's
 //! decoder does with its emulated-edge buffer.
 
-use super::{Job, JobHeader};
+use super::job::{Job, JobHeader};
 
 /// FFmpeg's `FilterMode` order (the `mc` table's second index).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

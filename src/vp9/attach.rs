@@ -2,8 +2,9 @@
 //! trial may keep it, else FFmpeg's own decode); on the per-call path FFmpeg's filled DSP
 //! table is kept as the CPU fallback and its 8-bit entries replaced with recording functions.
 
+use super::context::{ctx, per_call};
+use super::frame;
 use super::syncs::INTRA_BLOCK;
-use super::{ctx, frame, per_call};
 use crate::batch::{self, Origin, FFMPEG_DSP, FFMPEG_ITX};
 use crate::config::{DecoderPath, Mode};
 use crate::kernels::itx::{self, Transform, Tx1d, TxSize};
@@ -105,6 +106,7 @@ const SCALED_MC: [ScaledMcFn; 40] = scaled_mc_table!(
 
 pub(super) unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void {
     crate::log::guard("attach", std::ptr::null_mut(), || {
+        crate::stats::note_decoder_attached();
         let config = crate::config::get();
         if config.mode == Mode::Off {
             crate::log::once(
@@ -114,7 +116,6 @@ pub(super) unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *
             );
             return std::ptr::null_mut();
         }
-        crate::stats::line::register_stats_at_exit();
         // The first decoder context decides the process's path; later ones follow it.
         let taken = paths::vp9().unwrap_or_else(|| decide(bpp));
         match (taken.path, taken.why) {

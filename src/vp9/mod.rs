@@ -19,20 +19,25 @@
 //! is not inside a registered frame (an emulated-edge source) has its source window copied at
 //! call time.
 //!
-//! The parts: the ABI and the hooks' table here; `attach` (the DSP table taken over), `syncs`
+//! The parts: the hooks' table here, the frame the decoder hands over in `abi`, whose
+//! decoder context the per-call hooks take in `context`; `attach` (the DSP table taken over), `syncs`
 //! (what a reader of pixels completes), `rows` (a row's backup, rows of other frame threads, a
 //! superblock's loop filter), `per_frame` (a frame's begin and end, the frame pool's memory);
 //! `frame` is the frame path.
 
 pub mod frame;
 
+mod abi;
 mod attach;
+mod context;
 mod lookup;
 mod per_frame;
 mod rows;
 mod syncs;
 
+pub use abi::DaedalusVp9Frame;
 use attach::{attach, detach};
+use context::per_call;
 use per_frame::{frame_alloc, frame_begin, frame_end, frame_free};
 use rows::{await_rows, backup_row, loopfilter_sb};
 use syncs::{intra_edges, sync};
@@ -42,24 +47,6 @@ use std::ffi::{c_int, c_void};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
 pub const ABI_VERSION: c_int = 10;
-
-/// The frame the decoder writes (the patch's `FFVP9ProviderFrame`).
-#[repr(C)]
-pub struct DaedalusVp9Frame {
-    pub data: [*mut u8; 3],
-    pub linesize: [isize; 3],
-    pub width: c_int,
-    pub height: c_int,
-    pub ss_h: c_int,
-    pub ss_v: c_int,
-    pub bpp: c_int,
-    /// The buffers that hold the planes: every byte the decoder may write.
-    pub buf_data: [*mut u8; 3],
-    pub buf_size: [usize; 3],
-    /// `frame_begin` only: the buffers of the three references motion compensation reads.
-    pub ref_buf_data: [[*mut u8; 3]; 3],
-    pub ref_buf_size: [[usize; 3]; 3],
-}
 
 /// The hooks the patched decoder calls (the patch's `FFVP9Provider`).
 #[repr(C)]
@@ -166,19 +153,4 @@ unsafe extern "C" fn parse_begin(
         return 0;
     }
     frame::parse_begin(ctx, info, bufs)
-}
-
-/// The context of a decoder whose DSP calls the provider takes; it carries no state. (A
-/// decoder on the frame path holds a [`frame::Decoder`] instead.)
-static ATTACHED: u8 = 0;
-
-fn ctx() -> *mut c_void {
-    &ATTACHED as *const u8 as *mut c_void
-}
-
-/// Whether `ctx` is a decoder's whose DSP calls the provider takes (or none, from a caller that
-/// drives the hooks itself): the per-call hooks leave a decoder on the frame path alone (its
-/// table is FFmpeg's own).
-fn per_call(ctx: *mut c_void) -> bool {
-    ctx.is_null() || ctx == self::ctx()
 }

@@ -1,8 +1,10 @@
 //! A frame's begin and end (its buffers registered for the frame, what must complete by its
 //! end, a failed batch reported to the decoder) and the memory of the decoder's frame pool.
 
+use super::abi::DaedalusVp9Frame;
+use super::context::per_call;
+use super::frame;
 use super::syncs::{Planes, INTRA_BLOCK, PLANES};
-use super::{frame, per_call, DaedalusVp9Frame};
 use crate::batch;
 use crate::stats::{self, Reason, COUNTERS};
 use std::cell::RefCell;

@@ -1,7 +1,7 @@
 //! Superblock rows: the row backup for intra prediction, rows another frame thread published,
 //! and a superblock's loop filter as one call per plane.
 
-use super::per_call;
+use super::context::per_call;
 use crate::batch::{self, Origin};
 use crate::stats::Reason;
 use std::ffi::{c_int, c_void};

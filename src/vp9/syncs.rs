@@ -1,7 +1,7 @@
 //! The decoder's syncs: where it reads pixels the pending calls may write (an intra
 //! prediction's neighbours, a finished or published row), what of the pending work completes.
 
-use super::per_call;
+use super::context::per_call;
 use crate::batch;
 use crate::stats::Reason;
 use std::ffi::{c_int, c_void};

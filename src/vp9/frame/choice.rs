@@ -15,18 +15,11 @@
 //! FFmpeg's, the trial ends there. The frames between the trial's last and its decision (frame
 //! threads) go to FFmpeg. A decision is kept for later runs ([`super::decisions`]).
 
+use super::decisions::CLASSES;
+pub use super::decisions::{Decision, Pick};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Instant;
-
-/// Who reconstructs a frame.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Pick {
-    /// The frame path: parsed whole, reconstructed on the GPU.
-    Frame,
-    /// FFmpeg's own decode, block by block (the provider declines the frame).
-    Ffmpeg,
-}
 
 /// A trial's measured blocks in order, after its warm-up on the frame path: ABBA, each as often
 /// early as late (each switch costs a decoder with frame threads a pipeline's drain).
@@ -50,14 +43,6 @@ pub const MARGIN_THREADED: f64 = 0.7;
 /// once stopped at 1.30 where its full run gave 0.75.)
 pub const EARLY_STOP: f64 = 2.0;
 
-/// Frame-size classes by luma pixels: up to 640x640, 1280x800 (720p), 2048x1152 (1080p), more.
-pub(super) const CLASSES: [(u64, &str); 4] = [
-    (640 * 640, "sd"),
-    (1280 * 800, "hd"),
-    (2048 * 1152, "fhd"),
-    (u64::MAX, "uhd"),
-];
-
 /// The log's key of each class's decision (said once).
 const DECIDED: [&str; 4] = ["trial sd", "trial hd", "trial fhd", "trial uhd"];
 
@@ -68,16 +53,6 @@ pub fn class_of(width: i32, height: i32) -> usize {
         .iter()
         .position(|&(max, _)| pixels <= max)
         .expect("the last class takes every size")
-}
-
-/// The outcome of a class's trial.
-#[derive(Clone, Copy, PartialEq, Debug)]
-pub struct Decision {
-    pub pick: Pick,
-    /// The frame path's time over FFmpeg's, for as many frames.
-    pub ratio: f64,
-    /// Taken from an earlier run's trial.
-    pub cached: bool,
 }
 
 /// A frame of a measured trial block, until it ends.

@@ -6,8 +6,34 @@
 //! all. `DAEDALUS_TRIAL_FRAMES` asks for a new trial, whose decision replaces the cached one;
 //! deleting `devices.tsv` in the cache directory forgets them all.
 
-use super::choice::{Decision, Pick, CLASSES};
 use once_cell::sync::OnceCell;
+
+/// Who reconstructs a frame.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Pick {
+    /// The frame path: parsed whole, reconstructed on the GPU.
+    Frame,
+    /// FFmpeg's own decode, block by block (the provider declines the frame).
+    Ffmpeg,
+}
+
+/// The outcome of a class's trial.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct Decision {
+    pub pick: Pick,
+    /// The frame path's time over FFmpeg's, for as many frames.
+    pub ratio: f64,
+    /// Taken from an earlier run's trial.
+    pub cached: bool,
+}
+
+/// Frame-size classes by luma pixels: up to 640x640, 1280x800 (720p), 2048x1152 (1080p), more.
+pub const CLASSES: [(u64, &str); 4] = [
+    (640 * 640, "sd"),
+    (1280 * 800, "hd"),
+    (2048 * 1152, "fhd"),
+    (u64::MAX, "uhd"),
+];
 
 /// The threadings a decision is kept for, by how many decoder contexts choose.
 const THREADINGS: [&str; 2] = ["one-context", "frame-threads"];

@@ -3,7 +3,7 @@
 //! 8-tap filters, the loop filter's thresholds and where each tile column starts. Word indices
 //! match the shader's `H_*` constants.
 
-use super::records::{FrameParse, Layout};
+use super::records::{FrameParse, Layout, HEADER_WORDS};
 use crate::kernels::mc::SUBPEL_FILTERS;
 
 pub const COLS: usize = 0;
@@ -30,7 +30,8 @@ pub const REF: usize = 32;
 pub const TAPS: usize = 80;
 pub const LIMITS: usize = 176;
 pub const TILE_START: usize = 208;
-pub const WORDS: usize = 512;
+/// The header's size, which the data's layout gives it.
+pub const WORDS: usize = HEADER_WORDS;
 /// Superblock columns the header has room for (`TILE_START` up to `WORDS`).
 pub const MAX_SB_COLS: usize = WORDS - TILE_START;
 

@@ -4,8 +4,11 @@
 //! ([`super::header`]), the parsed data, then what the GPU's parts use (the saved lines, the
 //! job lists).
 
-use super::super::DaedalusVp9Frame;
+use crate::vp9::abi::DaedalusVp9Frame;
 use std::ffi::c_int;
+
+/// The header's words, the buffer's first area ([`super::header`]).
+pub const HEADER_WORDS: usize = 512;
 
 /// `FF_VP9_BLOCK_*`: a record's flags.
 pub const BLOCK_INTRA: u8 = 1;
@@ -166,7 +169,7 @@ impl Layout {
             at = (at + bytes).next_multiple_of(64);
             start
         };
-        take(super::header::WORDS * 4);
+        take(HEADER_WORDS * 4);
         let records = take(sbs * RECORDS_PER_SB * std::mem::size_of::<BlockRecord>());
         let coefs = [0, 1, 2].map(|p| take(sbs * g.coefs_per_sb(p) * 2));
         let eobs = [0, 1, 2].map(|p| take(sbs * g.eobs_per_sb(p)));
@@ -236,7 +239,7 @@ impl Layout {
         let shift = g.ss_h + g.ss_v;
         let coefs = (64 + 2 * (64 >> shift)) as u64 * g.bytes_per_pixel as u64 * 2;
         let eobs = 4 + 2 * (4 >> shift) as u64;
-        (super::header::WORDS * 4) as u64
+        (HEADER_WORDS * 4) as u64
             + blocks * std::mem::size_of::<BlockRecord>() as u64
             + units * (coefs + eobs)
             + g.superblocks() as u64 * (LOOPFILTER_BYTES as u64 + 8)

@@ -13,15 +13,6 @@ use crate::paths::{self, Path, Taken};
 use crate::stats::{self, COUNTERS};
 use crate::vp9::frame;
 
-pub(crate) fn register_stats_at_exit() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    if crate::config::get().stats != crate::config::Stats::Off {
-        ONCE.call_once(|| unsafe {
-            libc::atexit(print_stats);
-        });
-    }
-}
-
 /// A decoder's `path=` word: what its path ran, from its counters.
 fn path_word(taken: Taken, vp9: bool) -> &'static str {
     let r = |x: &std::sync::atomic::AtomicU64| stats::read(x);
@@ -150,6 +141,24 @@ fn validation() -> String {
     format!("validation_messages={}", crate::gpu::validation_messages())
 }
 
+/// Registers the line's printing at exit when the library is loaded, where `DAEDALUS_STATS` is
+/// set (its value is read at exit, with the other settings), so that no decoder names this
+/// module, which reads theirs. The line comes only where a decoder attached.
+#[used]
+#[link_section = ".init_array"]
+static PRINT_AT_EXIT: extern "C" fn() = register_at_load;
+
+extern "C" fn register_at_load() {
+    if std::env::var_os("DAEDALUS_STATS").is_some() {
+        // SAFETY: `print_stats` is a plain function of this library, which stays loaded.
+        unsafe { libc::atexit(print_stats) };
+    }
+}
+
 extern "C" fn print_stats() {
-    let _ = std::panic::catch_unwind(|| eprintln!("{}", stats_line()));
+    let _ = std::panic::catch_unwind(|| {
+        if stats::decoder_attached() && crate::config::get().stats != crate::config::Stats::Off {
+            eprintln!("{}", stats_line());
+        }
+    });
 }
