@@ -153,16 +153,16 @@ pub fn decide_cdef() -> Taken {
         (DecoderPath::Calls, _) => (Path::Calls, "DAEDALUS_PATH"),
         (_, Mode::Cpu) => (Path::Calls, "DAEDALUS=cpu"),
         (DecoderPath::Auto, _) if cdef_choice::dav1d_kept() => (Path::Own, "kept"),
+        // (A CPU device known from an earlier run is not set up at all.)
+        (DecoderPath::Auto, _)
+            if !config.trial_asked()
+                && cdef_choice::cached().iter().all(Option::is_none)
+                && crate::decisions::on_cpu_device() =>
+        {
+            (Path::Own, "cpu-device")
+        }
         (path, _) => match crate::gpu::get() {
             None => (Path::Own, "no-device"),
-            Some(g)
-                if path == DecoderPath::Auto
-                    && !config.trial_asked()
-                    && cdef_choice::cached().iter().all(Option::is_none)
-                    && g.info.kind == ash::vk::PhysicalDeviceType::CPU =>
-            {
-                (Path::Own, "cpu-device")
-            }
             Some(_) if !cdef_apply::row_kernels() => (Path::Own, "no-kernels"),
             Some(_) if path == DecoderPath::Frame => (Path::Frame, "DAEDALUS_PATH"),
             Some(_) => (Path::Frame, "trial"),

@@ -191,3 +191,20 @@ pub fn keep(name: &str, value: &str) {
 fn file() -> Option<PathBuf> {
     Some(crate::config::cache_dir()?.join("devices.tsv"))
 }
+
+/// Whether the device is a CPU device (lavapipe), whose work takes the decoder's own cores:
+/// kept, so that a later run that knows it sets no device up to learn it again.
+pub fn on_cpu_device() -> bool {
+    static CPU: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
+    *CPU.get_or_init(|| {
+        if get("device-kind").as_deref() == Some("cpu") {
+            return true;
+        }
+        let Some(gpu) = crate::gpu::get() else {
+            return false;
+        };
+        let cpu = gpu.info.kind == ash::vk::PhysicalDeviceType::CPU;
+        keep("device-kind", if cpu { "cpu" } else { "gpu" });
+        cpu
+    })
+}

@@ -184,7 +184,7 @@ pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
         return None;
     }
     // (A CPU device known from an earlier run is not set up at all.)
-    if !crate::config::get().trial_asked() && on_cpu_device() {
+    if !crate::config::get().trial_asked() && crate::decisions::on_cpu_device() {
         return Some("cpu-device");
     }
     if !gpu_wanted() {
@@ -211,21 +211,6 @@ pub(crate) fn attach_choosing(bpp: c_int) -> Option<*mut c_void> {
 
 /// Whether the device is a CPU device, from the kept facts where an earlier run set it up
 /// (Vulkan costs tens of ms to set up where nothing else needs it), else looked at (and kept).
-fn on_cpu_device() -> bool {
-    static CPU: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
-    *CPU.get_or_init(|| {
-        if crate::decisions::get("device-kind").as_deref() == Some("cpu") {
-            return true;
-        }
-        let Some(gpu) = crate::gpu::get() else {
-            return false;
-        };
-        let cpu = gpu.info.kind == ash::vk::PhysicalDeviceType::CPU;
-        crate::decisions::keep("device-kind", if cpu { "cpu" } else { "gpu" });
-        cpu
-    })
-}
-
 /// Keeps whether the device (set up) imports host memory, so that a later run whose decoders
 /// defer the device knows whether their frames can be imported once it is set up.
 fn note_host_import() {
