@@ -153,7 +153,7 @@ extern "C" {
  * position in 8x8 blocks (edges at the frame's top and left are not filtered), `level` and
  * `mask` a `VP9Filter`'s `level[64]` and `mask[2][2][8][4]`, `mblim_lut` and `lim_lut` the
  * frame's 64-entry threshold tables. Returns 0 once recorded (the result is in the planes once
- * [`daedalus_flush`] returns), -1 for a null pointer or another subsampling.
+ * `daedalus_flush()` returns), -1 for a null pointer or another subsampling.
  *
  * # Safety
  * As for FFmpeg's function: every pixel the superblock's edges reach must be valid and stay
@@ -174,7 +174,7 @@ int daedalus_vp9_loopfilter_sb(uint8_t *const *dst,
 
 /**
  * dav1d 1.0.0's CDEF `fb[0]` (8x8: luma and 4:4:4 chroma), 8 bits per pixel: the result is in `dst`
- * once [`daedalus_flush`] returns. Strides are in bytes.
+ * once `daedalus_flush()` returns. Strides are in bytes.
  *
  * # Safety
  * As for dav1d's function: the block at `dst` with two pixels to its right, `left` (one pair
@@ -215,7 +215,7 @@ void daedalus_av1_cdef_filter_8x8_16bpc(uint16_t *dst,
 
 /**
  * dav1d 1.0.0's CDEF `fb[1]` (4x8: 4:2:2 chroma), 8 bits per pixel: the result is in `dst`
- * once [`daedalus_flush`] returns. Strides are in bytes.
+ * once `daedalus_flush()` returns. Strides are in bytes.
  *
  * # Safety
  * As for dav1d's function: the block at `dst` with two pixels to its right, `left` (one pair
@@ -256,7 +256,7 @@ void daedalus_av1_cdef_filter_4x8_16bpc(uint16_t *dst,
 
 /**
  * dav1d 1.0.0's CDEF `fb[2]` (4x4: 4:2:0 chroma), 8 bits per pixel: the result is in `dst`
- * once [`daedalus_flush`] returns. Strides are in bytes.
+ * once `daedalus_flush()` returns. Strides are in bytes.
  *
  * # Safety
  * As for dav1d's function: the block at `dst` with two pixels to its right, `left` (one pair

@@ -86,7 +86,6 @@ fn any_fn(f: *const ()) -> AnyFn {
 
 unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> c_int {
     crate::log::guard("attach_cdef", 0, || {
-        crate::stats::note_decoder_attached();
         if crate::config::get().mode == crate::config::Mode::Off {
             crate::log::once(
                 crate::log::Level::Info,
@@ -112,6 +111,7 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
             ],
             _ => return 0,
         };
+        crate::stats::note_decoder_attached();
         match decide_cdef().path {
             Path::Own => 0,
             // dav1d keeps its functions for the rows the GPU does not take (`cdef_apply`).

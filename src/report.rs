@@ -5,8 +5,9 @@
 //! reconstructed: VP9's frame path, AV1's CDEF rows), `frame-cpu` (VP9 parsed whole, FFmpeg's
 //! second pass reconstructed every frame), `trial` (a trial that never decided), `calls` and
 //! `calls-cpu` (the DSP calls through the C ABI, executed on the GPU or by the CPU
-//! reference), `ffmpeg` (the decoder's own functions); `off` with `DAEDALUS=off`, `unused`
-//! where no decoder attached. `why=` says why each took it.
+//! reference), `ffmpeg` (the decoder's own functions); `unused` where a decoder attached and
+//! took no path. `why=` says why each took it. With `DAEDALUS=off` no decoder attaches, and
+//! there is no line.
 
 use crate::batch;
 use crate::paths::{self, Path, Taken};
@@ -38,9 +39,6 @@ fn paths_and_reasons() -> (String, String) {
         .filter_map(|(name, t)| t.map(|t| (name, t, path_word(t, name == "vp9"))))
         .collect();
     match taken.as_slice() {
-        [] if crate::config::get().mode == crate::config::Mode::Off => {
-            ("off".into(), "DAEDALUS=off".into())
-        }
         [] => ("unused".into(), "-".into()),
         [(_, t, word)] => (word.to_string(), t.why.to_string()),
         all => {

@@ -234,9 +234,9 @@ pub fn live_threads_cpu() -> String {
         .join(",")
 }
 
-/// Whether a decoder attached in this process, whatever path it took: the stats line is
-/// printed at exit only then (a process that loads the library and decodes nothing, such as
-/// GStreamer's plugin scanner, says nothing).
+/// Whether a decoder attached in this process (with `DAEDALUS=off` none does): the stats line
+/// is printed at exit only then (a process that loads the library and decodes nothing, such
+/// as GStreamer's plugin scanner, says nothing).
 static DECODER_ATTACHED: AtomicBool = AtomicBool::new(false);
 
 pub fn note_decoder_attached() {

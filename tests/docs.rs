@@ -53,16 +53,13 @@ fn the_readme_lists_the_settings_of_config_rs() {
     );
     // Every variable the code reads is in the list.
     let mut read = std::collections::BTreeSet::new();
-    for dir in [
-        "src",
-        "src/vp9",
-        "src/vp9/frame",
-        "src/av1",
-        "src/gpu",
-        "src/batch",
-        "src/stats",
-    ] {
-        for entry in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+    let mut dirs = vec![root.join("src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            if entry.path().is_dir() {
+                dirs.push(entry.path());
+                continue;
+            }
             let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
             for part in text.split("\"DAEDALUS").skip(1) {
                 let name: String = part

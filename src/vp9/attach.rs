@@ -106,7 +106,6 @@ const SCALED_MC: [ScaledMcFn; 40] = scaled_mc_table!(
 
 pub(super) unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *mut c_void {
     crate::log::guard("attach", std::ptr::null_mut(), || {
-        crate::stats::note_decoder_attached();
         let config = crate::config::get();
         if config.mode == Mode::Off {
             crate::log::once(
@@ -116,6 +115,7 @@ pub(super) unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *
             );
             return std::ptr::null_mut();
         }
+        crate::stats::note_decoder_attached();
         // The first decoder context decides the process's path; later ones follow it.
         let taken = paths::vp9().unwrap_or_else(|| decide(bpp));
         match (taken.path, taken.why) {
