@@ -5,7 +5,7 @@ use super::call::{block_in, Area, Op, Origin};
 use super::gpu_batch::{Current, GpuBatch};
 use crate::gpu::stream::{MAX_SETS, MAX_SLOTS};
 use crate::kernels::itx;
-use crate::levels::{Access, Need, MAX_LEVELS};
+use crate::levels::{Access, Block, Need, MAX_LEVELS};
 use crate::regions::{self, Placement, Region};
 use crate::stats::{self, Reason, COUNTERS};
 use std::sync::Arc;
@@ -73,110 +73,13 @@ impl GpuBatch {
         if self.pending_words >= self.max_words {
             return Err(Busy::Flush(Reason::Full));
         }
-        let version = regions::version();
-        if version != self.regions_version && self.pending > 0 && self.registry_change_matters() {
-            return Err(Busy::Flush(Reason::Registry));
-        }
-        if version != self.regions_version {
-            self.regions = regions::snapshot();
-            self.regions_version = version;
-            self.current = None;
-            self.recent_targets.clear();
-            let live: Vec<u64> = self.regions.iter().map(|r| r.id).collect();
-            self.levels.retain_regions(|id| live.contains(&id));
-        }
-        let inside = |r: &Current| r.start <= lo && hi <= r.end;
-        let cached = self.current.as_ref().is_some_and(inside);
-        if !cached {
-            // A frame's planes may be regions of their own, which calls take in turn.
-            if let Some(c) = self.recent_targets.find(inside) {
-                self.current = Some(c);
-            } else {
-                self.current = match regions::place(&self.regions, lo, hi) {
-                    Placement::Straddles => return Err(Busy::Straddles),
-                    Placement::Outside if origin == Origin::Ffmpeg => return Err(Busy::Transient),
-                    Placement::Outside => None,
-                    Placement::Inside(index) => {
-                        let r = &self.regions[index];
-                        match &r.in_place {
-                            Some(in_place) => Some(Current {
-                                id: r.id,
-                                start: r.start,
-                                end: r.end,
-                                base: in_place.base(),
-                                slot: Self::slot_in(&mut self.slots, r)?,
-                            }),
-                            // Registered but not importable: copied like other memory.
-                            None => None,
-                        }
-                    }
-                };
-                if let Some(c) = self.current {
-                    self.recent_targets.put(c);
-                }
-            }
-        }
+        self.follow_registry()?;
+        self.find_target(lo, hi, origin)?;
         let (at, stride, w, h) = (rect.at as usize, rect.stride, rect.w, rect.h);
         if stride.unsigned_abs() > i32::MAX as usize {
             self.current = None;
         }
-
-        // The source of a motion compensation: in place where it lies in an imported frame.
-        let mut source = Source::Arena;
-        let mut source_mark = None;
-        let mut need = Need::default();
-        if let (
-            Op::Mc {
-                src, src_stride, ..
-            },
-            Some(win),
-        ) = (op, op.source())
-        {
-            let (lo, hi) = win.span();
-            // Most sources lie in one of the last few regions a source did: a reference
-            // frame's planes.
-            let snapshot = &self.regions;
-            let inside = |&i: &usize| {
-                snapshot
-                    .get(i)
-                    .is_some_and(|r| r.start <= lo && hi <= r.end)
-            };
-            let placement = match self.last_sources.find(inside) {
-                Some(index) => Placement::Inside(index),
-                None => {
-                    let placement = regions::place(snapshot, lo, hi);
-                    if let Placement::Inside(index) = placement {
-                        self.last_sources.put(index);
-                    }
-                    placement
-                }
-            };
-            match placement {
-                Placement::Inside(index) if src_stride.unsigned_abs() <= i32::MAX as usize => {
-                    let r = &self.regions[index];
-                    if let Some(in_place) = &r.in_place {
-                        let block = block_in(r.id, r.start, r.end, &win);
-                        let offset = (*src as usize - in_place.base()) as u32;
-                        let n = self
-                            .levels
-                            .need(&block, Access::Read)
-                            .ok_or(Busy::Flush(Reason::Overlap))?;
-                        need = n;
-                        source = Source::InPlace {
-                            slot: Self::slot_in(&mut self.slots, &self.regions[index])?,
-                            offset,
-                            stride: *src_stride,
-                        };
-                        source_mark = Some(block);
-                    }
-                }
-                // Partly in a region whose pending calls may write it: complete them first.
-                Placement::Straddles if self.pending > 0 => {
-                    return Err(Busy::Flush(Reason::Overlap))
-                }
-                _ => {}
-            }
-        }
+        let (source, source_mark, mut need) = self.mc_source(op)?;
         let (target_slot, dst_mark) = match &self.current {
             Some(r) => {
                 let block = block_in(r.id, r.start, r.end, rect);
@@ -255,6 +158,122 @@ impl GpuBatch {
             level: need.level,
             may_redo: cpu_redo,
         })
+    }
+
+    /// The registry as this batch sees it, taken again where it changed (a change that matters
+    /// to pending calls completes them first).
+    fn follow_registry(&mut self) -> Result<(), Busy> {
+        let version = regions::version();
+        if version != self.regions_version && self.pending > 0 && self.registry_change_matters() {
+            return Err(Busy::Flush(Reason::Registry));
+        }
+        if version != self.regions_version {
+            self.regions = regions::snapshot();
+            self.regions_version = version;
+            self.current = None;
+            self.recent_targets.clear();
+            let live: Vec<u64> = self.regions.iter().map(|r| r.id).collect();
+            self.levels.retain_regions(|id| live.contains(&id));
+        }
+        Ok(())
+    }
+
+    /// The imported region `lo..hi` lies in, as [`GpuBatch::current`]: the last one's, one of
+    /// the last few, or the registry's; none where the call's pixels are copied.
+    fn find_target(&mut self, lo: usize, hi: usize, origin: Origin) -> Result<(), Busy> {
+        let inside = |r: &Current| r.start <= lo && hi <= r.end;
+        let cached = self.current.as_ref().is_some_and(inside);
+        if !cached {
+            // A frame's planes may be regions of their own, which calls take in turn.
+            if let Some(c) = self.recent_targets.find(inside) {
+                self.current = Some(c);
+            } else {
+                self.current = match regions::place(&self.regions, lo, hi) {
+                    Placement::Straddles => return Err(Busy::Straddles),
+                    Placement::Outside if origin == Origin::Ffmpeg => return Err(Busy::Transient),
+                    Placement::Outside => None,
+                    Placement::Inside(index) => {
+                        let r = &self.regions[index];
+                        match &r.in_place {
+                            Some(in_place) => Some(Current {
+                                id: r.id,
+                                start: r.start,
+                                end: r.end,
+                                base: in_place.base(),
+                                slot: Self::slot_in(&mut self.slots, r)?,
+                            }),
+                            // Registered but not importable: copied like other memory.
+                            None => None,
+                        }
+                    }
+                };
+                if let Some(c) = self.current {
+                    self.recent_targets.put(c);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The source of a motion compensation: in place where it lies in an imported frame
+    /// (with the block it reads and the level that needs), else copied into the arena.
+    fn mc_source(&mut self, op: &Op) -> Result<(Source, Option<Block>, Need), Busy> {
+        let mut source = Source::Arena;
+        let mut source_mark = None;
+        let mut need = Need::default();
+        if let (
+            Op::Mc {
+                src, src_stride, ..
+            },
+            Some(win),
+        ) = (op, op.source())
+        {
+            let (lo, hi) = win.span();
+            // Most sources lie in one of the last few regions a source did: a reference
+            // frame's planes.
+            let snapshot = &self.regions;
+            let inside = |&i: &usize| {
+                snapshot
+                    .get(i)
+                    .is_some_and(|r| r.start <= lo && hi <= r.end)
+            };
+            let placement = match self.last_sources.find(inside) {
+                Some(index) => Placement::Inside(index),
+                None => {
+                    let placement = regions::place(snapshot, lo, hi);
+                    if let Placement::Inside(index) = placement {
+                        self.last_sources.put(index);
+                    }
+                    placement
+                }
+            };
+            match placement {
+                Placement::Inside(index) if src_stride.unsigned_abs() <= i32::MAX as usize => {
+                    let r = &self.regions[index];
+                    if let Some(in_place) = &r.in_place {
+                        let block = block_in(r.id, r.start, r.end, &win);
+                        let offset = (*src as usize - in_place.base()) as u32;
+                        let n = self
+                            .levels
+                            .need(&block, Access::Read)
+                            .ok_or(Busy::Flush(Reason::Overlap))?;
+                        need = n;
+                        source = Source::InPlace {
+                            slot: Self::slot_in(&mut self.slots, &self.regions[index])?,
+                            offset,
+                            stride: *src_stride,
+                        };
+                        source_mark = Some(block);
+                    }
+                }
+                // Partly in a region whose pending calls may write it: complete them first.
+                Placement::Straddles if self.pending > 0 => {
+                    return Err(Busy::Flush(Reason::Overlap))
+                }
+                _ => {}
+            }
+        }
+        Ok((source, source_mark, need))
     }
 
     /// Registrations changed under pending work. A byte's path (in place or copied) and its

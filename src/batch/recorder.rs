@@ -249,6 +249,8 @@ impl Recorder {
         self.written = (self.written.0.min(lo), self.written.1.max(hi));
     }
 
+    /// Records `op` for the thread's next flush: placed on the GPU path, kept on the CPU
+    /// path, or run at once where only FFmpeg's order gives its result.
     pub(super) unsafe fn record(&mut self, op: &Op, dst: *mut u8, stride: isize, origin: Origin) {
         if self.poisoned {
             op.run_at_once(dst, stride, origin);
@@ -258,22 +260,42 @@ impl Recorder {
         if !self.backend_chosen {
             self.choose_backend();
         }
+        let rect = op.rect(dst, stride);
+        if self.must_run_at_once(op, &rect, stride) {
+            return self.run_now(*op, dst, stride, origin);
+        }
+        // First: completing a full batch here may lose the device, and decide the path.
+        self.ensure_room(op.room());
+        if self.gpu.is_none() {
+            return self.record_on_cpu_path(op, dst, stride, origin, rect);
+        }
+        match self.place_on_gpu(op, &rect, origin) {
+            Ok(placed) => self.push_placed(op, stride, origin, rect, placed),
+            Err(Busy::Transient) => run_transient(op, dst, stride),
+            // The flush lost the device: the call goes to the CPU path.
+            Err(_) if self.gpu.is_none() => self.record(op, dst, stride, origin),
+            Err(_) => self.run_now(*op, dst, stride, origin),
+        }
+    }
+
+    /// Whether `op` must run at once: its kernel is missing on the device, or only FFmpeg's
+    /// order gives its result. Pending calls that write what it reads complete first.
+    unsafe fn must_run_at_once(&mut self, op: &Op, rect: &Area, stride: isize) -> bool {
         if self.gpu.is_some() && op.optional_kernel().is_some_and(|k| !device_has_kernel(k)) {
             // The decoders' hooks decline such calls (VP9's superblock hook, dav1d's CDEF
             // attach), so these come from the public API: at once, on the CPU.
-            return self.run_now(*op, dst, stride, origin);
+            return true;
         }
-        let rect = op.rect(dst, stride);
         if stride.unsigned_abs() < rect.w {
             // Rows overlap: only FFmpeg's sequential order gives its result.
-            return self.run_now(*op, dst, stride, origin);
+            return true;
         }
         let source_area = op.source();
         if let Some(src) = &source_area {
             let read = src.span();
             if read.1 < read.0 || spans_meet(read, rect.span()) {
                 // Reads what it writes: only FFmpeg's order gives its result.
-                return self.run_now(*op, dst, stride, origin);
+                return true;
             }
             if self.pending() > 0 && spans_meet(read, self.written) {
                 // Its source may be written by pending calls: complete them first.
@@ -284,7 +306,7 @@ impl Recorder {
             // Its window is taken now, on the CPU: pending calls that write what it reads
             // complete first (in dav1d's order there are none). The CPU path runs it at once.
             if self.gpu.is_none() {
-                return self.run_now(*op, dst, stride, origin);
+                return true;
             }
             let (read, count) = call.read_areas();
             let areas = read.map(|(at, stride, w, h)| Area {
@@ -295,78 +317,99 @@ impl Recorder {
             });
             self.complete(Reason::Overlap, &areas[..count]);
             if self.gpu.is_none() {
-                return self.run_now(*op, dst, stride, origin); // the device failed
+                return true; // the device failed
             }
         }
-        // First: completing a full batch here may lose the device, and decide the path.
-        self.ensure_room(op.room());
-        if self.gpu.is_none() {
-            if origin == Origin::Ffmpeg {
-                let (lo, hi) = rect.span();
-                match self.cpu_regions.place(lo, hi) {
-                    Placement::Inside(_) => {}
-                    Placement::Outside => return run_transient(op, dst, stride),
-                    Placement::Straddles => return self.run_now(*op, dst, stride, origin),
-                }
+        false
+    }
+
+    /// The CPU path keeps the call's jobs for the flush (a call outside the registered
+    /// memory of a decoder runs at once).
+    unsafe fn record_on_cpu_path(
+        &mut self,
+        op: &Op,
+        dst: *mut u8,
+        stride: isize,
+        origin: Origin,
+        rect: Area,
+    ) {
+        if origin == Origin::Ffmpeg {
+            let (lo, hi) = rect.span();
+            match self.cpu_regions.place(lo, hi) {
+                Placement::Inside(_) => {}
+                Placement::Outside => return run_transient(op, dst, stride),
+                Placement::Straddles => return self.run_now(*op, dst, stride, origin),
             }
-            self.cpu_mark = self.calls.len();
-            self.moved_coefs = None;
-            self.placing = true;
-            let captured = Captured::of(op, self.capture(op));
-            let calls = &mut self.calls;
-            Self::for_each_job(op, captured, &rect, origin, |row, col, kernel, job| {
-                calls.push(Call {
-                    dst: rect.pixel(row, col),
-                    stride,
-                    kernel: kernel.index() as u8,
-                    job,
-                    level: 0,
-                    source: 0,
-                })
-            });
-            self.cpu_calls += 1;
-            self.placing = false;
-            self.note_written(&rect);
-            self.counts.count(op);
-            return;
         }
-        // Place the call; a call that cannot join completes the pending batch first (which
-        // empties it and the arena, so the second try succeeds and the room ensured above
-        // remains).
-        let mut placed = None;
+        self.cpu_mark = self.calls.len();
+        self.moved_coefs = None;
+        self.placing = true;
+        let captured = Captured::of(op, self.capture(op));
+        let calls = &mut self.calls;
+        Self::for_each_job(op, captured, &rect, origin, |row, col, kernel, job| {
+            calls.push(Call {
+                dst: rect.pixel(row, col),
+                stride,
+                kernel: kernel.index() as u8,
+                job,
+                level: 0,
+                source: 0,
+            })
+        });
+        self.cpu_calls += 1;
+        self.placing = false;
+        self.note_written(&rect);
+        self.counts.count(op);
+    }
+
+    /// Places `op` on the GPU path. A call that cannot join completes the pending batch first
+    /// (which empties it and the arena, so the second try succeeds and the room ensured
+    /// remains); `Err` where it cannot go to the GPU.
+    unsafe fn place_on_gpu(
+        &mut self,
+        op: &Op,
+        rect: &Area,
+        origin: Origin,
+    ) -> Result<Placed, Busy> {
+        let mut why = Busy::Straddles;
         for _ in 0..2 {
             let g = self.gpu.as_mut().expect("GPU path");
             g.journal_start();
             self.moved_coefs = None;
             self.placing = true;
-            let tried = g.place(op, &rect, origin);
+            let tried = g.place(op, rect, origin);
             self.placing = tried.is_ok();
             match tried {
-                Ok(p) => {
-                    placed = Some(p);
-                    break;
+                Ok(placed) => return Ok(placed),
+                Err(Busy::Flush(reason)) => {
+                    self.flush(reason);
+                    why = Busy::Flush(reason);
                 }
-                Err(Busy::Flush(reason)) => self.flush(reason),
-
-                Err(Busy::Straddles) => break,
-                Err(Busy::Transient) => return run_transient(op, dst, stride),
+                Err(other) => return Err(other),
             }
             if self.gpu.is_none() {
-                break; // the flush lost the device: record on the CPU path
+                break; // the flush lost the device
             }
         }
-        let Some(Placed {
+        Err(why)
+    }
+
+    /// Pushes a placed call's jobs into the batch's buckets (and, for a copied block, its
+    /// calls for the copy back).
+    unsafe fn push_placed(
+        &mut self,
+        op: &Op,
+        stride: isize,
+        origin: Origin,
+        rect: Area,
+        placed: Placed,
+    ) {
+        let Placed {
             target,
             source,
             level,
             may_redo,
-        }) = placed
-        else {
-            if self.gpu.is_none() {
-                return self.record(op, dst, stride, origin);
-            }
-            return self.run_now(*op, dst, stride, origin);
-        };
+        } = placed;
         let (captured, source_slot) = match source {
             Source::Arena => (Captured::of(op, self.capture(op)), 0),
             Source::InPlace {

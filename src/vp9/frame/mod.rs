@@ -446,91 +446,12 @@ impl Decoder {
         let g = frame.geometry;
         let on_gpu = frame.on_gpu.as_mut().expect("on the GPU");
         let submitter = self.gpu.as_mut().expect("on the GPU");
-        let mut uploaded = Vec::new();
-        if !on_gpu.submitted_any {
-            // References FFmpeg is still reconstructing on other threads come first.
-            on_gpu.read_pending = FATES.read_references(on_gpu.seq, &on_gpu.references);
-            on_gpu.submitted_any = true;
-            // Those FFmpeg reconstructed go to their device-local copies first. (Not those still
-            // pending: a pending frame's copy that is not current failed, and the frame reading
-            // it falls back with it; uploading its buffer now could mark a stale copy current.)
-            let pending = |region: &Arc<crate::regions::Region>| {
-                on_gpu.read_pending.iter().any(|&(_, data0)| {
-                    crate::regions::containing(data0).is_some_and(|r| Arc::ptr_eq(&r, region))
-                })
-            };
-            for (region, planes, rows) in on_gpu.copies.iter().flat_map(|c| &c.references) {
-                if !copies::current(region) && !pending(region) {
-                    if let Some(copy) = copies::upload(region, *planes, *rows) {
-                        submitter.copy_before(copy);
-                        uploaded.push(region.clone());
-                    }
-                }
-            }
-        }
-        let layout = submitter.layout;
-        let sbs = g.superblocks();
-        // SAFETY: the arrays are inside the buffer; the decoder wrote the rows' parts of them
-        // before saying they were parsed, and writes only later rows' now.
-        let (sb_words, records) = unsafe {
-            let base = submitter.data.ptr;
-            (
-                std::slice::from_raw_parts(base.add(layout.sb_blocks) as *const u32, 2 * sbs),
-                std::slice::from_raw_parts(
-                    base.add(layout.records) as *const BlockRecord,
-                    records::RECORDS_PER_SB * sbs,
-                ),
-            )
+        let uploaded = if on_gpu.submitted_any {
+            Vec::new()
+        } else {
+            first_part_uploads(on_gpu, submitter)
         };
-        let sb = SbBlocks::new(g.sb_cols, sb_words);
-        let mut levels: Levels = Vec::new();
-        let mut blocks = 0u64;
-        let ranges = inter::record_ranges(&sb, rows.clone());
-        if submitter.device_copies() {
-            for bytes in layout.part_bytes(records, &ranges, rows.clone()) {
-                submitter.stage(bytes);
-            }
-        }
-        let inter: Vec<Dispatch> = ranges
-            .into_iter()
-            .map(|(first, count)| {
-                blocks += count as u64;
-                Dispatch {
-                    kernel: Kernel::Vp9Inter,
-                    first,
-                    count,
-                }
-            })
-            .collect();
-        levels.push(inter);
-        let wave = wavefront::levels(g.sb_cols, rows.clone(), |row, col| Superblock {
-            intra: intra::jobs(&sb, records, rows.start, row, col),
-            save_line: save_line && row + 1 == rows.end,
-            lf: if on_gpu.loop_filter && filtered.contains(&row) {
-                loopfilter::jobs(row * g.sb_cols + col).to_vec()
-            } else {
-                Vec::new()
-            },
-        });
-        for level in wave {
-            let mut dispatches = Vec::new();
-            for (kernel, jobs) in [
-                (Kernel::Vp9Intra, &level.intra),
-                (Kernel::Vp9Lines, &level.lines),
-                (Kernel::Vp9Lf, &level.lf),
-            ] {
-                if !jobs.is_empty() {
-                    let first = submitter.push_jobs(jobs)?;
-                    dispatches.push(Dispatch {
-                        kernel,
-                        first,
-                        count: jobs.len() as u32,
-                    });
-                }
-            }
-            levels.push(dispatches);
-        }
-        levels.retain(|l| !l.is_empty());
+        let (levels, blocks) = part_levels(submitter, on_gpu, g, rows, filtered, save_line)?;
         // (A part with no kernels may still have copies to make: the frame's last.)
         submitter.submit(&levels)?;
         stats::add(&COUNTERS.parts, 1);
@@ -593,6 +514,113 @@ impl Decoder {
             }
         }
     }
+}
+
+/// What a frame's first part does first: it waits behind the references FFmpeg is still
+/// reconstructing on other threads, and uploads those FFmpeg reconstructed to their
+/// device-local copies; returns the regions uploaded (current once the part is submitted).
+fn first_part_uploads(
+    on_gpu: &mut GpuFrame,
+    submitter: &mut Submitter,
+) -> Vec<Arc<crate::regions::Region>> {
+    let mut uploaded = Vec::new();
+    // References FFmpeg is still reconstructing on other threads come first.
+    on_gpu.read_pending = FATES.read_references(on_gpu.seq, &on_gpu.references);
+    on_gpu.submitted_any = true;
+    // Those FFmpeg reconstructed go to their device-local copies first. (Not those still
+    // pending: a pending frame's copy that is not current failed, and the frame reading
+    // it falls back with it; uploading its buffer now could mark a stale copy current.)
+    let pending = |region: &Arc<crate::regions::Region>| {
+        on_gpu.read_pending.iter().any(|&(_, data0)| {
+            crate::regions::containing(data0).is_some_and(|r| Arc::ptr_eq(&r, region))
+        })
+    };
+    for (region, planes, rows) in on_gpu.copies.iter().flat_map(|c| &c.references) {
+        if !copies::current(region) && !pending(region) {
+            if let Some(copy) = copies::upload(region, *planes, *rows) {
+                submitter.copy_before(copy);
+                uploaded.push(region.clone());
+            }
+        }
+    }
+    uploaded
+}
+
+/// A part's levels: its inter blocks, then the wavefront over its superblock rows (intra
+/// blocks, the saved line, the loop filter of the rows `filtered`), the jobs pushed into the
+/// frame's job area; and the inter blocks' count.
+fn part_levels(
+    submitter: &mut Submitter,
+    on_gpu: &GpuFrame,
+    g: Geometry,
+    rows: std::ops::Range<usize>,
+    filtered: std::ops::Range<usize>,
+    save_line: bool,
+) -> Result<(Levels, u64), String> {
+    let layout = submitter.layout;
+    let sbs = g.superblocks();
+    // SAFETY: the arrays are inside the buffer; the decoder wrote the rows' parts of them
+    // before saying they were parsed, and writes only later rows' now.
+    let (sb_words, records) = unsafe {
+        let base = submitter.data.ptr;
+        (
+            std::slice::from_raw_parts(base.add(layout.sb_blocks) as *const u32, 2 * sbs),
+            std::slice::from_raw_parts(
+                base.add(layout.records) as *const BlockRecord,
+                records::RECORDS_PER_SB * sbs,
+            ),
+        )
+    };
+    let sb = SbBlocks::new(g.sb_cols, sb_words);
+    let mut levels: Levels = Vec::new();
+    let mut blocks = 0u64;
+    let ranges = inter::record_ranges(&sb, rows.clone());
+    if submitter.device_copies() {
+        for bytes in layout.part_bytes(records, &ranges, rows.clone()) {
+            submitter.stage(bytes);
+        }
+    }
+    let inter: Vec<Dispatch> = ranges
+        .into_iter()
+        .map(|(first, count)| {
+            blocks += count as u64;
+            Dispatch {
+                kernel: Kernel::Vp9Inter,
+                first,
+                count,
+            }
+        })
+        .collect();
+    levels.push(inter);
+    let wave = wavefront::levels(g.sb_cols, rows.clone(), |row, col| Superblock {
+        intra: intra::jobs(&sb, records, rows.start, row, col),
+        save_line: save_line && row + 1 == rows.end,
+        lf: if on_gpu.loop_filter && filtered.contains(&row) {
+            loopfilter::jobs(row * g.sb_cols + col).to_vec()
+        } else {
+            Vec::new()
+        },
+    });
+    for level in wave {
+        let mut dispatches = Vec::new();
+        for (kernel, jobs) in [
+            (Kernel::Vp9Intra, &level.intra),
+            (Kernel::Vp9Lines, &level.lines),
+            (Kernel::Vp9Lf, &level.lf),
+        ] {
+            if !jobs.is_empty() {
+                let first = submitter.push_jobs(jobs)?;
+                dispatches.push(Dispatch {
+                    kernel,
+                    first,
+                    count: jobs.len() as u32,
+                });
+            }
+        }
+        levels.push(dispatches);
+    }
+    levels.retain(|l| !l.is_empty());
+    Ok((levels, blocks))
 }
 
 impl Decoder {
