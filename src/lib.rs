@@ -23,8 +23,6 @@ pub mod decisions;
 pub mod ffi;
 pub mod gpu;
 pub mod kernels;
-mod levels;
-mod overlap;
 pub mod paths;
 pub mod regions;
 pub mod report;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 const LAYERS: &[&[&str]] = &[
     &["config", "spans", "testing", "stats"],
-    &["log", "paths", "kernels", "levels", "overlap"],
+    &["log", "paths", "kernels"],
     &["vp9dsp", "gpu", "decisions"],
     &["regions"],
     &["batch"],

@@ -1,6 +1,7 @@
 //! The call as the recorder handles it ([`Op`]), the pixels it touches ([`Area`]), who made
 //! it ([`Origin`]), and the words of its jobs ([`Job`]).
 
+use super::levels::Block;
 use crate::kernels::cdef::{self, CdefCall};
 use crate::kernels::itx::Transform;
 use crate::kernels::lf::{LfDir, LfFunction};
@@ -8,7 +9,6 @@ use crate::kernels::lf_sb::{self, SbPlane};
 use crate::kernels::mc::McFunction;
 pub use crate::kernels::Job;
 use crate::kernels::Kernel;
-use crate::levels::Block;
 
 /// One call of a DSP function, as the recorder handles it. It lives no longer than the call
 /// that records it: what it points to is captured into the batch then.

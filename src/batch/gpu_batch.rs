@@ -2,10 +2,10 @@
 
 use super::call::{block_in, Area, Call};
 use super::keys::{KeyHasher, MAX_CALL_WORDS, NO_BUCKET, RECENT_BUCKETS};
+use super::levels::Levels;
+use super::overlap::Occupancy;
 use super::recent::MostRecent;
 use crate::gpu::stream::{Dispatch, Stream, MAX_SLOTS};
-use crate::levels::Levels;
-use crate::overlap::Occupancy;
 use crate::regions::{self, Placement, Region};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;

@@ -35,7 +35,8 @@
 //! - `recorder`: the recorder itself, and how a call is recorded or run at once;
 //! - `cpu`: running on the CPU, FFmpeg's functions ([`FFMPEG_DSP`]) or the reference;
 //! - `placement`: where a call's pixels and source are for the GPU, and at which level (with
-//!   `recent`: the last regions calls were in);
+//!   `recent`: the last regions calls were in; `levels`: the order of calls inside one batch;
+//!   `overlap`: the pixels its copied blocks touch);
 //! - `buckets`: job packing, a bucket per (level, kernel, pixel slot, source), with `keys`:
 //!   a bucket's key and its hasher;
 //! - `gpu_batch`: the pending batch of the GPU path, and what it holds of a submission in
@@ -52,6 +53,8 @@ mod counts;
 mod cpu;
 mod gpu_batch;
 mod keys;
+mod levels;
+mod overlap;
 mod placement;
 mod recent;
 mod recorder;

@@ -3,9 +3,9 @@
 
 use super::call::{block_in, Area, Op, Origin};
 use super::gpu_batch::{Current, GpuBatch};
+use super::levels::{Access, Block, Need, MAX_LEVELS};
 use crate::gpu::stream::{MAX_SETS, MAX_SLOTS};
 use crate::kernels::itx;
-use crate::levels::{Access, Block, Need, MAX_LEVELS};
 use crate::regions::{self, Placement, Region};
 use crate::stats::{self, Reason, COUNTERS};
 use std::sync::Arc;
