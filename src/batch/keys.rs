@@ -67,8 +67,8 @@ pub(super) fn key_slot(key: u32) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use crate::batch::levels::MAX_LEVELS;
     use super::*;
+    use crate::batch::levels::MAX_LEVELS;
     use crate::testing::Rng;
 
     /// A key gives back its level, kernel, pixel slot and source; keys sort as the dispatches

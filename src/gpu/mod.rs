@@ -125,43 +125,18 @@ impl Gpu {
             ash::Entry::load().map_err(|e| format!("cannot load the Vulkan loader: {e}"))?;
         let config = crate::config::get();
 
-        let mut layers: Vec<CString> = Vec::new();
-        let mut extensions: Vec<&CStr> = Vec::new();
-        if config.testing.validation {
-            let available = entry
-                .enumerate_instance_layer_properties()
-                .map_err(vkerr("vkEnumerateInstanceLayerProperties"))?;
-            let want = c"VK_LAYER_KHRONOS_validation";
-            if !available
-                .iter()
-                .any(|l| l.layer_name_as_c_str() == Ok(want))
-            {
-                return Err(
-                    "DAEDALUS_VALIDATION=1 but VK_LAYER_KHRONOS_validation is not installed".into(),
-                );
+        let instance = create_instance(&entry, config.testing.validation)?;
+        let messenger = match config
+            .testing
+            .validation
+            .then(|| validation::Messenger::new(&entry, &instance))
+            .transpose()
+        {
+            Ok(m) => m,
+            Err(e) => {
+                instance.destroy_instance(None);
+                return Err(e);
             }
-            layers.push(want.to_owned());
-            extensions.push(ash::ext::debug_utils::NAME);
-        }
-        let layer_ptrs: Vec<*const c_char> = layers.iter().map(|l| l.as_ptr()).collect();
-        let ext_ptrs: Vec<*const c_char> = extensions.iter().map(|e| e.as_ptr()).collect();
-        let app = vk::ApplicationInfo::default()
-            .application_name(c"daedalus")
-            .engine_name(c"daedalus")
-            .api_version(vk::API_VERSION_1_1);
-        let instance = entry
-            .create_instance(
-                &vk::InstanceCreateInfo::default()
-                    .application_info(&app)
-                    .enabled_layer_names(&layer_ptrs)
-                    .enabled_extension_names(&ext_ptrs),
-                None,
-            )
-            .map_err(vkerr("vkCreateInstance"))?;
-        let messenger = if config.testing.validation {
-            Some(validation::Messenger::new(&entry, &instance)?)
-        } else {
-            None
         };
 
         let chosen = match select::choose(&instance, config.device.as_deref()) {
@@ -179,26 +154,14 @@ impl Gpu {
             device_extensions,
         } = chosen;
 
-        let ext_ptrs: Vec<*const c_char> = device_extensions.iter().map(|e| e.as_ptr()).collect();
-        let mut storage16 =
-            vk::PhysicalDevice16BitStorageFeatures::default().storage_buffer16_bit_access(true);
-        let mut storage8 =
-            vk::PhysicalDevice8BitStorageFeatures::default().storage_buffer8_bit_access(true);
-        let priorities = [1.0f32];
-        let queue_info = [vk::DeviceQueueCreateInfo::default()
-            .queue_family_index(queue_family)
-            .queue_priorities(&priorities)];
-        let device = instance
-            .create_device(
-                physical,
-                &vk::DeviceCreateInfo::default()
-                    .queue_create_infos(&queue_info)
-                    .enabled_extension_names(&ext_ptrs)
-                    .push_next(&mut storage16)
-                    .push_next(&mut storage8),
-                None,
-            )
-            .map_err(vkerr("vkCreateDevice"))?;
+        let device = match create_device(&instance, physical, queue_family, &device_extensions) {
+            Ok(d) => d,
+            Err(e) => {
+                drop(messenger);
+                instance.destroy_instance(None);
+                return Err(e);
+            }
+        };
         let queue = device.get_device_queue(queue_family, 0);
         let memory = instance.get_physical_device_memory_properties(physical);
         let host_import = info
@@ -373,4 +336,74 @@ impl Gpu {
 /// Number of messages the validation layer reported (with `DAEDALUS_VALIDATION=1`).
 pub fn validation_messages() -> u64 {
     validation::count()
+}
+
+/// The Vulkan instance: Vulkan 1.1, with the Khronos validation layer where `validation`
+/// (`DAEDALUS_VALIDATION`) asks for it, an error where it is not installed.
+unsafe fn create_instance(entry: &ash::Entry, validation: bool) -> GpuResult<ash::Instance> {
+    let mut layers: Vec<CString> = Vec::new();
+    let mut extensions: Vec<&CStr> = Vec::new();
+    if validation {
+        let available = entry
+            .enumerate_instance_layer_properties()
+            .map_err(vkerr("vkEnumerateInstanceLayerProperties"))?;
+        let want = c"VK_LAYER_KHRONOS_validation";
+        if !available
+            .iter()
+            .any(|l| l.layer_name_as_c_str() == Ok(want))
+        {
+            return Err(
+                "DAEDALUS_VALIDATION=1 but VK_LAYER_KHRONOS_validation is not installed".into(),
+            );
+        }
+        layers.push(want.to_owned());
+        extensions.push(ash::ext::debug_utils::NAME);
+    }
+    let layer_ptrs: Vec<*const c_char> = layers.iter().map(|l| l.as_ptr()).collect();
+    let ext_ptrs: Vec<*const c_char> = extensions.iter().map(|e| e.as_ptr()).collect();
+    let app = vk::ApplicationInfo::default()
+        .application_name(c"daedalus")
+        .engine_name(c"daedalus")
+        .api_version(vk::API_VERSION_1_1);
+    let instance = entry
+        .create_instance(
+            &vk::InstanceCreateInfo::default()
+                .application_info(&app)
+                .enabled_layer_names(&layer_ptrs)
+                .enabled_extension_names(&ext_ptrs),
+            None,
+        )
+        .map_err(vkerr("vkCreateInstance"))?;
+    Ok(instance)
+}
+
+/// The logical device: one compute queue, the chosen device's extensions, 8- and 16-bit
+/// storage-buffer access.
+unsafe fn create_device(
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+    queue_family: u32,
+    device_extensions: &[&CStr],
+) -> GpuResult<ash::Device> {
+    let ext_ptrs: Vec<*const c_char> = device_extensions.iter().map(|e| e.as_ptr()).collect();
+    let mut storage16 =
+        vk::PhysicalDevice16BitStorageFeatures::default().storage_buffer16_bit_access(true);
+    let mut storage8 =
+        vk::PhysicalDevice8BitStorageFeatures::default().storage_buffer8_bit_access(true);
+    let priorities = [1.0f32];
+    let queue_info = [vk::DeviceQueueCreateInfo::default()
+        .queue_family_index(queue_family)
+        .queue_priorities(&priorities)];
+    let device = instance
+        .create_device(
+            physical,
+            &vk::DeviceCreateInfo::default()
+                .queue_create_infos(&queue_info)
+                .enabled_extension_names(&ext_ptrs)
+                .push_next(&mut storage16)
+                .push_next(&mut storage8),
+            None,
+        )
+        .map_err(vkerr("vkCreateDevice"))?;
+    Ok(device)
 }

@@ -77,131 +77,154 @@ pub fn words(bytes: &[u8]) -> Result<Vec<u32>, String> {
 
 pub fn reflect(words: &[u32]) -> Result<Needs, String> {
     let mut needs = Needs::default();
-    let mut types: HashMap<u32, Type> = HashMap::new();
-    let mut constants: HashMap<u32, u32> = HashMap::new();
-    let mut buffer_blocks: Vec<u32> = Vec::new();
-    let mut member_offsets: HashMap<(u32, u32), u32> = HashMap::new();
-    let mut variables: Vec<(u32, u32, u32)> = Vec::new(); // (pointer type, id, storage class)
-                                                          // Per variable id: its descriptor set and binding. Variables that alias one binding (a
-                                                          // buffer seen as words and as bytes) use one descriptor.
-    let mut bindings: HashMap<u32, (u32, u32)> = HashMap::new();
-
-    let mut at = 5;
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        let op = words[at] & 0xffff;
-        if count == 0 || at + count > words.len() {
-            return Err(format!("malformed SPIR-V instruction at word {at}"));
-        }
-        let a = &words[at + 1..at + count];
-        match op {
-            OP_CAPABILITY => needs.capabilities.push(a[0]),
-            OP_DECORATE if a.get(1) == Some(&DECORATION_BUILTIN) && a.len() >= 3 => {
-                needs.builtins.push(a[2])
-            }
-            OP_EXECUTION_MODE if a.get(1) == Some(&MODE_LOCAL_SIZE) && a.len() >= 5 => {
-                needs.workgroup_size = [a[2], a[3], a[4]];
-            }
-            OP_TYPE_INT | OP_TYPE_FLOAT => {
-                types.insert(a[0], Type::Scalar(a[1] / 8));
-            }
-            OP_TYPE_VECTOR => {
-                types.insert(a[0], Type::Vector(a[1], a[2]));
-            }
-            OP_TYPE_ARRAY => {
-                types.insert(a[0], Type::Array(a[1], a[2]));
-            }
-            OP_TYPE_RUNTIME_ARRAY => {
-                types.insert(a[0], Type::RuntimeArray);
-            }
-            OP_TYPE_STRUCT => {
-                types.insert(a[0], Type::Struct(a[1..].to_vec()));
-            }
-            OP_TYPE_POINTER => {
-                types.insert(a[0], Type::Pointer(a[2]));
-            }
-            OP_CONSTANT if a.len() >= 3 => {
-                constants.insert(a[1], a[2]);
-            }
-            OP_VARIABLE => variables.push((a[0], a[1], a[2])),
-            OP_DECORATE if a.get(1) == Some(&DECORATION_BUFFER_BLOCK) => buffer_blocks.push(a[0]),
-            OP_DECORATE if a.get(1) == Some(&DECORATION_BINDING) && a.len() >= 3 => {
-                bindings.entry(a[0]).or_insert((0, 0)).1 = a[2];
-            }
-            OP_DECORATE if a.get(1) == Some(&DECORATION_DESCRIPTOR_SET) && a.len() >= 3 => {
-                bindings.entry(a[0]).or_insert((0, 0)).0 = a[2];
-            }
-            OP_MEMBER_DECORATE if a.get(2) == Some(&DECORATION_OFFSET) && a.len() >= 4 => {
-                member_offsets.insert((a[0], a[1]), a[3]);
-            }
-            _ => {}
-        }
-        at += count;
-    }
-
-    let size_of = |id: u32| -> Result<u32, String> {
-        fn go(
-            id: u32,
-            types: &HashMap<u32, Type>,
-            constants: &HashMap<u32, u32>,
-            offsets: &HashMap<(u32, u32), u32>,
-        ) -> Result<u32, String> {
-            match types.get(&id) {
-                Some(Type::Scalar(bytes)) => Ok(*bytes),
-                Some(Type::Vector(c, n)) => Ok(go(*c, types, constants, offsets)? * n),
-                Some(Type::Array(e, len)) => {
-                    let n = constants
-                        .get(len)
-                        .ok_or("array length is not a plain constant")?;
-                    Ok(go(*e, types, constants, offsets)? * n)
-                }
-                Some(Type::RuntimeArray) => Ok(0),
-                Some(Type::Struct(members)) => {
-                    let mut end = 0;
-                    let mut packed = 0;
-                    for (i, m) in members.iter().enumerate() {
-                        let size = go(*m, types, constants, offsets)?;
-                        let start = offsets.get(&(id, i as u32)).copied().unwrap_or(packed);
-                        packed = start + size;
-                        end = end.max(packed);
-                    }
-                    Ok(end)
-                }
-                _ => Err(format!("type %{id} has no size")),
-            }
-        }
-        go(id, &types, &constants, &member_offsets)
-    };
-
-    let mut buffers_bound: Vec<(u32, u32)> = Vec::new();
-    for (ptr, id, class) in variables {
-        let pointee = match types.get(&ptr) {
-            Some(Type::Pointer(t)) => *t,
-            _ => return Err(format!("variable type %{ptr} is not a pointer")),
-        };
-        // An array of buffers counts once per element.
-        let (element, copies) = match types.get(&pointee) {
-            Some(Type::Array(e, len)) => (*e, constants.get(len).copied().unwrap_or(1)),
-            _ => (pointee, 1),
-        };
-        let is_buffer = class == CLASS_STORAGE_BUFFER
-            || (class == CLASS_UNIFORM && buffer_blocks.contains(&element));
-        // A second view of a binding already counted needs no descriptor of its own.
-        if is_buffer && copies == 1 {
-            if let Some(&b) = bindings.get(&id) {
-                if buffers_bound.contains(&b) {
-                    continue;
-                }
-                buffers_bound.push(b);
-            }
-        }
-        match class {
-            CLASS_WORKGROUP => needs.shared_bytes += size_of(pointee)?,
-            CLASS_STORAGE_BUFFER => needs.storage_buffers += copies,
-            CLASS_UNIFORM if buffer_blocks.contains(&element) => needs.storage_buffers += copies,
-            CLASS_PUSH_CONSTANT => needs.push_constant_bytes += size_of(pointee)?,
-            _ => {}
-        }
-    }
+    let module = Module::read(words, &mut needs)?;
+    module.count_variables(&mut needs)?;
     Ok(needs)
+}
+
+/// What [`reflect`] keeps of a module's declarations to size its variables.
+#[derive(Default)]
+struct Module {
+    types: HashMap<u32, Type>,
+    constants: HashMap<u32, u32>,
+    buffer_blocks: Vec<u32>,
+    member_offsets: HashMap<(u32, u32), u32>,
+    /// (pointer type, id, storage class)
+    variables: Vec<(u32, u32, u32)>,
+    /// Per variable id: its descriptor set and binding. Variables that alias one binding (a
+    /// buffer seen as words and as bytes) use one descriptor.
+    bindings: HashMap<u32, (u32, u32)>,
+}
+
+impl Module {
+    /// Reads the instructions after the header: the needs they state outright into `needs`,
+    /// the declarations into the module.
+    fn read(words: &[u32], needs: &mut Needs) -> Result<Module, String> {
+        let mut m = Module::default();
+        let mut at = 5;
+        while at < words.len() {
+            let count = (words[at] >> 16) as usize;
+            let op = words[at] & 0xffff;
+            if count == 0 || at + count > words.len() {
+                return Err(format!("malformed SPIR-V instruction at word {at}"));
+            }
+            let a = &words[at + 1..at + count];
+            match op {
+                OP_CAPABILITY => needs.capabilities.push(a[0]),
+                OP_DECORATE if a.get(1) == Some(&DECORATION_BUILTIN) && a.len() >= 3 => {
+                    needs.builtins.push(a[2])
+                }
+                OP_EXECUTION_MODE if a.get(1) == Some(&MODE_LOCAL_SIZE) && a.len() >= 5 => {
+                    needs.workgroup_size = [a[2], a[3], a[4]];
+                }
+                OP_TYPE_INT | OP_TYPE_FLOAT => {
+                    m.types.insert(a[0], Type::Scalar(a[1] / 8));
+                }
+                OP_TYPE_VECTOR => {
+                    m.types.insert(a[0], Type::Vector(a[1], a[2]));
+                }
+                OP_TYPE_ARRAY => {
+                    m.types.insert(a[0], Type::Array(a[1], a[2]));
+                }
+                OP_TYPE_RUNTIME_ARRAY => {
+                    m.types.insert(a[0], Type::RuntimeArray);
+                }
+                OP_TYPE_STRUCT => {
+                    m.types.insert(a[0], Type::Struct(a[1..].to_vec()));
+                }
+                OP_TYPE_POINTER => {
+                    m.types.insert(a[0], Type::Pointer(a[2]));
+                }
+                OP_CONSTANT if a.len() >= 3 => {
+                    m.constants.insert(a[1], a[2]);
+                }
+                OP_VARIABLE => m.variables.push((a[0], a[1], a[2])),
+                OP_DECORATE if a.get(1) == Some(&DECORATION_BUFFER_BLOCK) => {
+                    m.buffer_blocks.push(a[0])
+                }
+                OP_DECORATE if a.get(1) == Some(&DECORATION_BINDING) && a.len() >= 3 => {
+                    m.bindings.entry(a[0]).or_insert((0, 0)).1 = a[2];
+                }
+                OP_DECORATE if a.get(1) == Some(&DECORATION_DESCRIPTOR_SET) && a.len() >= 3 => {
+                    m.bindings.entry(a[0]).or_insert((0, 0)).0 = a[2];
+                }
+                OP_MEMBER_DECORATE if a.get(2) == Some(&DECORATION_OFFSET) && a.len() >= 4 => {
+                    m.member_offsets.insert((a[0], a[1]), a[3]);
+                }
+                _ => {}
+            }
+            at += count;
+        }
+        Ok(m)
+    }
+
+    /// The bytes of type `id`, members at their offsets.
+    fn size_of(&self, id: u32) -> Result<u32, String> {
+        match self.types.get(&id) {
+            Some(Type::Scalar(bytes)) => Ok(*bytes),
+            Some(Type::Vector(c, n)) => Ok(self.size_of(*c)? * n),
+            Some(Type::Array(e, len)) => {
+                let n = self
+                    .constants
+                    .get(len)
+                    .ok_or("array length is not a plain constant")?;
+                Ok(self.size_of(*e)? * n)
+            }
+            Some(Type::RuntimeArray) => Ok(0),
+            Some(Type::Struct(members)) => {
+                let mut end = 0;
+                let mut packed = 0;
+                for (i, m) in members.iter().enumerate() {
+                    let size = self.size_of(*m)?;
+                    let start = self
+                        .member_offsets
+                        .get(&(id, i as u32))
+                        .copied()
+                        .unwrap_or(packed);
+                    packed = start + size;
+                    end = end.max(packed);
+                }
+                Ok(end)
+            }
+            _ => Err(format!("type %{id} has no size")),
+        }
+    }
+
+    /// The variables' needs: shared memory, storage buffers (a binding seen twice counts
+    /// once), push constants.
+    fn count_variables(&self, needs: &mut Needs) -> Result<(), String> {
+        let mut buffers_bound: Vec<(u32, u32)> = Vec::new();
+        for &(ptr, id, class) in &self.variables {
+            let pointee = match self.types.get(&ptr) {
+                Some(Type::Pointer(t)) => *t,
+                _ => return Err(format!("variable type %{ptr} is not a pointer")),
+            };
+            // An array of buffers counts once per element.
+            let (element, copies) = match self.types.get(&pointee) {
+                Some(Type::Array(e, len)) => (*e, self.constants.get(len).copied().unwrap_or(1)),
+                _ => (pointee, 1),
+            };
+            let is_buffer = class == CLASS_STORAGE_BUFFER
+                || (class == CLASS_UNIFORM && self.buffer_blocks.contains(&element));
+            // A second view of a binding already counted needs no descriptor of its own.
+            if is_buffer && copies == 1 {
+                if let Some(&b) = self.bindings.get(&id) {
+                    if buffers_bound.contains(&b) {
+                        continue;
+                    }
+                    buffers_bound.push(b);
+                }
+            }
+            match class {
+                CLASS_WORKGROUP => needs.shared_bytes += self.size_of(pointee)?,
+                CLASS_STORAGE_BUFFER => needs.storage_buffers += copies,
+                CLASS_UNIFORM if self.buffer_blocks.contains(&element) => {
+                    needs.storage_buffers += copies
+                }
+                CLASS_PUSH_CONSTANT => needs.push_constant_bytes += self.size_of(pointee)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
 }
