@@ -57,6 +57,9 @@ pub struct Engine {
     stamps: u32,
     /// The slot submitted last.
     last: usize,
+    /// A wait failed (a timeout, a lost device): the GPU may still run what it waited for, so
+    /// nothing of the engine is reused or destroyed.
+    hung: bool,
 }
 
 // The handles are plain values; an engine is used by one thread at a time.
@@ -75,6 +78,7 @@ impl Engine {
                 queries: None,
                 stamps,
                 last: 0,
+                hung: false,
                 options,
             };
             e.pool = d
@@ -127,6 +131,9 @@ impl Engine {
     /// all are in flight), after a barrier on everything submitted before it: the references'
     /// work, another thread's writes in place.
     pub fn record(&mut self) -> GpuResult<Recording<'_>> {
+        if self.hung {
+            return Err("an earlier submission did not finish".into());
+        }
         let slot = match self.slots.iter().position(|s| s.serial.is_none()) {
             Some(i) => i,
             None => {
@@ -184,9 +191,13 @@ impl Engine {
         match waited {
             Ok(()) => {}
             Err(vk::Result::TIMEOUT) => {
-                return Err(format!("the GPU did not finish within {hang:?}"))
+                self.hung = true;
+                return Err(format!("the GPU did not finish within {hang:?}"));
             }
-            Err(e) => return Err(format!("vkWaitForFences: {e}")),
+            Err(e) => {
+                self.hung = true;
+                return Err(format!("vkWaitForFences: {e}"));
+            }
         }
         if self.slots[i].injected == Some(Step::Wait) {
             self.slots[i].injected = None;
@@ -267,6 +278,10 @@ impl Drop for Engine {
         // A submission still in flight is waited for (an owner whose wait failed has
         // waited already).
         let _ = self.wait_all();
+        if self.hung {
+            // The GPU may still use them: leaked rather than destroyed under it.
+            return;
+        }
         let d = &self.gpu.device;
         // SAFETY: nothing is in flight; null handles are ignored.
         unsafe {
@@ -522,7 +537,8 @@ impl Sets {
     }
 
     /// A set that points at `buffers`: one that does already, else one not in `taken` (the
-    /// sets a submission in flight or being recorded binds), pointed there. It joins `taken`.
+    /// sets the submission being recorded binds already), pointed there. It joins `taken`.
+    /// The owner's engine is idle: no submission in flight binds any of the sets.
     pub fn pointing_at(
         &mut self,
         buffers: [BufferRef; BINDINGS as usize],
@@ -535,7 +551,8 @@ impl Sets {
                 let i = (0..self.sets.len())
                     .find(|i| !taken.contains(i))
                     .ok_or("more sets of buffers than descriptor sets")?;
-                // SAFETY: set `i` is bound by no submission in flight (not in `taken`).
+                // SAFETY: no submission in flight binds a set (the owner's engine is idle), and
+                // the one being recorded does not bind set `i` (not in `taken`).
                 unsafe { point_set_at(&self.gpu.device, self.sets[i], &buffers) };
                 self.targets[i] = ids;
                 i

@@ -30,8 +30,8 @@ impl Runner {
         })
     }
 
-    /// Runs each `(kernel, workgroups)` of `levels` over `buffers` (the five bindings), one
-    /// after the other, and waits; the host may then read what they wrote.
+    /// Runs each `(kernel, jobs)` of `levels` over `buffers` (the five bindings), one after
+    /// the other, and waits; the host may then read what they wrote.
     pub fn run(&mut self, levels: &[(Kernel, u32)], buffers: [BufferRef; 5]) -> GpuResult<()> {
         self.start(levels, buffers)?;
         self.wait()
@@ -49,9 +49,9 @@ impl Runner {
         let mut rec = self.engine.record()?;
         rec.start_timing();
         rec.bind(set);
-        for &(kernel, workgroups) in levels {
+        for &(kernel, jobs) in levels {
             rec.level(None);
-            rec.dispatch(kernel, 0, workgroups)?;
+            rec.dispatch(kernel, 0, jobs)?;
         }
         rec.submit(&[])?;
         Ok(())

@@ -211,6 +211,8 @@ impl Stream {
         coef_bytes: u64,
     ) -> GpuResult<u64> {
         debug_assert!(!dispatches.is_empty());
+        // (The last submission finished: its sets may be pointed elsewhere.)
+        debug_assert!(!self.engine.busy());
         // The kernels' pipelines, built now if this is their first use: a required one that
         // fails is an error like a failed submission, and the batch runs on the CPU.
         let gpu = self.engine.gpu();
@@ -258,7 +260,7 @@ impl Stream {
         if self.local.is_some() {
             stats::add(&COUNTERS.device_job_copies, 1);
         }
-        stats::add(&COUNTERS.barriers, levels - 1);
+        stats::add(&COUNTERS.barriers, levels.saturating_sub(1));
         stats::max(&COUNTERS.max_levels, levels);
         Ok(serial)
     }

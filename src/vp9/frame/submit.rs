@@ -213,6 +213,7 @@ impl Submitter {
     pub fn submit(&mut self, levels: &Levels) -> GpuResult<()> {
         let kernels = levels.iter().flatten().map(|d| d.kernel);
         self.engine.gpu().pipelines.ensure(kernels)?;
+        let mut rec = self.engine.record()?;
         let mut before = std::mem::take(&mut self.copies_before);
         let mut after = std::mem::take(&mut self.copies_after);
         if let Some(m) = &self.mirror {
@@ -238,7 +239,6 @@ impl Submitter {
                     .size(4)],
             });
         }
-        let mut rec = self.engine.record()?;
         let copied = rec.copy(&before);
         stats::add(&COPIED_TO_DEVICE, copied);
         if copied > 0 {
