@@ -139,18 +139,17 @@ fn validation() -> String {
     format!("validation_messages={}", crate::gpu::validation_messages())
 }
 
-/// Registers the line's printing at exit when the library is loaded, where `DAEDALUS_STATS` is
-/// set (its value is read at exit, with the other settings), so that no decoder names this
-/// module, which reads theirs. The line comes only where a decoder attached.
+/// Registers the line's printing at exit when the library is loaded, so that no decoder names
+/// this module, which reads theirs. The line comes where a decoder attached and
+/// `DAEDALUS_STATS` asks for it (read with the other settings, at the first attach).
 #[used]
 #[link_section = ".init_array"]
 static PRINT_AT_EXIT: extern "C" fn() = register_at_load;
 
 extern "C" fn register_at_load() {
-    if std::env::var_os("DAEDALUS_STATS").is_some() {
-        // SAFETY: `print_stats` is a plain function of this library, which stays loaded.
-        unsafe { libc::atexit(print_stats) };
-    }
+    // SAFETY: `print_stats` is a function of this library; glibc ties the registration to the
+    // library, so it runs at exit or when the library is unloaded, whichever comes first.
+    unsafe { libc::atexit(print_stats) };
 }
 
 extern "C" fn print_stats() {
