@@ -175,109 +175,127 @@ fn pixel(mode: u8, size_log2: usize, x: usize, y: usize, e: &[i32; EDGE_LINE], d
         // Reversed left: row y's neighbour is left[n - 1 - y].
         HOR_PRED => l(n - 1 - y),
         TM_VP8_PRED => clip_pixel(t(x) + l(n - 1 - y) - tl),
-        DIAG_DOWN_LEFT_PRED => {
-            let d = x + y;
-            if n == 4 {
-                // diag_downleft_4x4_c: filters into the top-right; the last pixel is a7 itself.
-                if d < 6 {
-                    avg3(t(d), t(d + 1), t(d + 2))
-                } else {
-                    t(7)
-                }
-            } else if d < n - 2 {
-                // v[d] of def_diag_downleft; pixels at d >= n - 1 are top[n - 1] (memset).
-                avg3(t(d), t(d + 1), t(d + 2))
-            } else if d == n - 2 {
-                (t(n - 2) + t(n - 1) * 3 + 2) >> 2
-            } else {
-                t(n - 1)
-            }
-        }
+        DIAG_DOWN_LEFT_PRED => diag_down_left(n, x, y, e),
         DIAG_DOWN_RIGHT_PRED => {
             // v[k] of def_diag_downright (the same formula at 4x4), k = n - 1 - y + x:
             // v[k] = avg3(e[k], e[k + 1], e[k + 2]) along left (bottom up), topleft, top.
             let k = n - 1 - y + x;
             avg3(e[k], e[k + 1], e[k + 2])
         }
-        VERT_RIGHT_PRED => {
-            // Row 2j (2j + 1) is ve (vo) of def_vert_right from index n/2 - 1 - j; m is the
-            // offset from ve/vo[n/2 - 1], the values at the top-left corner.
-            let m = x as isize - (y / 2) as isize;
-            if m >= 0 {
-                let m = m as usize;
-                if y % 2 == 0 {
-                    // ve[n/2 - 1 + m]: avg2(top[m - 1], top[m]), top[-1] = topleft.
-                    avg2(e[n + m], e[n + m + 1])
-                } else {
-                    // vo[n/2 - 1 + m]: avg3(top[m - 2], top[m - 1], top[m]), top[-2] = left[n - 1].
-                    avg3(e[n + m - 1], e[n + m], e[n + m + 1])
-                }
-            } else {
-                // Down the left edge in steps of two: ve[n/2 - 1 - k] and vo[n/2 - 1 - k].
-                let k = (-m) as usize;
-                if y % 2 == 0 {
-                    avg3(e[n - 2 * k], e[n - 2 * k + 1], e[n - 2 * k + 2])
-                } else {
-                    avg3(e[n - 2 * k - 1], e[n - 2 * k], e[n - 2 * k + 1])
-                }
-            }
-        }
-        HOR_DOWN_PRED => {
-            // Row y is v of def_hor_down (the same formula at 4x4) from index 2n - 2 - 2y.
-            let k = 2 * n - 2 - 2 * y + x;
-            if k < 2 * n {
-                // Pairs up the left edge into the top-left: v[2i] = avg2(e[i], e[i + 1]),
-                // v[2i + 1] = avg3(e[i], e[i + 1], e[i + 2]).
-                let i = k / 2;
-                if k % 2 == 0 {
-                    avg2(e[i], e[i + 1])
-                } else {
-                    avg3(e[i], e[i + 1], e[i + 2])
-                }
-            } else {
-                // v[2n + i] = avg3(top[i - 1], top[i], top[i + 1]).
-                let i = k - 2 * n;
-                avg3(e[n + i], e[n + i + 1], e[n + i + 2])
-            }
-        }
-        VERT_LEFT_PRED => {
-            // Row 2j (2j + 1) is ve (vo) from index j; i = x + j.
-            let i = x + y / 2;
-            if n == 4 {
-                // vert_left_4x4_c: filters into the top-right (reads up to top[6]).
-                if y % 2 == 0 {
-                    avg2(t(i), t(i + 1))
-                } else {
-                    avg3(t(i), t(i + 1), t(i + 2))
-                }
-            } else if i >= n - 1 {
-                // def_vert_left's memset of top[n - 1].
-                t(n - 1)
-            } else if y % 2 == 0 {
-                avg2(t(i), t(i + 1))
-            } else if i < n - 2 {
-                avg3(t(i), t(i + 1), t(i + 2))
-            } else {
-                (t(n - 2) + t(n - 1) * 3 + 2) >> 2
-            }
-        }
-        HOR_UP_PRED => {
-            // Left in picture order. Row y is v of def_hor_up (the same at 4x4) from index 2y;
-            // past v's end, left[n - 1] (memset).
-            let k = 2 * y + x;
-            let i = k / 2;
-            if k >= 2 * n - 2 {
-                l(n - 1)
-            } else if k % 2 == 0 {
-                avg2(l(i), l(i + 1))
-            } else if i < n - 2 {
-                avg3(l(i), l(i + 1), l(i + 2))
-            } else {
-                (l(n - 2) + l(n - 1) * 3 + 2) >> 2
-            }
-        }
+        VERT_RIGHT_PRED => vert_right(n, x, y, e),
+        HOR_DOWN_PRED => hor_down(n, x, y, e),
+        VERT_LEFT_PRED => vert_left(n, x, y, e),
+        HOR_UP_PRED => hor_up(n, x, y, e),
         DC_PRED | LEFT_DC_PRED | TOP_DC_PRED | DC_128_PRED | DC_127_PRED | DC_129_PRED => dc,
         _ => unreachable!("mode checked by predict"),
+    }
+}
+
+/// Diagonal down-left (`diag_downleft_*_c`). `e` as [`pixel`] reads it.
+fn diag_down_left(n: usize, x: usize, y: usize, e: &[i32; EDGE_LINE]) -> i32 {
+    let t = |i: usize| e[n + 1 + i];
+    let d = x + y;
+    if n == 4 {
+        // diag_downleft_4x4_c: filters into the top-right; the last pixel is a7 itself.
+        if d < 6 {
+            avg3(t(d), t(d + 1), t(d + 2))
+        } else {
+            t(7)
+        }
+    } else if d < n - 2 {
+        // v[d] of def_diag_downleft; pixels at d >= n - 1 are top[n - 1] (memset).
+        avg3(t(d), t(d + 1), t(d + 2))
+    } else if d == n - 2 {
+        (t(n - 2) + t(n - 1) * 3 + 2) >> 2
+    } else {
+        t(n - 1)
+    }
+}
+
+/// Vertical-right (`vert_right_*_c`). `e` as [`pixel`] reads it.
+fn vert_right(n: usize, x: usize, y: usize, e: &[i32; EDGE_LINE]) -> i32 {
+    // Row 2j (2j + 1) is ve (vo) of def_vert_right from index n/2 - 1 - j; m is the
+    // offset from ve/vo[n/2 - 1], the values at the top-left corner.
+    let m = x as isize - (y / 2) as isize;
+    if m >= 0 {
+        let m = m as usize;
+        if y % 2 == 0 {
+            // ve[n/2 - 1 + m]: avg2(top[m - 1], top[m]), top[-1] = topleft.
+            avg2(e[n + m], e[n + m + 1])
+        } else {
+            // vo[n/2 - 1 + m]: avg3(top[m - 2], top[m - 1], top[m]), top[-2] = left[n - 1].
+            avg3(e[n + m - 1], e[n + m], e[n + m + 1])
+        }
+    } else {
+        // Down the left edge in steps of two: ve[n/2 - 1 - k] and vo[n/2 - 1 - k].
+        let k = (-m) as usize;
+        if y % 2 == 0 {
+            avg3(e[n - 2 * k], e[n - 2 * k + 1], e[n - 2 * k + 2])
+        } else {
+            avg3(e[n - 2 * k - 1], e[n - 2 * k], e[n - 2 * k + 1])
+        }
+    }
+}
+
+/// Horizontal-down (`hor_down_*_c`). `e` as [`pixel`] reads it.
+fn hor_down(n: usize, x: usize, y: usize, e: &[i32; EDGE_LINE]) -> i32 {
+    // Row y is v of def_hor_down (the same formula at 4x4) from index 2n - 2 - 2y.
+    let k = 2 * n - 2 - 2 * y + x;
+    if k < 2 * n {
+        // Pairs up the left edge into the top-left: v[2i] = avg2(e[i], e[i + 1]),
+        // v[2i + 1] = avg3(e[i], e[i + 1], e[i + 2]).
+        let i = k / 2;
+        if k % 2 == 0 {
+            avg2(e[i], e[i + 1])
+        } else {
+            avg3(e[i], e[i + 1], e[i + 2])
+        }
+    } else {
+        // v[2n + i] = avg3(top[i - 1], top[i], top[i + 1]).
+        let i = k - 2 * n;
+        avg3(e[n + i], e[n + i + 1], e[n + i + 2])
+    }
+}
+
+/// Vertical-left (`vert_left_*_c`). `e` as [`pixel`] reads it.
+fn vert_left(n: usize, x: usize, y: usize, e: &[i32; EDGE_LINE]) -> i32 {
+    let t = |i: usize| e[n + 1 + i];
+    // Row 2j (2j + 1) is ve (vo) from index j; i = x + j.
+    let i = x + y / 2;
+    if n == 4 {
+        // vert_left_4x4_c: filters into the top-right (reads up to top[6]).
+        if y % 2 == 0 {
+            avg2(t(i), t(i + 1))
+        } else {
+            avg3(t(i), t(i + 1), t(i + 2))
+        }
+    } else if i >= n - 1 {
+        // def_vert_left's memset of top[n - 1].
+        t(n - 1)
+    } else if y % 2 == 0 {
+        avg2(t(i), t(i + 1))
+    } else if i < n - 2 {
+        avg3(t(i), t(i + 1), t(i + 2))
+    } else {
+        (t(n - 2) + t(n - 1) * 3 + 2) >> 2
+    }
+}
+
+/// Horizontal-up (`hor_up_*_c`). `e` as [`pixel`] reads it.
+fn hor_up(n: usize, x: usize, y: usize, e: &[i32; EDGE_LINE]) -> i32 {
+    let l = |i: usize| e[i];
+    // Left in picture order. Row y is v of def_hor_up (the same at 4x4) from index 2y;
+    // past v's end, left[n - 1] (memset).
+    let k = 2 * y + x;
+    let i = k / 2;
+    if k >= 2 * n - 2 {
+        l(n - 1)
+    } else if k % 2 == 0 {
+        avg2(l(i), l(i + 1))
+    } else if i < n - 2 {
+        avg3(l(i), l(i + 1), l(i + 2))
+    } else {
+        (l(n - 2) + l(n - 1) * 3 + 2) >> 2
     }
 }
 
