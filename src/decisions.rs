@@ -111,45 +111,6 @@ fn replace_line(path: &std::path::Path, key: &str, fields: &str) -> std::io::Res
     std::fs::rename(&tmp, path)
 }
 
-/// A fact about this key's device, cached in `devices.tsv` beside the placements (a line
-/// `key name \t value`), so that a later run knows it without setting Vulkan up.
-pub fn cached_fact(name: &str) -> Option<String> {
-    cached_facts(&[name]).pop().flatten()
-}
-
-/// [`cached_fact`] of each of `names`, from one read of the file.
-pub fn cached_facts(names: &[&str]) -> Vec<Option<String>> {
-    let key = cache_key();
-    let text = facts_file()
-        .and_then(|f| std::fs::read_to_string(f).ok())
-        .unwrap_or_default();
-    names
-        .iter()
-        .map(|name| {
-            let wanted = format!("{key} {name}");
-            text.lines()
-                .find_map(|line| match line.split('\t').collect::<Vec<_>>()[..] {
-                    [k, value] if k == wanted => Some(value.to_string()),
-                    _ => None,
-                })
-        })
-        .collect()
-}
-
-/// Caches `value` as this key's `name` (see [`cached_fact`]).
-pub fn cache_fact(name: &str, value: &str) {
-    let key = format!("{} {name}", cache_key());
-    let Some(path) = facts_file() else { return };
-    if let Err(e) = replace_line(&path, &key, value) {
-        crate::debug!("{name} not cached in {}: {e}", path.display());
-    }
-}
-
-/// `devices.tsv` in daedalus's cache directory.
-fn facts_file() -> Option<PathBuf> {
-    Some(crate::config::cache_dir()?.join("devices.tsv"))
-}
-
 /// The kept value of this key's `name`, if any.
 pub fn get(name: &str) -> Option<String> {
     get_all(&[name]).pop().flatten()

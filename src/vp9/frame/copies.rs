@@ -8,7 +8,7 @@
 //! part that reads it.
 
 use super::header::Planes;
-use super::submit::Copy;
+use crate::gpu::engine::Copy;
 use crate::gpu::memory::{BufferRef, DeviceBuffer};
 use crate::gpu::{Gpu, GpuResult};
 use crate::regions::{DeviceCopy, Region};

@@ -17,7 +17,7 @@
 
 use super::header;
 use super::records::Layout;
-use crate::gpu::engine::{Engine, Options, Sets};
+use crate::gpu::engine::{Copy, Engine, Options, Sets};
 use crate::gpu::memory::{BufferRef, DeviceBuffer, HostBuffer};
 use crate::gpu::testing::Step;
 use crate::gpu::{Gpu, GpuResult};
@@ -28,8 +28,6 @@ use std::ops::Range;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
-
-pub use crate::gpu::engine::Copy;
 
 /// GPU-side bytes copied: to device-local memory (the data, references), and frames back.
 pub static COPIED_TO_DEVICE: AtomicU64 = AtomicU64::new(0);
