@@ -146,21 +146,23 @@ mod tests {
 
     /// Each per-call kernel's job puts its fields at the words its shader reads them from
     /// (`uvec4`s: x, y, z, w are words 0 to 3, then 4 to 7, ...): a change on either side
-    /// fails here. Every job starts with its pixel (which `SKIP_JOB` replaces) and stride.
-    #[test]
-    fn job_words_sit_where_the_shaders_read_them() {
-        let header = JobHeader {
-            pixel: 0x1000,
-            stride: -0x20,
-        };
-        let (pixel, stride) = (0x1000, -0x20i32 as u32);
+    /// fails in the tests below, one per kernel. Every job starts with its pixel (which
+    /// `SKIP_JOB` replaces) and stride: this header, and its words.
+    const HEADER: JobHeader = JobHeader {
+        pixel: 0x1000,
+        stride: -0x20,
+    };
+    const PIXEL: u32 = 0x1000;
+    const STRIDE: u32 = -0x20i32 as u32;
 
+    #[test]
+    fn itx_job_words_sit_where_the_shader_reads_them() {
         let job = itx::ItxJob {
-            header,
+            header: HEADER,
             coef: 0x3000,
             flags: 0x4000,
         };
-        assert_eq!(job.to_words()[..4], [pixel, stride, 0x3000, 0x4000]);
+        assert_eq!(job.to_words()[..4], [PIXEL, STRIDE, 0x3000, 0x4000]);
         assert_eq!(
             Kernel::Itx(ItxKernel::DcOnly(itx::TxSize::T4)).job_words(),
             4
@@ -178,9 +180,12 @@ mod tests {
                 "(job.w & FROM_FFMPEG)",
             ],
         );
+    }
 
+    #[test]
+    fn mc_job_words_sit_where_the_shader_reads_them() {
         let job = mc::McJob {
-            header,
+            header: HEADER,
             src: 0x3000,
             src_stride: -0x40,
             params: 0x5000,
@@ -188,8 +193,8 @@ mod tests {
             v_taps: [0x8000, 0x9000],
         };
         let words = [
-            pixel,
-            stride,
+            PIXEL,
+            STRIDE,
             0x3000,
             -0x40i32 as u32,
             0x5000,
@@ -216,12 +221,15 @@ mod tests {
                 "uvec2 vtaps = uvec2(b.w, jobs[j + 2u].x);",
             ],
         );
+    }
 
+    #[test]
+    fn loop_filter_job_words_sit_where_the_shaders_read_them() {
         let job = lf::LfJob {
-            header,
+            header: HEADER,
             params: 0x3000,
         };
-        assert_eq!(job.to_words()[..4], [pixel, stride, 0x3000, 0]);
+        assert_eq!(job.to_words()[..4], [PIXEL, STRIDE, 0x3000, 0]);
         assert_eq!(Kernel::Lf.job_words(), 4);
         shader_reads(
             "lf.comp",
@@ -236,11 +244,11 @@ mod tests {
         );
 
         let job = lf_sb::LfSbJob {
-            header,
+            header: HEADER,
             params: 0x3000,
             record: 0x4000,
         };
-        assert_eq!(job.to_words()[..4], [pixel, stride, 0x3000, 0x4000]);
+        assert_eq!(job.to_words()[..4], [PIXEL, STRIDE, 0x3000, 0x4000]);
         assert_eq!(Kernel::LfSb.job_words(), 4);
         shader_reads(
             "lf_sb.comp",
@@ -257,13 +265,16 @@ mod tests {
                 "coefs[jb.w + 2u * l]",
             ],
         );
+    }
 
+    #[test]
+    fn cdef_job_words_sit_where_the_shader_reads_them() {
         let job = cdef::CdefJob {
-            header,
+            header: HEADER,
             window: 0x3000,
             params: 0x4000,
         };
-        assert_eq!(job.to_words()[..4], [pixel, stride, 0x3000, 0x4000]);
+        assert_eq!(job.to_words()[..4], [PIXEL, STRIDE, 0x3000, 0x4000]);
         assert_eq!(Kernel::Cdef.job_words(), 4);
         shader_reads(
             "cdef.comp",
@@ -277,13 +288,22 @@ mod tests {
                 "px[jb.x + uint(y * stride + x)]",
             ],
         );
+    }
 
-        // What every kernel's shader includes: a job whose pixel is SKIP_JOB is skipped.
+    /// What every kernel's shader includes: a job whose pixel is SKIP_JOB is skipped, and
+    /// marking one so keeps its stride.
+    #[test]
+    fn a_skipped_job_keeps_its_stride() {
         shader_reads(
             "jobs.glsl",
             include_str!("../../shaders/jobs.glsl"),
             &["const uint SKIP_JOB = 0xffffffffu;"],
         );
+        let job = cdef::CdefJob {
+            header: HEADER,
+            window: 0x3000,
+            params: 0x4000,
+        };
         let mut words = job.to_words();
         JobHeader::set_pixel(&mut words, u32::MAX);
         assert_eq!(words[0], u32::MAX);
