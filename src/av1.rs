@@ -142,7 +142,10 @@ unsafe extern "C" fn attach_cdef(pixel_bytes: c_int, fb: *mut Option<AnyFn>) -> 
 /// with a trial per kind of row on the decode itself ([`cdef_choice`], or an earlier run's
 /// decisions) where the GPU can take part: not where earlier runs kept dav1d for every kind of
 /// row, without a device or its row kernels, or on a CPU device (whose work takes the
-/// decoder's own cores) where no trial is asked for and none decided before.
+/// decoder's own cores) where no trial is asked for and none decided before. Where an earlier
+/// run decided some kind, the device is set up only when a row first goes to the GPU (where
+/// its pictures can be imported then): a device or row kernels missing then send the rows to
+/// dav1d, after one warning.
 pub fn decide_cdef() -> Taken {
     if let Some(taken) = paths::av1() {
         return taken;
@@ -161,11 +164,20 @@ pub fn decide_cdef() -> Taken {
         {
             (Path::Own, "cpu-device")
         }
+        // An earlier run decided some kind of row: the device is set up when a row first goes
+        // to the GPU, so that a decode whose rows all stay with dav1d (a kept kind, a trial's
+        // first picture, FFmpeg's probe) sets none up; where its pictures can be imported then.
+        (DecoderPath::Auto, _) if cdef_choice::cached().iter().any(Option::is_some) && defer() => {
+            (Path::Frame, "trial")
+        }
         (path, _) => match crate::gpu::get() {
             None => (Path::Own, "no-device"),
             Some(_) if !cdef_apply::row_kernels() => (Path::Own, "no-kernels"),
             Some(_) if path == DecoderPath::Frame => (Path::Frame, "DAEDALUS_PATH"),
-            Some(_) => (Path::Frame, "trial"),
+            Some(_) => {
+                crate::decisions::note_host_import();
+                (Path::Frame, "trial")
+            }
         },
     };
     let taken = paths::took_av1(path, why);
@@ -177,6 +189,17 @@ pub fn decide_cdef() -> Taken {
         );
     }
     taken
+}
+
+/// Defers the device to the first row the GPU takes, where frames allocated before can be
+/// imported then; false (nothing deferred) where not.
+fn defer() -> bool {
+    crate::regions::defer_device();
+    let deferred = crate::regions::frames_imported_later();
+    if !deferred {
+        crate::regions::undefer_device();
+    }
+    deferred
 }
 
 unsafe extern "C" fn sync() {
@@ -214,9 +237,12 @@ unsafe fn planes(
 /// Whether the GPU could work on registered planes in place: host memory is imported only
 /// where CDEF runs on the GPU path, and the device can.
 fn registers_planes() -> bool {
-    // dav1d's own functions (or never attached): nothing to import.
+    // dav1d's own functions (or never attached): nothing to import. (A device deferred is
+    // not set up for it: the rows of a picture in another's memory then go to dav1d; ours are
+    // imported at their first row.)
     paths::av1().is_some_and(|t| t.path != Path::Own)
         && crate::config::get().mode == crate::config::Mode::Gpu
+        && !crate::regions::frames_imported_later()
         && crate::gpu::get().is_some_and(|g| g.info.host_import_alignment.is_some())
         && !crate::regions::frames_from_pool()
 }
@@ -238,8 +264,14 @@ unsafe extern "C" fn picture_allocated(
             return;
         }
         for (ptr, len) in planes(data, stride, h, layout) {
+            // A buffer of ours (`frame_alloc`), registered and in place for its life; one
+            // allocated before the device was set up is imported now (where that fails, the
+            // picture's rows go to dav1d: its planes are not registered as another's memory).
             if crate::regions::inside_one(ptr, ptr + len) {
-                // A buffer of ours (`frame_alloc`), registered and in place for its life.
+                continue;
+            }
+            if crate::regions::imports_later(ptr) {
+                crate::regions::import_later_frame(ptr);
                 continue;
             }
             match crate::regions::register(ptr, len) {

@@ -169,3 +169,13 @@ pub fn on_cpu_device() -> bool {
         cpu
     })
 }
+
+/// Keeps whether the device, set up, imports host memory: a later run that defers the device
+/// knows from it whether frames allocated before can be imported once it is set up
+/// ([`crate::regions::frames_imported_later`]).
+pub fn note_host_import() {
+    if let Some(gpu) = crate::gpu::get() {
+        let imports = gpu.info.host_import_alignment.is_some();
+        keep("host-import", if imports { "yes" } else { "no" });
+    }
+}

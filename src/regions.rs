@@ -11,7 +11,7 @@
 use crate::gpu::memory::{DeviceBuffer, HostBuffer, Imported, InPlace, OwnImport};
 use crate::gpu::{self};
 use once_cell::sync::Lazy;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 pub struct Region {
@@ -188,9 +188,35 @@ fn register_own(start: usize, end: usize, in_place: InPlace) -> Result<(), Strin
     Ok(())
 }
 
-/// Frame buffers of ours allocated before the device was set up (choosing decoders defer it,
-/// `vp9::frame`), by start and length, and whether their import failed: imported when a frame
-/// the GPU reconstructs first writes or reads one, and registered from then on.
+/// Set where a decoder attached on decisions kept from earlier runs (VP9's choosing decoders,
+/// AV1's CDEF rows): the device is set up when the GPU first takes work, not at the attach.
+static DEVICE_DEFERRED: AtomicBool = AtomicBool::new(false);
+
+/// The device is set up when the GPU first takes work ([`frames_imported_later`]).
+pub fn defer_device() {
+    DEVICE_DEFERRED.store(true, Ordering::Relaxed);
+}
+
+/// [`defer_device`] taken back, before any frame was allocated.
+pub fn undefer_device() {
+    DEVICE_DEFERRED.store(false, Ordering::Relaxed);
+}
+
+/// Whether the decoders' frames are to be memory of ours that the device imports when it is
+/// set up (`frame_alloc`, [`alloc_import_later`]): a decoder deferred the device, it is not
+/// set up yet, and an earlier run found that it imports host memory (else frames are allocated
+/// on the device, which sets it up: the portable path needs it from the start).
+pub fn frames_imported_later() -> bool {
+    static IMPORTS: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
+    DEVICE_DEFERRED.load(Ordering::Relaxed)
+        && matches!(gpu::state(), gpu::State::NotSetUp)
+        && !crate::config::get().testing.frame_pool
+        && *IMPORTS.get_or_init(|| crate::decisions::get("host-import").as_deref() == Some("yes"))
+}
+
+/// Frame buffers of ours allocated before the device was set up ([`defer_device`]), by start
+/// and length, and whether their import failed: imported when the GPU first works on a frame
+/// in one (VP9's frame path, AV1's CDEF rows), and registered from then on.
 static IMPORTED_LATER: Mutex<Vec<(usize, usize, bool)>> = Mutex::new(Vec::new());
 
 /// Alignment of [`IMPORTED_LATER`]'s memory: whatever a device turns out to ask of an import
@@ -242,6 +268,14 @@ pub fn import_later_frame(ptr: usize) -> Option<()> {
             None
         }
     }
+}
+
+/// Whether the byte at `ptr` is in a buffer of [`alloc_import_later`] not imported yet (or
+/// whose import failed).
+pub fn imports_later(ptr: usize) -> bool {
+    lock(&IMPORTED_LATER)
+        .iter()
+        .any(|&(start, len, _)| start <= ptr && ptr < start + len)
 }
 
 /// Frees a buffer of [`alloc_import_later`] never imported; false if `ptr` starts none.

@@ -936,13 +936,15 @@ fn av1_without_a_vulkan_device_warns_once_and_decodes_the_same() {
 
 /// Where `DAEDALUS_PATH` is unset, CDEF's rows are tried on the decode itself (on a CPU device
 /// only when a trial is asked for: `DAEDALUS_TRIAL_FRAMES`), per kind of row (left on their
-/// way with one thread, waited for with dav1d's task threads): the first pictures go to the
-/// GPU, then pictures alternate between the GPU and dav1d until one side is kept, and kept for
-/// later runs. The frames stay exact with pictures of both in one decode, the stats line says
-/// what the trial found (`gpu` exactly where its time ratio is below 1), and no call goes block
-/// by block. A later run follows the kept decisions; dav1d kept for rows left on their way is
-/// kept for rows waited for too, so that such a later run sets no device up. Without a trial
-/// asked for, a CPU device leaves CDEF to dav1d (`why=cpu-device`).
+/// way with one thread, waited for with dav1d's task threads): after a first picture with
+/// dav1d and two warming the GPU up, pictures alternate between the GPU and dav1d until one
+/// side is kept, and kept for later runs. The frames stay exact with pictures of both in one
+/// decode, the stats line says what the trial found (`gpu` exactly where its time ratio is
+/// below 1), and no call goes block by block. A later run follows the kept decisions and sets
+/// the device up only when a row goes to the GPU: with task threads and dav1d kept for their
+/// rows, none is (FFmpeg's probe decodes a picture with one thread: it stays with dav1d); dav1d
+/// kept for rows left on their way is kept for rows waited for too. Without a trial asked for,
+/// a CPU device leaves CDEF to dav1d (`why=cpu-device`).
 #[test]
 fn cdef_rows_are_tried_on_the_decode_and_kept() {
     let stream = stream_named("av1-svt-natural-bikes");
@@ -982,14 +984,16 @@ fn cdef_rows_are_tried_on_the_decode_and_kept() {
         Some((pick.to_string(), ratio))
     };
     let (one_thread, threads) = (AV1_THREADING[0], AV1_THREADING[1]);
-    let tried = |threading, kind: &str, cache: &str| -> (String, f64) {
+    // A kind's trial: its decision, and whether the device imports host memory.
+    let tried = |threading, kind: &str, cache: &str| -> ((String, f64), bool) {
         let env = [("XDG_CACHE_HOME", cache), ("DAEDALUS_TRIAL_FRAMES", "8")];
         let stderr = decode(&env, threading);
         assert_eq!(stat(&stderr, "why"), Some("trial"), "{stderr}");
         // The warm-up's pictures at least went to the GPU.
         assert!(count(&stderr, "cdef_rows") > 0, "{stderr}");
-        decided(&stderr, kind)
-            .unwrap_or_else(|| panic!("{kind} undecided after 60 pictures: {stderr}"))
+        let decision = decided(&stderr, kind)
+            .unwrap_or_else(|| panic!("{kind} undecided after 60 pictures: {stderr}"));
+        (decision, stat(&stderr, "frame_memory") == Some("import"))
     };
     // Without a trial asked for, a CPU device leaves CDEF to dav1d.
     let stderr = decode(&[], one_thread);
@@ -997,12 +1001,21 @@ fn cdef_rows_are_tried_on_the_decode_and_kept() {
     assert_eq!(stat(&stderr, "why"), Some("cpu-device"), "{stderr}");
     // Rows waited for (dav1d's task threads) get a trial of their own, in a cache of their own.
     let waited_cache = empty_cache("cdef-trial-waited");
-    tried(threads, "waited", waited_cache.to_str().unwrap());
+    let waited_str = waited_cache.to_str().unwrap();
+    let (waited, imports) = tried(threads, "waited", waited_str);
+    let stderr = decode(&[("XDG_CACHE_HOME", waited_str)], threads);
+    assert_eq!(stat(&stderr, "why"), Some("trial"), "{stderr}");
+    // (A device that does not import host memory is set up at once: frames are its memory.)
+    if waited.0 == "dav1d" && imports {
+        assert_eq!(stat(&stderr, "path"), Some("ffmpeg"), "{stderr}");
+        assert_eq!(stat(&stderr, "device"), Some("\"none\""), "{stderr}");
+        assert_eq!(count(&stderr, "cdef_rows"), 0, "{stderr}");
+    }
     let _ = std::fs::remove_dir_all(&waited_cache);
     // One thread tries the rows left on their way. A later run follows the kept decision;
     // where it is dav1d's, it is dav1d's for rows waited for too, and the later run sets no
     // device up.
-    let deferred = tried(one_thread, "deferred", cache_str);
+    let (deferred, _) = tried(one_thread, "deferred", cache_str);
     let stderr = decode(&[], one_thread);
     if deferred.0 == "dav1d" {
         assert_eq!(stat(&stderr, "why"), Some("kept"), "{stderr}");

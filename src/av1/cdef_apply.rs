@@ -100,11 +100,32 @@ pub fn describe() -> String {
     )
 }
 
-/// Whether the device has the row kernels.
+/// Whether the device has the row kernels, even if it was lost since (a lost device's rows
+/// go to the CPU reference, every row of a picture alike). Where it is not set up yet (AV1
+/// defers it, [`crate::av1::decide_cdef`]) it is set up and they are built here, on a thread
+/// of their own: a dav1d task thread's stack (about 1 MiB) is no place for a driver's set-up
+/// and shader compiler.
 pub fn row_kernels() -> bool {
-    crate::gpu::get()
-        .is_some_and(|g| g.pipelines.has(Kernel::CdefRowCopy) && g.pipelines.has(Kernel::CdefRow))
+    let check = || {
+        crate::gpu::get();
+        crate::gpu::set_up().is_some_and(|g| {
+            g.pipelines.has(Kernel::CdefRowCopy) && g.pipelines.has(Kernel::CdefRow)
+        })
+    };
+    if !matches!(crate::gpu::state(), crate::gpu::State::NotSetUp) {
+        return check();
+    }
+    std::thread::Builder::new()
+        .name("daedalus-setup".into())
+        .stack_size(SET_UP_STACK)
+        .spawn(check)
+        .ok()
+        .and_then(|t| t.join().ok())
+        .unwrap_or(false)
 }
+
+/// The stack of [`row_kernels`]' set-up thread: a program's main thread has 8 MiB.
+const SET_UP_STACK: usize = 8 << 20;
 
 /// Who filters a row: `None` where rows do not go to the GPU at all (AV1 on another path),
 /// else the GPU where `DAEDALUS_PATH=frame` forced it, or the pick of the row's picture in its
@@ -244,9 +265,18 @@ unsafe fn take_row(call: *const CdefRowCall) -> c_int {
     // so that dav1d never filters a row a second time.
     let taken = crate::log::guard("cdef_row", None, || {
         let call = call.as_ref()?;
-        if who_filters(call)? == Pick::Dav1d {
-            cdef_choice::declined_now();
-            return None;
+        let kind = cdef_choice::kind(call.deferrable != 0);
+        match who_filters(call)? {
+            Pick::Dav1d => {
+                cdef_choice::declined_now();
+                return None;
+            }
+            // (A device deferred to the first row the GPU takes is set up here.)
+            Pick::Gpu if !row_kernels() => {
+                cdef_choice::untimed(kind, call.data[0] as usize);
+                return None;
+            }
+            Pick::Gpu => {}
         }
         let taken = row_of(call).and_then(|(params, row)| {
             let (region, planes) = planes_in_one_buffer(call, &params)?;
@@ -254,7 +284,6 @@ unsafe fn take_row(call: *const CdefRowCall) -> c_int {
         });
         if taken.is_none() {
             // dav1d filters it after all: the picture's time is not the GPU's.
-            let kind = cdef_choice::kind(call.deferrable != 0);
             cdef_choice::untimed(kind, call.data[0] as usize);
         }
         taken
@@ -433,7 +462,13 @@ unsafe fn planes_in_one_buffer(
     call: &CdefRowCall,
     params: &FrameParams,
 ) -> Option<(Arc<Region>, Vec<PlaneAt>)> {
-    let region = crate::regions::containing(call.data[0] as usize)?;
+    let first = call.data[0] as usize;
+    // A picture allocated before the device was set up is imported now, for its whole life
+    // (or just now by another thread).
+    let region = crate::regions::containing(first).or_else(|| {
+        crate::regions::import_later_frame(first);
+        crate::regions::containing(first)
+    })?;
     let base = region.in_place.as_ref()?.base();
     let mut planes = Vec::new();
     for p in 0..params.layout.planes() {

@@ -4,8 +4,8 @@
 //! What wins depends on the device, the CPU's SIMD, the content (how many blocks CDEF
 //! filters) and how the rows are handed over, so a workload apart from the decode cannot
 //! say. Rows come in two kinds with a trial each: rows left on their way (one thread) and
-//! rows the caller waits for (dav1d's task threads). A trial's first pictures go to the GPU
-//! untimed (pipelines, buffers), then pictures alternate in the order of [`MEASURED`] until
+//! rows the caller waits for (dav1d's task threads). A trial's first pictures count for
+//! nothing ([`UNTIMED`]: one with dav1d, two warming the GPU up), then pictures alternate in the order of [`MEASURED`] until
 //! each side has [`PER_SIDE`] of them. A picture's time is the host's time in its rows: for
 //! the GPU, the row hooks and the end-of-frame wait; for dav1d, its `dav1d_cdef_brow` calls
 //! (from the hook's decline to `cdef_row_filtered`). It counts once the picture is released,
@@ -14,7 +14,8 @@
 //! A decision is kept for later runs in [`crate::decisions`] (per device, driver, CPU,
 //! program, library version), per kind; one kind's decision may settle the other's where this
 //! run has none for it (`implied`).
-//! Where both kinds keep dav1d, a later decode sets no device up at all. `DAEDALUS_TRIAL_FRAMES` asks for new trials, as for VP9's frame path.
+//! Where both kinds keep dav1d, a later decode sets no device up at all; where one kind
+//! decided, the device is set up when a row first goes to the GPU. `DAEDALUS_TRIAL_FRAMES` asks for new trials, as for VP9's frame path.
 //!
 //! Every row of a picture gets its picture's answer, so that no picture is filtered partly
 //! by each (dav1d's backups between rows would not match); pictures are independent.
@@ -39,8 +40,10 @@ pub fn kind(deferrable: bool) -> usize {
     usize::from(!deferrable)
 }
 
-/// Pictures first filtered on the GPU, untimed.
-const WARM_UP: usize = 2;
+/// A trial's first pictures, untimed: one left to dav1d, so that a decode of one picture
+/// (FFmpeg's probe) sets no device up where the device waits for the GPU's first row; then
+/// the GPU's warm-up (pipelines, buffers).
+const UNTIMED: [Pick; 3] = [Pick::Dav1d, Pick::Gpu, Pick::Gpu];
 
 /// The measured pictures' order, repeated: each side as often early as late.
 const MEASURED: [Pick; 4] = [Pick::Dav1d, Pick::Gpu, Pick::Gpu, Pick::Dav1d];
@@ -84,8 +87,8 @@ impl Trial {
         }
         let i = self.handed;
         self.handed += 1;
-        let (pick, timed) = match i.checked_sub(WARM_UP) {
-            None => (Pick::Gpu, false),
+        let (pick, timed) = match i.checked_sub(UNTIMED.len()) {
+            None => (UNTIMED[i], false),
             Some(k) => (MEASURED[k % MEASURED.len()], true),
         };
         self.pictures
@@ -347,14 +350,14 @@ mod tests {
     #[test]
     fn the_faster_side_is_kept_after_its_pictures() {
         let mut t = Trial::default();
-        run(&mut t, WARM_UP + 2 * PER_SIDE - 1, 700, 1000);
+        run(&mut t, UNTIMED.len() + 2 * PER_SIDE - 1, 700, 1000);
         assert_eq!(t.decision(), None, "one picture short");
         run(&mut t, 1, 700, 1000);
         let d = t.decision().expect("decided");
         assert_eq!(d.pick, Pick::Gpu);
         assert!((d.ratio - 0.7).abs() < 1e-9, "{d:?}");
         let mut t = Trial::default();
-        run(&mut t, WARM_UP + 2 * PER_SIDE, 1000, 1000);
+        run(&mut t, UNTIMED.len() + 2 * PER_SIDE, 1000, 1000);
         assert_eq!(t.decision().map(|d| d.pick), Some(Pick::Dav1d), "ties stay");
     }
 
@@ -373,7 +376,7 @@ mod tests {
         let decide = |waited: Option<Trial>, cached: [Option<Decision>; 2]| {
             let mut trials = [Some(Trial::default()), waited];
             let mut kept = Vec::new();
-            for p in 0..WARM_UP + 2 * PER_SIDE {
+            for p in 0..UNTIMED.len() + 2 * PER_SIDE {
                 let t = trials[0].as_mut().unwrap();
                 let pick = t.pick(p);
                 t.add(p, if pick == Pick::Gpu { 300 } else { 100 });
@@ -427,9 +430,9 @@ mod tests {
     #[test]
     fn a_picture_keeps_its_pick_and_the_warm_up_is_not_counted() {
         let mut t = Trial::default();
-        // The warm-up's pictures go to the GPU and count for nothing, however slow.
-        for i in 0..WARM_UP {
-            assert_eq!(t.pick(i + 1), Pick::Gpu);
+        // The first picture goes to dav1d, the warm-up's to the GPU; none counts, however slow.
+        for (i, pick) in UNTIMED.into_iter().enumerate() {
+            assert_eq!(t.pick(i + 1), pick);
             t.add(i + 1, 1 << 40);
             t.released(i + 1);
         }

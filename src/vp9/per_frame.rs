@@ -158,8 +158,9 @@ fn frames_wanted() -> bool {
 
 /// A buffer of the decoder's frame pool, registered until `frame_free`: device memory of ours
 /// on the frame-pool path (see [`crate::regions::frames_from_pool`]), else, where the device
-/// imports host memory, host memory of ours imported once for its whole life (or, where
-/// choosing decoders defer the device, when the GPU first needs it). Null where none applies
+/// imports host memory, host memory of ours imported once for its whole life (or, where a
+/// decoder deferred the device, [`crate::regions::defer_device`], when the GPU first needs it).
+/// Null where none applies
 /// or the allocation fails: the decoder then allocates the frame itself.
 pub(super) unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_void) -> *mut u8 {
     crate::log::guard("frame_alloc", std::ptr::null_mut(), || {
@@ -170,7 +171,7 @@ pub(super) unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_voi
         if opaque.is_null() || size == 0 || crate::config::get().mode != crate::config::Mode::Gpu {
             return std::ptr::null_mut();
         }
-        let later = frame::frames_imported_later();
+        let later = crate::regions::frames_imported_later();
         // (Where frames are imported later, the device is not set up here.)
         let gpu = if later {
             None

@@ -80,9 +80,6 @@ static COUNTERS: Counters = Counters {
 /// Set once a decoder took the frame path; and once one chooses per frame ([`choice`]).
 static TAKEN: AtomicBool = AtomicBool::new(false);
 static CHOOSING: AtomicBool = AtomicBool::new(false);
-/// Set where choosing decoders attached without setting the device up: an earlier run's
-/// trial decided ([`decisions`]), and the device is set up only when a frame takes the GPU.
-static DEVICE_DEFERRED: AtomicBool = AtomicBool::new(false);
 
 /// A buffer of the parsed data where the GPU does not read it: zeroed, 64-byte aligned.
 struct Memory {
@@ -180,7 +177,7 @@ pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
         return Some("high-bit-depth");
     }
     if decisions::any() {
-        DEVICE_DEFERRED.store(true, Relaxed);
+        crate::regions::defer_device();
         return None;
     }
     // (A CPU device known from an earlier run is not set up at all.)
@@ -193,7 +190,7 @@ pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
     if !kernels_usable() {
         return Some("no-kernels");
     }
-    note_host_import();
+    crate::decisions::note_host_import();
     None
 }
 
@@ -207,29 +204,6 @@ pub(crate) fn attach_choosing(bpp: c_int) -> Option<*mut c_void> {
     CHOOSING.store(true, Relaxed);
     choice::decoder_attached();
     Some(new_decoder(true))
-}
-
-/// Whether the device is a CPU device, from the kept facts where an earlier run set it up
-/// (Vulkan costs tens of ms to set up where nothing else needs it), else looked at (and kept).
-/// Keeps whether the device (set up) imports host memory, so that a later run whose decoders
-/// defer the device knows whether their frames can be imported once it is set up.
-fn note_host_import() {
-    if let Some(gpu) = crate::gpu::get() {
-        let imports = gpu.info.host_import_alignment.is_some();
-        crate::decisions::keep("host-import", if imports { "yes" } else { "no" });
-    }
-}
-
-/// Whether the decoders' frames are to be memory of ours that the device imports when it is
-/// set up (`frame_alloc`): choosing decoders defer the device, it is not set up yet, and an
-/// earlier run found that it imports host memory (else frames are allocated on the device,
-/// which sets it up: the portable path needs it from the start).
-pub fn frames_imported_later() -> bool {
-    static IMPORTS: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
-    DEVICE_DEFERRED.load(Relaxed)
-        && matches!(crate::gpu::state(), crate::gpu::State::NotSetUp)
-        && !crate::config::get().testing.frame_pool
-        && *IMPORTS.get_or_init(|| crate::decisions::get("host-import").as_deref() == Some("yes"))
 }
 
 /// A decoder context of FFmpeg's that takes the frame path (`attach`).
@@ -273,7 +247,7 @@ pub fn taken() -> bool {
 
 /// Whether the decoders' frames should be memory the GPU works on in place (`frame_alloc`).
 pub fn wants_frames() -> bool {
-    taken() && (frames_imported_later() || gpu_wanted())
+    taken() && (crate::regions::frames_imported_later() || gpu_wanted())
 }
 
 /// Whether the GPU is to reconstruct frames: `DAEDALUS=gpu` and a usable device.
