@@ -2,8 +2,8 @@
 //! decisions (`vp9::frame::decisions`), AV1's CDEF trials (`av1::cdef_choice`) and facts about
 //! the device (whether it is a CPU device, whether it imports host memory), so that a later
 //! run knows them without setting Vulkan up. A line of `devices.tsv` in the cache directory
-//! (`key name \t value`) per fact, under a key of the device, its driver, the CPU, the program
-//! and this library: any of them changing measures again. Deleting the file forgets them all.
+//! (`key name \t value`) per fact, under a key of the device, its driver, the CPU and how many
+//! CPUs the process may use, the program and this library: any of them changing measures again. Deleting the file forgets them all.
 
 use std::path::PathBuf;
 
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 const VERSION: u32 = 1;
 
 /// What decides the device, its driver and the CPU baseline, read without Vulkan: the
-/// library version, the CPU model, the program (path, size, modification time), `DAEDALUS_DEVICE`, the loader's driver variables, the
+/// library version, the CPU model and how many CPUs the process may use, the program (path, size, modification time), `DAEDALUS_DEVICE`, the loader's driver variables, the
 /// driver manifests (path, size, modification time) and the GPUs the kernel lists. A driver
 /// upgrade rewrites its manifest, so it is measured again.
 fn cache_key() -> String {
@@ -85,8 +85,11 @@ fn cache_key() -> String {
         gpus.sort();
         facts.push(gpus.join(","));
     }
+    // The CPUs the process may run on (its affinity): the CPU side of a trial decoding on
+    // four of them is not that of one on sixteen.
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     format!(
-        "v{VERSION} daedalus {} | {cpu} | {:016x}",
+        "v{VERSION} daedalus {} | {cpu} | {cpus} cpus | {:016x}",
         env!("CARGO_PKG_VERSION"),
         crate::gpu::cache::fnv1a(facts.join("\n").as_bytes())
     )
@@ -177,5 +180,36 @@ pub fn note_host_import() {
     if let Some(gpu) = crate::gpu::get() {
         let imports = gpu.info.host_import_alignment.is_some();
         keep("host-import", if imports { "yes" } else { "no" });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A decision taken on some CPUs is not followed on fewer: the key holds how many the
+    /// process may use (this thread's affinity, as a decoder's threads inherit it).
+    #[test]
+    fn the_key_changes_with_the_cpus_the_process_may_use() {
+        let all = cache_key();
+        // SAFETY: a CPU set of this thread, zeroed then set through libc's own macros.
+        let one = unsafe {
+            let mut before: libc::cpu_set_t = std::mem::zeroed();
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            assert_eq!(libc::sched_getaffinity(0, size, &mut before), 0);
+            let first = (0..libc::CPU_SETSIZE as usize)
+                .find(|&c| libc::CPU_ISSET(c, &before))
+                .expect("a CPU");
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(first, &mut set);
+            assert_eq!(libc::sched_setaffinity(0, size, &set), 0);
+            let one = cache_key();
+            assert_eq!(libc::sched_setaffinity(0, size, &before), 0);
+            one
+        };
+        assert!(one.contains("| 1 cpus |"), "{one}");
+        let n = std::thread::available_parallelism().unwrap().get();
+        assert!(all.contains(&format!("| {n} cpus |")), "{all}");
+        assert_eq!(n > 1, one != all, "{one} / {all}");
     }
 }
