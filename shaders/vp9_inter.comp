@@ -40,7 +40,7 @@ void inter_residual(Block b, uint p)
     uint slot = inv / n, lane = inv % n;
     int slots = int(uint(WORKGROUP) / n);
     bool wht = header(H_LOSSLESS) != 0u;
-    ivec2 size = plane_size(p);
+    Plane plane = plane_of(p);
     for (int first = 0; first < total; first += slots) {
         int e = first + int(slot);
         bool live = e < total;
@@ -53,8 +53,8 @@ void inter_residual(Block b, uint p)
             int x = at.x + int(lane);
             for (uint r = 0u; r < n; r++) {
                 int y = at.y + int(r);
-                if (x < size.x && y < size.y) {
-                    uint a = cur_at(p, x, y);
+                if (x < plane.size.x && y < plane.size.y) {
+                    uint a = plane.offset + uint(y * plane.stride + x);
                     cur[a] = uint8_t(clamp(int(uint(cur[a])) + itx_residual_at(n, slot, r, lane),
                                            0, 255));
                 }

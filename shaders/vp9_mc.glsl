@@ -133,24 +133,26 @@ void load_window(RefView v, ivec2 src, ivec2 size)
     barrier();
 }
 
-// Pixel (x, y) of the unit's source (x, y from -3 on).
-int window_pixel(int x, int y)
+// The 4 bytes from byte `s` (0 to 3) of word `lo`, the next word `hi` after it.
+uint bytes_from(uint lo, uint hi, uint s)
 {
-    uint word = mc_window[(y + 3) * WINDOW_WORDS + ((x + 3) >> 2)];
-    return int((word >> (8u * uint((x + 3) & 3))) & 255u);
+    return s == 0u ? lo : (lo >> (8u * s)) | (hi << (32u - 8u * s));
 }
 
-// Pixels x .. x + 3 of window row y.
-ivec4 window_pixels4(int x, int y)
+ivec4 unpack_pixels(uint w)
 {
-    return ivec4(window_pixel(x, y), window_pixel(x + 1, y), window_pixel(x + 2, y),
-                 window_pixel(x + 3, y));
+    return ivec4(int(w & 255u), int((w >> 8) & 255u), int((w >> 16) & 255u), int(w >> 24));
 }
 
-// Horizontal 8-tap filter of window row y at column x (reads x - 3 .. x + 4), clipped.
-int window_tap8_row(int x, int y, Taps t)
+// Pixels x - 3 .. x + 4 of window row y (a: -3 .. 0, b: 1 .. 4), from the three words that
+// hold them: a load per word, not per pixel.
+void window_row8(int x, int y, out ivec4 a, out ivec4 b)
 {
-    return filter_8tap(t, window_pixels4(x - 3, y), window_pixels4(x + 1, y));
+    int at = (y + 3) * WINDOW_WORDS + (x >> 2);
+    uint s = uint(x & 3);
+    uint w0 = mc_window[at], w1 = mc_window[at + 1], w2 = mc_window[at + 2];
+    a = unpack_pixels(bytes_from(w0, w1, s));
+    b = unpack_pixels(bytes_from(w1, w2, s));
 }
 
 // Rows r0 .. r0 + n - 1 (n <= 8) of column x of an unscaled unit from its window, at phases
@@ -164,13 +166,16 @@ void predict_column(int x, int r0, ivec2 phase, Taps htaps, Taps vtaps, uint int
     int count = my == 0 ? n : (interp == FILTER_BILINEAR ? n + 1 : n + 7);
     for (int i = 0; i < 15; i++) {
         if (i < count) {
-            int y = r0 + first + i;
+            // One read of the row's pixels for whichever filter (a device that runs every
+            // side of a branch masked would otherwise read them three times).
+            ivec4 a, b;
+            window_row8(x, r0 + first + i, a, b);
             if (mx == 0)
-                mid[i] = window_pixel(x, y);
+                mid[i] = a.w;
             else if (interp == FILTER_BILINEAR)
-                mid[i] = filter_bilin(window_pixel(x, y), window_pixel(x + 1, y), mx);
+                mid[i] = filter_bilin(a.w, b.x, mx);
             else
-                mid[i] = window_tap8_row(x, y, htaps);
+                mid[i] = filter_8tap(htaps, a, b);
         }
     }
     for (int i = 0; i < 8; i++) {
@@ -259,6 +264,33 @@ ivec2 mv_average(ivec2 a, ivec2 b)
     return ivec2(rounded_div(a.x + b.x, 2), rounded_div(a.y + b.y, 2));
 }
 
+// A plane's place and size, read once (not again after every store, which may alias them).
+struct Plane {
+    uint offset;
+    int stride;
+    ivec2 size;
+};
+
+Plane plane_of(uint p) { return Plane(plane_offset(p), plane_stride(p), plane_size(p)); }
+
+// Writes rows 0 .. n - 1 of a tile's column at `at` (inside the decoded size only), or
+// averages them into what is there (`avg`: the second prediction of a compound block).
+void put_column(Plane plane, ivec2 at, int n, bool avg, int o[8])
+{
+    // (A constant count, so that `o` stays in registers: indexed at run time, it becomes
+    // memory on some compilers.)
+    for (int i = 0; i < 8; i++) {
+        int y = at.y + i;
+        if (i < n && at.x < plane.size.x && y < plane.size.y) {
+            uint a = plane.offset + uint(y * plane.stride + at.x);
+            int value = o[i];
+            if (avg)
+                value = (int(uint(cur[a])) + value + 1) >> 1;
+            cur[a] = uint8_t(value);
+        }
+    }
+}
+
 // One prediction unit: `at`, `size` in plane pixels, its vectors for both references, and
 // FFmpeg's px, py, pw, ph for the scaled path.
 struct Unit {
@@ -278,6 +310,7 @@ void predict_unit(Block b, uint p, Unit u)
     bool comp = (b.flags & BLOCK_COMP) != 0u;
     int rows8 = (u.size.y + 7) >> 3;
     int tiles = u.size.x * rows8;
+    Plane plane = plane_of(p);
     for (uint r = 0u; r < (comp ? 2u : 1u); r++) {
         RefView v = ref_view(r == 0u ? b.ref_a : b.ref_b, p);
         bool scaled = v.scale.x != 0;
@@ -302,15 +335,7 @@ void predict_unit(Block b, uint p, Unit u)
                     if (i < n)
                         o[i] = predict_scaled(v, m, b.interp, x, r0 + i);
             }
-            for (int i = 0; i < n; i++) {
-                int px = u.at.x + x, py = u.at.y + r0 + i;
-                ivec2 size = plane_size(p);
-                if (px < size.x && py < size.y) {
-                    uint at = cur_at(p, px, py);
-                    int value = r == 0u ? o[i] : (int(uint(cur[at])) + o[i] + 1) >> 1;
-                    cur[at] = uint8_t(value);
-                }
-            }
+            put_column(plane, u.at + ivec2(x, r0), n, r != 0u, o);
         }
         // The window read before it is replaced.
         barrier();
