@@ -148,6 +148,15 @@ ivec2 plane_size(uint p)
     return ivec2(int(header(H_COLS) * 8u >> ss_h(p)), int(header(H_ROWS) * 8u >> ss_v(p)));
 }
 
+// A plane's place and size, read once (not again after every store, which may alias them).
+struct Plane {
+    uint offset;
+    int stride;
+    ivec2 size;
+};
+
+Plane plane_of(uint p) { return Plane(plane_offset(p), plane_stride(p), plane_size(p)); }
+
 uint cur_at(uint p, int x, int y) { return plane_offset(p) + uint(y * plane_stride(p) + x); }
 
 // A frame pixel, written only inside the plane's decoded size.

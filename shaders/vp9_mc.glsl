@@ -264,15 +264,6 @@ ivec2 mv_average(ivec2 a, ivec2 b)
     return ivec2(rounded_div(a.x + b.x, 2), rounded_div(a.y + b.y, 2));
 }
 
-// A plane's place and size, read once (not again after every store, which may alias them).
-struct Plane {
-    uint offset;
-    int stride;
-    ivec2 size;
-};
-
-Plane plane_of(uint p) { return Plane(plane_offset(p), plane_stride(p), plane_size(p)); }
-
 // Writes rows 0 .. n - 1 of a tile's column at `at` (inside the decoded size only), or
 // averages them into what is there (`avg`: the second prediction of a compound block).
 void put_column(Plane plane, ivec2 at, int n, bool avg, int o[8])

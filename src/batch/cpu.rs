@@ -205,6 +205,7 @@ pub(super) unsafe fn run_job_on_cpu(
             run_itx_on_cpu(k, dst, stride, job.coef, job.flags, arena)
         }
         Kernel::Vp9Inter
+        | Kernel::Vp9InterResidual
         | Kernel::Vp9Intra
         | Kernel::Vp9Lines
         | Kernel::Vp9Lf

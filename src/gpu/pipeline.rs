@@ -178,6 +178,7 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         "cdef",
         "lf_sb",
         "vp9_inter",
+        "vp9_inter_residual",
         "vp9_intra",
         "vp9_lines",
         "vp9_lf",
@@ -186,7 +187,11 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         "cdef_row",
     ] {
         // (The frame path's inter blocks, mostly small, take 32.)
-        let expected = if stem == "vp9_inter" { 32 } else { 64 };
+        let expected = if stem.starts_with("vp9_inter") {
+            32
+        } else {
+            64
+        };
         let checked = checked_invocations(stem, info).and_then(|n| match n {
             n if n == expected => Ok(()),
             _ => Err(format!(

@@ -30,11 +30,13 @@ pub enum Kernel {
     /// A superblock plane's loop filter (`shaders/lf_sb.comp`): one job per workgroup (a
     /// plane's columns pass, its rows pass, or both), an invocation per line.
     LfSb,
-    /// The frame path's kernels (`shaders/vp9_*.comp`, `crate::vp9::frame`): a workgroup of 64
-    /// invocations per job. Inter blocks (a record each), intra blocks (a superblock plane
-    /// each), a superblock row's saved line (a plane each), the loop filter (a pass of a
-    /// superblock plane each), and the intra predictors alone (tests).
+    /// The frame path's kernels (`shaders/vp9_*.comp`, `crate::vp9::frame`): a workgroup per
+    /// job, of 32 invocations for inter blocks, else 64. Inter blocks' prediction, then their
+    /// residuals (a record each), intra blocks (a superblock plane each), a superblock row's
+    /// saved line (a plane each), the loop filter (a pass of a superblock plane each), and the
+    /// intra predictors alone (tests).
     Vp9Inter,
+    Vp9InterResidual,
     Vp9Intra,
     Vp9Lines,
     Vp9Lf,
@@ -47,12 +49,13 @@ pub enum Kernel {
 }
 
 /// The kernels after the transforms, in index order.
-const AFTER_TRANSFORMS: [Kernel; 11] = [
+const AFTER_TRANSFORMS: [Kernel; 12] = [
     Kernel::Mc,
     Kernel::Lf,
     Kernel::Cdef,
     Kernel::LfSb,
     Kernel::Vp9Inter,
+    Kernel::Vp9InterResidual,
     Kernel::Vp9Intra,
     Kernel::Vp9Lines,
     Kernel::Vp9Lf,
@@ -76,12 +79,13 @@ impl Kernel {
             Kernel::Cdef => after(2),
             Kernel::LfSb => after(3),
             Kernel::Vp9Inter => after(4),
-            Kernel::Vp9Intra => after(5),
-            Kernel::Vp9Lines => after(6),
-            Kernel::Vp9Lf => after(7),
-            Kernel::Vp9IpredCheck => after(8),
-            Kernel::CdefRowCopy => after(9),
-            Kernel::CdefRow => after(10),
+            Kernel::Vp9InterResidual => after(5),
+            Kernel::Vp9Intra => after(6),
+            Kernel::Vp9Lines => after(7),
+            Kernel::Vp9Lf => after(8),
+            Kernel::Vp9IpredCheck => after(9),
+            Kernel::CdefRowCopy => after(10),
+            Kernel::CdefRow => after(11),
         }
     }
 

@@ -1,9 +1,10 @@
-//! Inter prediction on the frame path (`shaders/vp9_inter.comp`, `vp9_mc.glsl`): a workgroup
-//! per block predicts every plane from its references, read clamped to their visible size as
-//! FFmpeg's emulated edges do (scaled references as FFmpeg's scaled functions), then adds the
-//! residual of its transform blocks (`vp9_itx.glsl`). Intra blocks are left to the intra
-//! stage, which runs after this one: every inter block is then complete before an intra block
-//! reads it. The per-call path's references of the same arithmetic are
+//! Inter blocks on the frame path, in two levels over the same records: a workgroup per block
+//! predicts every plane from its references (`shaders/vp9_inter.comp`, `vp9_mc.glsl`), read
+//! clamped to their visible size as FFmpeg's emulated edges do (scaled references as FFmpeg's
+//! scaled functions); then a workgroup per block adds the residual of its transform blocks
+//! (`vp9_inter_residual.comp`, `vp9_itx.glsl`). The stats line times them apart
+//! (`gpu_ms_by_stage` `inter`, `residuals`). Intra blocks are left to the intra stage, which
+//! runs after these: every inter block is then complete before an intra block reads it. The per-call path's references of the same arithmetic are
 //! [`crate::kernels::mc`] and [`crate::kernels::itx`].
 //!
 //! A part's jobs are ranges of records: the blocks of its superblocks, which a decoder that

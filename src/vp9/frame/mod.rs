@@ -289,6 +289,7 @@ fn kernels_usable() -> bool {
         // tried.)
         let kernels = [
             Kernel::Vp9Inter,
+            Kernel::Vp9InterResidual,
             Kernel::Vp9Intra,
             Kernel::Vp9Lines,
             Kernel::Vp9Lf,
@@ -547,25 +548,22 @@ fn part_levels(
     };
     let sb = SbBlocks::new(g.sb_cols, sb_words);
     let mut levels: Levels = Vec::new();
-    let mut blocks = 0u64;
     let ranges = inter::record_ranges(&sb, rows.clone());
     if submitter.device_copies() {
         for bytes in layout.part_bytes(records, &ranges, rows.clone()) {
             submitter.stage(bytes);
         }
     }
-    let inter: Vec<Dispatch> = ranges
-        .into_iter()
-        .map(|(first, count)| {
-            blocks += count as u64;
-            Dispatch {
-                kernel: Kernel::Vp9Inter,
-                first,
-                count,
-            }
-        })
-        .collect();
-    levels.push(inter);
+    // The inter blocks' prediction, then their residuals, over the same records.
+    for kernel in [Kernel::Vp9Inter, Kernel::Vp9InterResidual] {
+        let level = ranges.iter().map(|&(first, count)| Dispatch {
+            kernel,
+            first,
+            count,
+        });
+        levels.push(level.collect());
+    }
+    let blocks = ranges.iter().map(|&(_, count)| count as u64).sum::<u64>();
     let wave = wavefront::levels(g.sb_cols, rows.clone(), |row, col| Superblock {
         intra: intra::jobs(&sb, records, rows.start, row, col),
         save_line: save_line && row + 1 == rows.end,

@@ -38,13 +38,14 @@ const SLOTS: usize = 8;
 
 /// The stages of a part whose GPU time the stats line gives apart (where the queue has
 /// timestamps): the first level of each stage and the end of the part are stamped.
-pub const STAGES: [&str; 2] = ["inter", "wavefront"];
+pub const STAGES: [&str; 3] = ["inter", "residuals", "wavefront"];
 
 /// The stage of a level by its first dispatch's kernel.
 fn stage_of(kernel: Kernel) -> Option<usize> {
     match kernel {
         Kernel::Vp9Inter => Some(0),
-        Kernel::Vp9Intra | Kernel::Vp9Lines | Kernel::Vp9Lf => Some(1),
+        Kernel::Vp9InterResidual => Some(1),
+        Kernel::Vp9Intra | Kernel::Vp9Lines | Kernel::Vp9Lf => Some(2),
         Kernel::Itx(_)
         | Kernel::Mc
         | Kernel::Lf
@@ -57,7 +58,7 @@ fn stage_of(kernel: Kernel) -> Option<usize> {
 }
 
 /// GPU time per stage of [`STAGES`], in nanoseconds.
-pub static STAGE_NS: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
+pub static STAGE_NS: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
 
 /// A part that takes longer than this is treated as a hung device. (Generous: a driver that
 /// compiles the kernels at their first dispatch, as lavapipe does, takes seconds there.)
