@@ -9,6 +9,8 @@
 #define WORKGROUP 32
 layout(local_size_x = WORKGROUP, local_size_y = 1, local_size_z = 1) in;
 
+// Room for a round's residuals: 32 invocations, a column each, of N + 1 words.
+#define ITX_MID_WORDS 1056
 #include "vp9_frame.glsl"
 #include "vp9_itx.glsl"
 #include "vp9_residual.glsl"

@@ -1,10 +1,11 @@
-// The frame path's inverse transforms (vp9_inter.comp, vp9_intra.comp): the residual of up to
-// 64 / N transform blocks of N x N at once, for the includer to add to the frame, with
-// FFmpeg 5.1's 8-bit arithmetic: the 1-D transforms of itx_1d.glsl (src/kernels/itx.rs line
-// for line) in the 2-D order of itx_main.glsl, FFmpeg's DC shortcut for idct_idct with eob 1,
-// and the lanes FFmpeg's SIMD keeps in 16 bits watched: where one overflows (damaged streams),
-// FFmpeg's C and SIMD may differ, and the frame is reported (STATUS_OVERFLOW) for the host to
-// redo it with FFmpeg's own functions. Needs vp9_frame.glsl and a workgroup of 64.
+// The frame path's inverse transforms (vp9_inter_residual.comp, vp9_intra.comp): the residual
+// of up to WORKGROUP / N transform blocks of N x N at once, for the includer to add to the
+// frame, with FFmpeg 5.1's 8-bit arithmetic: the 1-D transforms of itx_1d.glsl
+// (src/kernels/itx.rs line for line) in the 2-D order of itx_main.glsl, FFmpeg's DC shortcut
+// for idct_idct with eob 1, and the lanes FFmpeg's SIMD keeps in 16 bits watched: where one
+// overflows (damaged streams), FFmpeg's C and SIMD may differ, and the frame is reported
+// (STATUS_OVERFLOW) for the host to redo it with FFmpeg's own functions. Needs vp9_frame.glsl
+// and a workgroup of 32 or 64.
 
 #include "itx_1d.glsl"
 

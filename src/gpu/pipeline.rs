@@ -171,8 +171,8 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
             optional: false,
         });
     }
-    // Workgroups of 64 invocations, in kernel order (`Kernel::Cdef`, `LfSb`, the frame path's
-    // `Vp9*`, `CdefRow*`): one job per workgroup. Each serves one decoder or path only: a
+    // Workgroups of 64 invocations (the frame path's inter kernels 32), in kernel order
+    // (`Kernel::Cdef`, `LfSb`, the frame path's `Vp9*`, `CdefRow*`): one job per workgroup. Each serves one decoder or path only: a
     // device that cannot run one keeps the others.
     for stem in [
         "cdef",

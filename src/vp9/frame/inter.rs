@@ -4,8 +4,9 @@
 //! scaled functions); then a workgroup per block adds the residual of its transform blocks
 //! (`vp9_inter_residual.comp`, `vp9_itx.glsl`). The stats line times them apart
 //! (`gpu_ms_by_stage` `inter`, `residuals`). Intra blocks are left to the intra stage, which
-//! runs after these: every inter block is then complete before an intra block reads it. The per-call path's references of the same arithmetic are
-//! [`crate::kernels::mc`] and [`crate::kernels::itx`].
+//! runs after these: every inter block is then complete before an intra block reads it. The
+//! per-call path's references of the same arithmetic are [`crate::kernels::mc`] and
+//! [`crate::kernels::itx`].
 //!
 //! A part's jobs are ranges of records: the blocks of its superblocks, which a decoder that
 //! parses every tile column in turn stores as one range, and one that parses tile columns on
