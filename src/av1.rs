@@ -167,7 +167,10 @@ pub fn decide_cdef() -> Taken {
         // An earlier run decided some kind of row: the device is set up when a row first goes
         // to the GPU, so that a decode whose rows all stay with dav1d (a kept kind, a trial's
         // first picture, FFmpeg's probe) sets none up; where its pictures can be imported then.
-        (DecoderPath::Auto, _) if cdef_choice::cached().iter().any(Option::is_some) && defer() => {
+        (DecoderPath::Auto, _)
+            if cdef_choice::cached().iter().any(Option::is_some)
+                && crate::regions::defer_device() =>
+        {
             (Path::Frame, "trial")
         }
         (path, _) => match crate::gpu::get() {
@@ -189,17 +192,6 @@ pub fn decide_cdef() -> Taken {
         );
     }
     taken
-}
-
-/// Defers the device to the first row the GPU takes, where frames allocated before can be
-/// imported then; false (nothing deferred) where not.
-fn defer() -> bool {
-    crate::regions::defer_device();
-    let deferred = crate::regions::frames_imported_later();
-    if !deferred {
-        crate::regions::undefer_device();
-    }
-    deferred
 }
 
 unsafe extern "C" fn sync() {

@@ -192,14 +192,12 @@ fn register_own(start: usize, end: usize, in_place: InPlace) -> Result<(), Strin
 /// AV1's CDEF rows): the device is set up when the GPU first takes work, not at the attach.
 static DEVICE_DEFERRED: AtomicBool = AtomicBool::new(false);
 
-/// The device is set up when the GPU first takes work ([`frames_imported_later`]).
-pub fn defer_device() {
+/// The device is set up when the GPU first takes work; returns whether frames allocated until
+/// then can be imported then ([`frames_imported_later`]). Where they cannot, a frame's
+/// allocation sets the device up (or the caller does at once), and the mark has no effect.
+pub fn defer_device() -> bool {
     DEVICE_DEFERRED.store(true, Ordering::Relaxed);
-}
-
-/// [`defer_device`] taken back, before any frame was allocated.
-pub fn undefer_device() {
-    DEVICE_DEFERRED.store(false, Ordering::Relaxed);
+    frames_imported_later()
 }
 
 /// Whether the decoders' frames are to be memory of ours that the device imports when it is

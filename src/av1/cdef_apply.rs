@@ -117,15 +117,12 @@ pub fn row_kernels() -> bool {
     }
     std::thread::Builder::new()
         .name("daedalus-setup".into())
-        .stack_size(SET_UP_STACK)
+        .stack_size(crate::gpu::pipeline::DRIVER_STACK_BYTES)
         .spawn(check)
         .ok()
         .and_then(|t| t.join().ok())
         .unwrap_or(false)
 }
-
-/// The stack of [`row_kernels`]' set-up thread: a program's main thread has 8 MiB.
-const SET_UP_STACK: usize = 8 << 20;
 
 /// Who filters a row: `None` where rows do not go to the GPU at all (AV1 on another path),
 /// else the GPU where `DAEDALUS_PATH=frame` forced it, or the pick of the row's picture in its

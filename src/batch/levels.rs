@@ -600,6 +600,21 @@ mod tests {
         }
     }
 
+    /// Where `b` goes in the batch; where it cannot go, the batch completes (`levels` and
+    /// the test's own record of it, `forget`, cleared) and it goes first in the next.
+    fn need_or_new_batch(
+        levels: &mut Levels,
+        b: &Block,
+        access: Access,
+        forget: impl FnOnce(),
+    ) -> Need {
+        levels.need(b, access).unwrap_or_else(|| {
+            levels.clear();
+            forget();
+            levels.need(b, access).expect("a new batch")
+        })
+    }
+
     const SHAPES: [(usize, usize); 12] = [
         (64, 1),
         (20, 1),
@@ -657,16 +672,9 @@ mod tests {
                         Access::Write
                     };
                     let b = blk(1, len, offset, s, w, h);
-                    let need = match levels.need(&b, access) {
-                        Some(n) => n,
-                        None => {
-                            // Written where several pending calls read, or on bytes of
-                            // pending calls at the other stride: a new batch.
-                            levels.clear();
-                            bytes.clear();
-                            levels.need(&b, access).expect("a new batch")
-                        }
-                    };
+                    // (Written where several pending calls read, or on bytes of pending
+                    // calls at the other stride: a new batch.)
+                    let need = need_or_new_batch(&mut levels, &b, access, || bytes.clear());
                     for b in bytes_of(offset, s, w, h) {
                         if let Some(&(write, touch)) = bytes.get(&b) {
                             if let Some(wl) = write {
@@ -944,14 +952,7 @@ mod tests {
                     Access::Write
                 };
                 let b = blk(5, len, offset, stride, w, h);
-                let need = match levels.need(&b, access) {
-                    Some(n) => n,
-                    None => {
-                        levels.clear();
-                        calls.clear();
-                        levels.need(&b, access).expect("a new batch")
-                    }
-                };
+                let need = need_or_new_batch(&mut levels, &b, access, || calls.clear());
                 let serial = levels.new_serial();
                 levels.mark(&b, access, need.level, false, serial);
                 calls.push(bytes_of(offset, stride, w, h));

@@ -63,8 +63,9 @@ enum Plan {
 // `Pipelines::ensure` keeps a submission's kernels as bits of one word.
 const _: () = assert!(kernels::Kernel::COUNT <= 64);
 
-/// The stack of a thread that builds pipelines: the driver compiles shaders on it.
-const DRIVER_STACK_BYTES: usize = 8 << 20;
+/// The stack of a thread that builds pipelines or sets the device up: the driver compiles
+/// shaders on it (a program's main thread has as much).
+pub const DRIVER_STACK_BYTES: usize = 8 << 20;
 
 /// Checks a shader's declared needs against the device.
 pub fn check_needs(stem: &str, needs: &spirv::Needs, info: &DeviceInfo) -> GpuResult<()> {
