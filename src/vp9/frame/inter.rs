@@ -1,8 +1,8 @@
 //! Inter blocks on the frame path, in two levels over the same records: a workgroup per block
 //! predicts every plane from its references (`shaders/vp9_inter.comp`, `vp9_mc.glsl`), read
 //! clamped to their visible size as FFmpeg's emulated edges do (scaled references as FFmpeg's
-//! scaled functions); then a workgroup per block adds the residual of its transform blocks
-//! (`vp9_inter_residual.comp`, `vp9_itx.glsl`). The stats line times them apart
+//! scaled functions); then their transform blocks' residuals are added, several of one size
+//! a workgroup ([`super::residuals`]). The stats line times them apart
 //! (`gpu_ms_by_stage` `inter`, `residuals`). Intra blocks are left to the intra stage, which
 //! runs after these: every inter block is then complete before an intra block reads it. The
 //! per-call path's references of the same arithmetic are [`crate::kernels::mc`] and

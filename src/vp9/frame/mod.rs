@@ -22,6 +22,7 @@ mod inter;
 mod intra;
 mod loopfilter;
 pub mod records;
+mod residuals;
 mod submit;
 #[doc(hidden)]
 pub mod testing;
@@ -139,6 +140,8 @@ struct GpuFrame {
     rows_submitted: usize,
     part_rows: usize,
     loop_filter: bool,
+    /// What cuts its blocks' transform grids at its edges ([`residuals`]).
+    edges: residuals::Frame,
     /// The references' `data[0]`; once its first part is submitted, those it read while the
     /// GPU's result for them was not decided yet ([`fates`]).
     references: [usize; 3],
@@ -397,6 +400,12 @@ impl Decoder {
             rows_submitted: 0,
             part_rows: sb_rows.div_ceil(parts).max(1),
             loop_filter: info.filter_level != 0,
+            edges: residuals::Frame {
+                cols: info.cols.max(0) as u32,
+                rows: info.rows.max(0) as u32,
+                ss_h: info.frame.ss_h.max(0) as u32,
+                ss_v: info.frame.ss_v.max(0) as u32,
+            },
             references,
             submitted_any: false,
             read_pending: Vec::new(),
@@ -554,14 +563,24 @@ fn part_levels(
             submitter.stage(bytes);
         }
     }
-    // The inter blocks' prediction, then their residuals, over the same records.
-    for kernel in [Kernel::Vp9Inter, Kernel::Vp9InterResidual] {
-        let level = ranges.iter().map(|&(first, count)| Dispatch {
-            kernel,
-            first,
-            count,
-        });
-        levels.push(level.collect());
+    // The inter blocks' prediction, then their residuals by transform block.
+    let prediction = ranges.iter().map(|&(first, count)| Dispatch {
+        kernel: Kernel::Vp9Inter,
+        first,
+        count,
+    });
+    levels.push(prediction.collect());
+    let residual_jobs = residuals::jobs(records, &ranges, on_gpu.edges, |plane, at, wide| {
+        // SAFETY: inside the plane's end-of-block array (checked), written by the decoder
+        // before it said the rows were parsed.
+        unsafe { end_of_block(submitter.data.ptr, &layout, plane, at, wide) }
+    });
+    if !residual_jobs.is_empty() {
+        levels.push(vec![Dispatch {
+            kernel: Kernel::Vp9InterResidual,
+            first: submitter.push_jobs(&residual_jobs)?,
+            count: (residual_jobs.len() / residuals::GROUP) as u32,
+        }]);
     }
     let blocks = ranges.iter().map(|&(_, count)| count as u64).sum::<u64>();
     let wave = wavefront::levels(g.sb_cols, rows.clone(), |row, col| Superblock {
@@ -593,6 +612,30 @@ fn part_levels(
     }
     levels.retain(|l| !l.is_empty());
     Ok((levels, blocks))
+}
+
+/// The end-of-block position at byte `at` of plane `plane`'s array (16 bits where `wide`, as
+/// FFmpeg stores them from 16x16 on); 0 outside the array.
+///
+/// # Safety
+/// `base` is the buffer `layout` lies in.
+unsafe fn end_of_block(
+    base: *const u8,
+    layout: &Layout,
+    plane: usize,
+    at: usize,
+    wide: bool,
+) -> u32 {
+    let bytes = if wide { 2 } else { 1 };
+    if at + bytes > layout.eobs_bytes(plane) {
+        return 0;
+    }
+    let p = base.add(layout.eobs[plane] + at);
+    if wide {
+        u16::from_ne_bytes([*p, *p.add(1)]) as u32
+    } else {
+        *p as u32
+    }
 }
 
 impl Decoder {

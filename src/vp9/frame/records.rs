@@ -7,6 +7,9 @@
 use crate::vp9::abi::DaedalusVp9Frame;
 use std::ffi::c_int;
 
+/// Job words of a workgroup of the residuals' kernel ([`super::residuals`]).
+pub const RESIDUAL_GROUP: usize = 8;
+
 /// The header's words, the buffer's first area ([`super::header`]).
 pub const HEADER_WORDS: usize = 512;
 
@@ -176,8 +179,12 @@ impl Layout {
         let loopfilter = take(sbs * LOOPFILTER_BYTES);
         let sb_blocks = take(sbs * 2 * 4);
         let lines = [0, 1, 2].map(|p| take((g.sb_cols * 64) >> if p == 0 { 0 } else { g.ss_h }));
-        // A superblock's jobs: its three planes' intra jobs, two loop-filter passes each.
-        let job_words = 9 * sbs;
+        // A superblock's jobs: its three planes' intra jobs, two loop-filter passes each, and
+        // a word per transform block with coefficients (at most one per end-of-block
+        // position); per part (a row at least, and the last one after an error) the
+        // residuals' groups of each size filled up.
+        let eobs_per_sb: usize = (0..3).map(|p| g.eobs_per_sb(p)).sum();
+        let job_words = (9 + eobs_per_sb) * sbs + (g.sb_rows + 1) * 4 * RESIDUAL_GROUP;
         let jobs = take(job_words * 4);
         Layout {
             geometry: g,
@@ -211,6 +218,13 @@ impl Layout {
 /// The 8x8 blocks (at least one per side) a block of FFmpeg's `enum BlockSize` covers: its
 /// share of the coefficient buffers, in units of 64 luma coefficients.
 pub fn units(bs: u8) -> u32 {
+    let (w, h) = size8(bs);
+    w * h
+}
+
+/// The width and height in 8x8 luma blocks (at least one) of a block of FFmpeg's
+/// `enum BlockSize` (`ff_vp9_bwh_tab[1]`); (0, 0) for a size there is none of.
+pub fn size8(bs: u8) -> (u32, u32) {
     // ff_vp9_bwh_tab[1]: width, height in 8x8 blocks, 64x64 first
     const WH: [(u32, u32); 13] = [
         (8, 8),
@@ -227,10 +241,15 @@ pub fn units(bs: u8) -> u32 {
         (1, 1),
         (1, 1),
     ];
-    WH.get(bs as usize).map_or(0, |&(w, h)| w * h)
+    WH.get(bs as usize).copied().unwrap_or((0, 0))
 }
 
 impl Layout {
+    /// The bytes of plane `plane`'s end-of-block array.
+    pub fn eobs_bytes(&self, plane: usize) -> usize {
+        self.geometry.superblocks() * self.geometry.eobs_per_sb(plane)
+    }
+
     /// Bytes of a frame's data the decoder wrote for the GPU: the header, the records of
     /// `blocks` blocks, the coefficients and end-of-block positions of `units` 8x8 blocks, and
     /// every superblock's loop-filter data and record range.
@@ -335,7 +354,8 @@ mod tests {
         assert_eq!(l.loopfilter - l.eobs[2], sbs * 64);
         assert_eq!(l.lines[0], (l.sb_blocks + sbs * 8).next_multiple_of(64));
         assert_eq!(l.lines[2] - l.lines[1], 30 * 32);
-        assert_eq!(l.bytes, (l.jobs + 9 * sbs * 4).next_multiple_of(64));
+        let job_words = (9 + 256 + 2 * 64) * sbs + 18 * 4 * RESIDUAL_GROUP;
+        assert_eq!(l.bytes, (l.jobs + job_words * 4).next_multiple_of(64));
         for o in [
             l.records,
             l.coefs[1],

@@ -1,0 +1,182 @@
+//! The inter blocks' residuals on the frame path (`shaders/vp9_inter_residual.comp`,
+//! `vp9_itx.glsl`), after their prediction ([`super::inter`]), as FFmpeg's `inter_recon` adds
+//! them: each transform block with coefficients gets its inverse transform added to the
+//! predicted pixels. Transform blocks of one block cover pixels of their own, so their order
+//! does not matter.
+//!
+//! The host lists them where it lists a part's jobs, by size, from the end-of-block positions
+//! the decoder stored: a workgroup of 32 invocations takes a group of [`GROUP`] job words, as
+//! many transform blocks of one size as it has room for (8 of 4x4, 4 of 8x8, 2 of 16x16, one
+//! 32x32; N invocations each, a column each), the rest of the group [`NONE`]. So no invocation
+//! walks a block's transform blocks for the others, and a group of small blocks keeps every
+//! invocation busy. The CPU reference of the transforms is [`crate::kernels::itx`].
+//!
+//! Job word: the record (bits 10-31), the plane (8-9), the transform block's index in the
+//! block's grid of the plane (0-7: raster order over the part of the block inside the frame).
+
+use super::records::{
+    size8, BlockRecord, BLOCK_INTRA, BLOCK_SKIP, BLOCK_UNPREDICTED, RESIDUAL_GROUP,
+};
+
+/// Job words per workgroup (the job area has room for them: [`super::records::Layout`]).
+pub const GROUP: usize = RESIDUAL_GROUP;
+
+/// A group's word past its transform blocks.
+pub const NONE: u32 = u32::MAX;
+
+/// Records the job word can name.
+pub const MAX_RECORDS: u32 = 1 << 22;
+
+/// The frame's size in 8x8 blocks (FFmpeg's `cols`, `rows`) and chroma's subsampling: what
+/// cuts a block's grid of transform blocks at the frame's edge.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame {
+    pub cols: u32,
+    pub rows: u32,
+    pub ss_h: u32,
+    pub ss_v: u32,
+}
+
+/// The job groups of the inter blocks among `records` (the frame's, by index) of the ranges
+/// `(first, count)`: for each transform block with coefficients, `eob(plane, at, wide)` gives
+/// its end-of-block position, `at` its place in the plane's end-of-block array and `wide` that
+/// FFmpeg stores it in 16 bits (16x16 and up). Smallest transforms first.
+pub fn jobs(
+    records: &[BlockRecord],
+    ranges: &[(u32, u32)],
+    frame: Frame,
+    mut eob: impl FnMut(usize, usize, bool) -> u32,
+) -> Vec<u32> {
+    let mut by_size: [Vec<u32>; 4] = Default::default();
+    for &(first, count) in ranges {
+        for index in first..first + count {
+            let Some(b) = records.get(index as usize) else {
+                break;
+            };
+            if b.flags & (BLOCK_INTRA | BLOCK_SKIP | BLOCK_UNPREDICTED) != 0 || index >= MAX_RECORDS
+            {
+                continue;
+            }
+            for plane in 0..3u32 {
+                let size_log2 = if plane == 0 { b.tx } else { b.uvtx }.min(3) as u32;
+                let (ss_h, ss_v) = if plane == 0 {
+                    (0, 0)
+                } else {
+                    (frame.ss_h, frame.ss_v)
+                };
+                let grid = grid(b, frame, ss_h, ss_v, size_log2);
+                // FFmpeg's eob array of the plane: 16 bytes per 8x8 luma block's worth
+                let eobs = (b.unit as usize * 4) >> (ss_h + ss_v);
+                for t in 0..grid.0 * grid.1 {
+                    let n = (t as usize) << (2 * size_log2);
+                    if eob(plane as usize, eobs + n, size_log2 > 1) != 0 {
+                        by_size[size_log2 as usize].push(index << 10 | plane << 8 | t);
+                    }
+                }
+            }
+        }
+    }
+    let mut words = Vec::new();
+    for (size_log2, list) in by_size.iter().enumerate() {
+        for blocks in list.chunks(GROUP >> size_log2) {
+            words.extend_from_slice(blocks);
+            words.resize(words.len() + GROUP - blocks.len(), NONE);
+        }
+    }
+    words
+}
+
+/// Transform blocks across and down of a plane of `b` (`vp9_residual.glsl`'s `tx_grid`): the
+/// block's 4x4 blocks inside the frame's whole 8x8 blocks, per transform block of its size.
+fn grid(b: &BlockRecord, frame: Frame, ss_h: u32, ss_v: u32, size_log2: u32) -> (u32, u32) {
+    let (w8, h8) = size8(b.bs);
+    let across = (2 * frame.cols.saturating_sub(b.col as u32)).min(2 * w8) >> ss_h;
+    let down = (2 * frame.rows.saturating_sub(b.row as u32)).min(2 * h8) >> ss_v;
+    let step = 1 << size_log2;
+    (across.div_ceil(step), down.div_ceil(step))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(col: u16, row: u16, bs: u8, tx: u8, uvtx: u8, flags: u8, unit: u32) -> BlockRecord {
+        BlockRecord {
+            col,
+            row,
+            bs,
+            tx,
+            uvtx,
+            flags,
+            unit,
+            ..Default::default()
+        }
+    }
+
+    const FRAME: Frame = Frame {
+        cols: 16,
+        rows: 16,
+        ss_h: 1,
+        ss_v: 1,
+    };
+
+    /// Every transform block with coefficients, in groups of one size each, the smallest
+    /// first; skipped, intra and unpredicted blocks are left out.
+    #[test]
+    fn transform_blocks_grouped_by_size() {
+        let records = [
+            // 16x16 with 4x4 luma (16 of them), 4x4 chroma (4 each)
+            block(0, 0, 6, 0, 0, 0, 0),
+            // 64x64 with 32x32 luma (4), 32x32 chroma (1 each)
+            block(2, 0, 0, 3, 3, 0, 4),
+            block(0, 2, 9, 1, 0, BLOCK_SKIP, 68),
+            block(1, 2, 9, 1, 0, BLOCK_INTRA, 69),
+            block(1, 3, 9, 1, 0, BLOCK_UNPREDICTED, 70),
+        ];
+        let words = jobs(&records, &[(0, 5)], FRAME, |_, _, _| 1);
+        let live: Vec<u32> = words.iter().copied().filter(|&w| w != NONE).collect();
+        assert_eq!(live.len(), (16 + 4 + 4) + (4 + 1 + 1));
+        assert_eq!(words.len() % GROUP, 0);
+        let groups: Vec<&[u32]> = words.chunks(GROUP).collect();
+        // 4x4: 24 in 3 full groups; 32x32: 6 alone
+        assert_eq!(groups.len(), 3 + 6);
+        assert!(groups[..3].iter().all(|g| g.iter().all(|&w| w != NONE)));
+        for g in &groups[3..] {
+            assert_eq!(g[0] >> 10, 1);
+            assert!(g[1..].iter().all(|&w| w == NONE));
+        }
+        assert_eq!(words[0], 0); // record 0, luma, first
+        assert_eq!(words[16], 1 << 8); // its chroma U's first
+        assert_eq!(groups[3][0], 1 << 10); // record 1's luma, first 32x32
+    }
+
+    /// A block across the frame's edge keeps the transform blocks FFmpeg visits, each at its
+    /// end-of-block position: only those with coefficients go out.
+    #[test]
+    fn edges_and_end_of_block_positions() {
+        // 64x64 at column 14 of a 16-column frame: 2 of its 8 8x8 columns inside; 8x8 luma
+        let records = [block(14, 0, 0, 1, 0, 0, 3)];
+        let mut asked = Vec::new();
+        let words = jobs(&records, &[(0, 1)], FRAME, |plane, at, wide| {
+            asked.push((plane, at, wide));
+            (plane == 0 && at == 12 + 4) as u32
+        });
+        // luma: 2 x 8 8x8 blocks (indices step 4); chroma: 2 x 8 4x4 blocks each
+        assert_eq!(asked.iter().filter(|a| a.0 == 0).count(), 16);
+        assert_eq!(asked.iter().filter(|a| a.0 == 1).count(), 16);
+        assert!(asked.iter().all(|a| !a.2));
+        assert_eq!(asked[0], (0, 12, false));
+        assert_eq!(asked[16], (1, 3, false));
+        assert_eq!(words[..4], [1, NONE, NONE, NONE]);
+        assert_eq!(words.len(), GROUP);
+        // 16x16 and up store 16-bit positions
+        let records = [block(0, 0, 3, 2, 1, 0, 0)];
+        let mut wide = Vec::new();
+        jobs(&records, &[(0, 1)], FRAME, |plane, _, w| {
+            wide.push((plane, w));
+            0
+        });
+        wide.dedup();
+        assert_eq!(wide, [(0, true), (1, false), (2, false)]);
+    }
+}
