@@ -7,8 +7,12 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
-#define WORKGROUP 32
-layout(local_size_x = WORKGROUP, local_size_y = 1, local_size_z = 1) in;
+// A block's workgroup is one SIMD group of the device (its subgroup size, set by the host:
+// src/gpu/pipeline.rs): most blocks are small, and the lanes of a bigger workgroup would idle
+// through them (on lavapipe, three times the time at 32 where its SIMD is 8 wide); nothing
+// here assumes a size.
+layout(local_size_x = 32, local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+#define WORKGROUP int(gl_WorkGroupSize.x)
 
 #include "vp9_frame.glsl"
 #include "vp9_mc.glsl"

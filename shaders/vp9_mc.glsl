@@ -19,9 +19,8 @@ shared uint mc_taps[32];
 
 void load_taps(uint interp)
 {
-    uint inv = gl_LocalInvocationID.x;
-    if (inv < 32u && interp < FILTER_BILINEAR)
-        mc_taps[inv] = data[H_TAPS + interp * 32u + inv];
+    for (uint i = gl_LocalInvocationID.x; i < 32u && interp < FILTER_BILINEAR; i += WORKGROUP)
+        mc_taps[i] = data[H_TAPS + interp * 32u + i];
     barrier();
 }
 

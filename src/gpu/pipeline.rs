@@ -147,6 +147,12 @@ fn checked_invocations(stem: &str, info: &DeviceInfo) -> GpuResult<u32> {
     Ok(needs.invocations())
 }
 
+/// The workgroup of a kernel whose jobs are mostly too small for more than one SIMD group of
+/// the device (`vp9_inter.comp`): its subgroup size, 8 to 64 invocations.
+fn simd_workgroup(info: &DeviceInfo) -> u32 {
+    info.subgroup_size.clamp(8, 64).min(info.max_invocations)
+}
+
 /// Plans every kernel, in kernel order, checking its shader against the device; an error
 /// is a required kernel's. An optional kernel's shader the device cannot run is logged here.
 fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
@@ -187,7 +193,8 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         "cdef_row_copy",
         "cdef_row",
     ] {
-        // (The frame path's inter blocks, mostly small, take 32.)
+        // (The frame path's inter blocks, mostly small, take 32: the prediction's is the
+        // device's subgroup size, specialized below.)
         let expected = if stem.starts_with("vp9_inter") {
             32
         } else {
@@ -202,7 +209,11 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         plans.push(match checked {
             Ok(()) => Plan::Build {
                 stem,
-                spec: Vec::new(),
+                spec: if stem == "vp9_inter" {
+                    vec![simd_workgroup(info)]
+                } else {
+                    Vec::new()
+                },
                 jobs_per_group: 1,
                 optional: true,
             },

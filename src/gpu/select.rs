@@ -22,6 +22,8 @@ pub struct DeviceInfo {
     pub host_import_alignment: Option<u64>,
     /// Nanoseconds per timestamp tick, when the compute queue has timestamps.
     pub timestamp_period_ns: Option<f64>,
+    /// The invocations the device runs side by side as one (Vulkan 1.1's subgroup size).
+    pub subgroup_size: u32,
 }
 
 pub struct Choice {
@@ -112,6 +114,11 @@ unsafe fn examine(
         None
     };
 
+    let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
+    let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup);
+    instance.get_physical_device_properties2(physical, &mut props2);
+    let subgroup_size = subgroup.subgroup_size;
+
     let l = &props.limits;
     Ok(Choice {
         physical,
@@ -130,6 +137,7 @@ unsafe fn examine(
             max_group_count_x: l.max_compute_work_group_count[0],
             host_import_alignment,
             timestamp_period_ns: timestamps.then_some(l.timestamp_period as f64),
+            subgroup_size,
         },
     })
 }

@@ -31,8 +31,9 @@ pub enum Kernel {
     /// plane's columns pass, its rows pass, or both), an invocation per line.
     LfSb,
     /// The frame path's kernels (`shaders/vp9_*.comp`, `crate::vp9::frame`): a workgroup per
-    /// job, of 32 invocations for inter blocks, else 64. Inter blocks' prediction (a record
-    /// each), then their residuals (a group of transform blocks each), intra blocks (a superblock plane each), a superblock row's
+    /// job, of 64 invocations but for inter blocks: their prediction (a record each, as many
+    /// invocations as the device's subgroup), then their residuals (a group of transform
+    /// blocks each, 32), intra blocks (a superblock plane each), a superblock row's
     /// saved line (a plane each), the loop filter (a pass of a superblock plane each), and the
     /// intra predictors alone (tests).
     Vp9Inter,

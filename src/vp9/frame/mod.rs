@@ -140,6 +140,8 @@ struct GpuFrame {
     rows_submitted: usize,
     part_rows: usize,
     loop_filter: bool,
+    /// Whether it has inter blocks at all (not a key frame or an intra-only frame).
+    inter: bool,
     /// What cuts its blocks' transform grids at its edges ([`residuals`]).
     edges: residuals::Frame,
     /// The references' `data[0]`; once its first part is submitted, those it read while the
@@ -400,6 +402,7 @@ impl Decoder {
             rows_submitted: 0,
             part_rows: sb_rows.div_ceil(parts).max(1),
             loop_filter: info.filter_level != 0,
+            inter,
             edges: residuals::Frame {
                 cols: info.cols.max(0) as u32,
                 rows: info.rows.max(0) as u32,
@@ -563,13 +566,16 @@ fn part_levels(
             submitter.stage(bytes);
         }
     }
-    // The inter blocks' prediction, then their residuals by transform block.
-    let prediction = ranges.iter().map(|&(first, count)| Dispatch {
-        kernel: Kernel::Vp9Inter,
-        first,
-        count,
-    });
-    levels.push(prediction.collect());
+    // The inter blocks' prediction (none in an intra frame: no workgroup to launch a
+    // record), then their residuals by transform block.
+    if on_gpu.inter {
+        let prediction = ranges.iter().map(|&(first, count)| Dispatch {
+            kernel: Kernel::Vp9Inter,
+            first,
+            count,
+        });
+        levels.push(prediction.collect());
+    }
     let residual_jobs = residuals::jobs(records, &ranges, on_gpu.edges, |plane, at, wide| {
         // SAFETY: inside the plane's end-of-block array (checked), written by the decoder
         // before it said the rows were parsed.
