@@ -52,31 +52,27 @@ shared uint level_count;
 // The first two words of each of the superblock's records (position, sizes, flags), read side
 // by side at once: the walk that orders the transform blocks reads them one after another.
 shared uint sb_records[2 * 64];
-// The edges of a big transform block, built by the workgroup.
-shared int ipred_top[33];
-shared int ipred_left[32];
-// The edges of a round's small transform blocks, a slot each (up to 16): the top (8 with a
-// 4x4's top-right), the left, the top-left.
+// The edges of a big transform block as one line (vp9_ipred_fn.glsl: the left column bottom
+// to top, the top-left, the top), built by the workgroup.
+shared int ipred_line[65];
+// The edge lines of a round's small transform blocks, a slot each (up to 16), the top 8 long
+// with a 4x4's top-right.
 const uint SLOTS = 16u;
-shared int slot_top[SLOTS * 8u];
-shared int slot_left[SLOTS * 8u];
-shared int slot_tl[SLOTS];
+const uint SLOT_LINE = 17u;
+shared int slot_line[SLOTS * SLOT_LINE];
 // The slot whose edges predict_slot reads.
 uint pred_slot;
 
-#define IPRED_TOP(i) ipred_top[1 + (i)]
-#define IPRED_TL ipred_top[0]
-#define IPRED_LEFT(i) ipred_left[i]
+#define IPRED_LINE(k) ipred_line[k]
 #define IPRED_FN predict_shared
+#define IPRED_DC_FN dc_shared
 #include "vp9_ipred_fn.glsl"
-#undef IPRED_TOP
-#undef IPRED_TL
-#undef IPRED_LEFT
+#undef IPRED_LINE
 #undef IPRED_FN
-#define IPRED_TOP(i) slot_top[pred_slot * 8u + uint(i)]
-#define IPRED_TL slot_tl[pred_slot]
-#define IPRED_LEFT(i) slot_left[pred_slot * 8u + uint(i)]
+#undef IPRED_DC_FN
+#define IPRED_LINE(k) slot_line[pred_slot * SLOT_LINE + uint(k)]
 #define IPRED_FN predict_slot
+#define IPRED_DC_FN dc_slot
 #include "vp9_ipred_fn.glsl"
 
 // FFmpeg's ff_vp9_intra_txfm_type of the ten intra modes, 2 bits each.
@@ -186,12 +182,12 @@ void small_tx_round(uint size_log2, uint first, uint count, uint first_record, u
         int top_count = x.n == 4 && (x.needs & NEEDS_TOPRIGHT) != 0u ? 8 : x.n;
         if ((x.needs & NEEDS_TOP) != 0u) {
             for (uint i = lane; i < uint(top_count); i += n)
-                slot_top[slot * 8u + i] = edge_top(x, int(i));
+                slot_line[slot * SLOT_LINE + n + 1u + i] = edge_top(x, int(i));
             if (lane == 0u && (x.needs & NEEDS_TOPLEFT) != 0u)
-                slot_tl[slot] = edge_topleft(x);
+                slot_line[slot * SLOT_LINE + n] = edge_topleft(x);
         }
         if ((x.needs & NEEDS_LEFT) != 0u)
-            slot_left[slot * 8u + lane] = edge_left(x, int(lane));
+            slot_line[slot * SLOT_LINE + n - 1u - lane] = edge_left(x, int(lane));
     }
     // (The edges are written before its barriers, read after them.)
     itx_residual(size_log2, live && x.eob != 0, x.coef, x.eob, x.tx_type,
@@ -199,11 +195,12 @@ void small_tx_round(uint size_log2, uint first, uint count, uint first_record, u
     if (live) {
         pred_slot = slot;
         int r = int(lane);
+        int dc = dc_slot(x.conv, x.n, x.log2n);
         for (int w = 0; w < x.n / 4; w++) {
             uint word = 0u;
             for (int k = 0; k < 4; k++) {
                 int c = w * 4 + k;
-                int v = predict_slot(x.conv, x.n, x.log2n, c, r);
+                int v = predict_slot(x.conv, x.n, x.log2n, c, r, dc);
                 if (x.eob != 0)
                     v = clamp(v + itx_residual_at(n, slot, uint(r), uint(c)), 0, 255);
                 word |= uint(v) << (8 * k);
@@ -222,23 +219,24 @@ void big_tx_block(Tx x)
     int top_count = x.n;
     if ((x.needs & NEEDS_TOP) != 0u) {
         if (int(inv) < top_count)
-            ipred_top[1 + inv] = edge_top(x, int(inv));
+            ipred_line[x.n + 1 + int(inv)] = edge_top(x, int(inv));
         if (inv == 0u && (x.needs & NEEDS_TOPLEFT) != 0u)
-            ipred_top[0] = edge_topleft(x);
+            ipred_line[x.n] = edge_topleft(x);
     }
     if ((x.needs & NEEDS_LEFT) != 0u && int(inv) < x.n)
-        ipred_left[inv] = edge_left(x, int(inv));
+        ipred_line[x.n - 1 - int(inv)] = edge_left(x, int(inv));
     barrier();
     if (x.eob != 0)
         itx_residual(uint(x.log2n - 2), inv < uint(x.n), x.coef, x.eob, x.tx_type,
                      header(H_LOSSLESS) != 0u);
     int words = x.n / 4;
+    int dc = dc_shared(x.conv, x.n, x.log2n);
     for (int i = int(inv); i < x.n * words; i += 64) {
         int r = i / words, w = i % words;
         uint word = 0u;
         for (int k = 0; k < 4; k++) {
             int c = w * 4 + k;
-            int v = predict_shared(x.conv, x.n, x.log2n, c, r);
+            int v = predict_shared(x.conv, x.n, x.log2n, c, r, dc);
             if (x.eob != 0)
                 v = clamp(v + itx_residual_at(uint(x.n), 0u, uint(r), uint(c)), 0, 255);
             word |= uint(v) << (8 * k);

@@ -19,13 +19,12 @@ layout(push_constant) uniform Push {
 
 #include "vp9_ipred.glsl"
 
-shared int ipred_top[65];
-shared int ipred_left[32];
+// The edge line (vp9_ipred_fn.glsl): the left column bottom to top, the top-left, the top.
+shared int ipred_line[97];
 
-#define IPRED_TOP(i) ipred_top[1 + (i)]
-#define IPRED_TL ipred_top[0]
-#define IPRED_LEFT(i) ipred_left[i]
+#define IPRED_LINE(k) ipred_line[k]
 #define IPRED_FN predict_pixel
+#define IPRED_DC_FN predict_dc
 #include "vp9_ipred_fn.glsl"
 
 const uint CASE_WORDS = 98u;
@@ -41,13 +40,15 @@ void main()
     uint mode = head & 0xffu;
     int log2n = int((head >> 8) & 3u) + 2;
     int n = 1 << log2n;
-    ipred_top[inv] = int(cases[at + 1u + inv]);
+    // top-left and 64 top pixels from word 1, 32 left from word 66
+    ipred_line[n + int(inv)] = int(cases[at + 1u + inv]);
     if (inv == 0u)
-        ipred_top[64] = int(cases[at + 65u]);
-    if (inv < 32u)
-        ipred_left[inv] = int(cases[at + 66u + inv]);
+        ipred_line[n + 64] = int(cases[at + 65u]);
+    if (int(inv) < n)
+        ipred_line[n - 1 - int(inv)] = int(cases[at + 66u + inv]);
     barrier();
+    int dc = predict_dc(mode, n, log2n);
     for (int i = int(inv); i < n * n; i += 64)
         predicted[c * 1024u + uint(i)] =
-            uint8_t(predict_pixel(mode, n, log2n, i & (n - 1), i >> log2n));
+            uint8_t(predict_pixel(mode, n, log2n, i & (n - 1), i >> log2n, dc));
 }
