@@ -35,9 +35,19 @@ void ITX_RESIDUAL(bool live, uint coef, int eob, uint first, uint second)
     if (live && !dc_only) {
         // First pass: column `lane` of the coefficients -> row `lane` of the intermediate.
         int c[ITX_N];
-        for (int k = 0; k < ITX_N; k++)
+        bool coded = false;
+        for (int k = 0; k < ITX_N; k++) {
             c[k] = int(data_coefs[coef + uint(k * ITX_N) + lane]);
-        ITX_1D(first, c, true, o);
+            coded = coded || c[k] != 0;
+        }
+        // A column without coefficients (most, in a big block) transforms to zeros: its
+        // invocations skip the arithmetic.
+        if (coded) {
+            ITX_1D(first, c, true, o);
+        } else {
+            for (int k = 0; k < ITX_N; k++)
+                o[k] = 0;
+        }
         for (int k = 0; k < ITX_N; k++)
             itx_mid[base + lane * uint(ITX_N + 1) + uint(k)] = trunc16(o[k]);
     }
