@@ -65,6 +65,28 @@ pub struct Engine {
 // The handles are plain values; an engine is used by one thread at a time.
 unsafe impl Send for Engine {}
 
+/// The end of the GPU's busy time counted so far (device time, ns).
+static BUSY_UNTIL: std::sync::Mutex<u64> = std::sync::Mutex::new(0);
+
+/// The part of a submission's span `[start, end)` (device time, ns) that no span counted
+/// before covers: the GPU's busy time is the union of its submissions' spans, which overlap
+/// where several decoding threads have work in flight. (Spans come in about the order they
+/// ran: each thread counts its own once it has waited for it.)
+fn busy_beyond(start: u64, end: u64) -> u64 {
+    beyond(
+        &mut BUSY_UNTIL.lock().unwrap_or_else(|e| e.into_inner()),
+        start,
+        end,
+    )
+}
+
+/// What of `[start, end)` lies past `until`, which moves to its end.
+fn beyond(until: &mut u64, start: u64, end: u64) -> u64 {
+    let counted = end.saturating_sub(start.max(*until));
+    *until = (*until).max(end);
+    counted
+}
+
 impl Engine {
     pub fn new(gpu: &'static Gpu, options: Options) -> GpuResult<Engine> {
         let d = &gpu.device;
@@ -230,7 +252,11 @@ impl Engine {
         if got.is_err() || ticks[spans.len()] < ticks[0] {
             return;
         }
-        stats::add(&COUNTERS.gpu_busy_ns, ns(ticks[0], ticks[spans.len()]));
+        let at = |tick: u64| (tick as f64 * period) as u64;
+        stats::add(
+            &COUNTERS.gpu_busy_ns,
+            busy_beyond(at(ticks[0]), at(ticks[spans.len()])),
+        );
         for (k, stage) in spans.iter().enumerate() {
             if let Some(counter) = stage.and_then(|s| self.options.stage_ns.get(s)) {
                 stats::add(counter, ns(ticks[k], ticks[k + 1]));
@@ -600,4 +626,20 @@ unsafe fn memory_barrier(
         &[],
         &[],
     );
+}
+
+#[cfg(test)]
+mod tests {
+    /// Spans that overlap count once; gaps between them do not count.
+    #[test]
+    fn busy_time_is_the_union_of_the_spans() {
+        let mut until = 0;
+        let spans = [(10, 20), (15, 30), (12, 18), (40, 45), (44, 50)];
+        let busy: u64 = spans
+            .iter()
+            .map(|&(s, e)| super::beyond(&mut until, s, e))
+            .sum();
+        assert_eq!(busy, 20 + 10);
+        assert_eq!(until, 50);
+    }
 }
