@@ -21,24 +21,23 @@ ivec2 filter_values(inout int v[16], int wd, int E, int I, int H)
 
     if (wd >= 16 && flat8out && flat8in) {
         // Output k averages the 15 taps centred on it, the centre doubled, the line extended
-        // by repeating its end pixels; every output from the unfiltered line.
+        // by repeating its end pixels; every output from the unfiltered line. The taps' sum
+        // slides along: a pixel in, a pixel out.
         int o[16] = v;
+        int sum = 7 * v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7] + v[8];
         for (int k = 1; k < 15; k++) {
-            int sum = 8 + v[k];
-            for (int d = -7; d <= 7; d++)
-                sum += v[clamp(k + d, 0, 15)];
-            o[k] = sum >> 4;
+            o[k] = (8 + v[k] + sum) >> 4;
+            sum += v[min(k + 8, 15)] - v[max(k - 7, 0)];
         }
         v = o;
         return ivec2(1, 15);
     }
     if (wd >= 8 && flat8in) {
         int o[16] = v;
+        int sum = 3 * v[4] + v[5] + v[6] + v[7] + v[8];
         for (int k = 5; k < 11; k++) {
-            int sum = 4 + v[k];
-            for (int d = -3; d <= 3; d++)
-                sum += v[clamp(k + d, 4, 11)];
-            o[k] = sum >> 3;
+            o[k] = (4 + v[k] + sum) >> 3;
+            sum += v[min(k + 4, 11)] - v[max(k - 3, 4)];
         }
         v = o;
         return ivec2(5, 11);
