@@ -2,9 +2,9 @@
 // (vp9_inter.comp) in a level of its own: a workgroup adds the residuals of a group of
 // transform blocks of one size (vp9_itx.glsl), as FFmpeg's inter_recon does, 32 / N of them at
 // once, N invocations each, an invocation a column.
-// Job: a group of 8 words from first_job + 8 * workgroup, each a transform block (the record
-// at bit 10, the plane at bit 8, its index in the block's grid of the plane) or NONE past the
-// group's blocks.
+// Job: a group of 8 words from first_job + 8 * workgroup (job_count counts words), each a
+// transform block (the record at bit 10, the plane at bit 8, its index in the block's grid of
+// the plane) or NONE past the group's blocks.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -28,7 +28,7 @@ uint tx_size_of(uint job)
 
 void main()
 {
-    if (gl_WorkGroupID.x >= pc.job_count)
+    if (GROUP * gl_WorkGroupID.x >= pc.job_count)
         return;
     uint jobs = header(H_JOBS) + pc.first_job + GROUP * gl_WorkGroupID.x;
     // The group's size, from its first block (uniform across the workgroup).

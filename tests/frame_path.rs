@@ -165,15 +165,18 @@ const LINKED: [&str; 2] = ["size-065x065", "lossless"];
 
 /// The GPU reconstructs every frame equal to Debian's ffmpeg, with every threading
 /// (LD_PRELOADed; linked, two streams): in place in host memory (the Pi's way, lavapipe's own)
-/// and on device-local copies (a discrete GPU's, `DAEDALUS_TEST_MEMORY=copies`), each stream
-/// one way or the other by threading, so that each threading meets both.
+/// and on device-local copies (a discrete GPU's, `DAEDALUS_TEST_MEMORY=copies`, there with
+/// every dispatch split at 3 workgroups, as at a device's limit), each stream one way or the
+/// other by threading, so that each threading meets both.
 #[test]
 fn gpu_equals_debian_ffmpeg() {
     const MEMORY: [&[(&str, &str)]; 2] = [
         &[("DAEDALUS_PATH", "frame")],
+        // (and dispatches split every 3 workgroups, as where the device's limit is reached)
         &[
             ("DAEDALUS_PATH", "frame"),
             ("DAEDALUS_TEST_MEMORY", "copies"),
+            ("DAEDALUS_TEST_GROUPS_PER_DISPATCH", "3"),
         ],
     ];
     let mut jobs = Vec::new();

@@ -71,7 +71,8 @@ static BUSY_UNTIL: std::sync::Mutex<u64> = std::sync::Mutex::new(0);
 /// The part of a submission's span `[start, end)` (device time, ns) that no span counted
 /// before covers: the GPU's busy time is the union of its submissions' spans, which overlap
 /// where several decoding threads have work in flight. (Spans come in about the order they
-/// ran: each thread counts its own once it has waited for it.)
+/// ran, each thread counting its own once it has waited for it; one that comes after a later
+/// one counts only past that one's end, so the sum is at most the union.)
 fn busy_beyond(start: u64, end: u64) -> u64 {
     beyond(
         &mut BUSY_UNTIL.lock().unwrap_or_else(|e| e.into_inner()),
@@ -80,8 +81,13 @@ fn busy_beyond(start: u64, end: u64) -> u64 {
     )
 }
 
-/// What of `[start, end)` lies past `until`, which moves to its end.
+/// What of `[start, end)` lies past `until`, which moves to its end. (A span that starts a
+/// minute before `until`: the device's clock wrapped, or restarted with a new device.)
 fn beyond(until: &mut u64, start: u64, end: u64) -> u64 {
+    const MINUTE_NS: u64 = 60_000_000_000;
+    if start.saturating_add(MINUTE_NS) < *until {
+        *until = 0;
+    }
     let counted = end.saturating_sub(start.max(*until));
     *until = (*until).max(end);
     counted
@@ -442,7 +448,9 @@ impl Recording<'_> {
             };
             self.kernel = Some(kernel);
         }
-        let per_dispatch = gpu.info.max_group_count_x as u64 * built.jobs_per_group as u64;
+        let groups = crate::config::get().testing.groups_per_dispatch;
+        let groups = gpu.info.max_group_count_x.min(groups.unwrap_or(u32::MAX));
+        let per_dispatch = groups as u64 * built.jobs_per_group as u64;
         let mut done = 0u64;
         while done < count as u64 {
             let n = (count as u64 - done).min(per_dispatch) as u32;
@@ -641,5 +649,9 @@ mod tests {
             .sum();
         assert_eq!(busy, 20 + 10);
         assert_eq!(until, 50);
+        // a clock that starts again counts again
+        let minute = 60_000_000_000;
+        until = 2 * minute;
+        assert_eq!(super::beyond(&mut until, 5, 9), 4);
     }
 }

@@ -214,7 +214,12 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
                 } else {
                     Vec::new()
                 },
-                jobs_per_group: 1,
+                // (The residuals' jobs are words, a group of them a workgroup.)
+                jobs_per_group: if stem == "vp9_inter_residual" {
+                    kernels::RESIDUAL_GROUP as u32
+                } else {
+                    1
+                },
                 optional: true,
             },
             Err(why) => {

@@ -49,6 +49,10 @@ pub enum Kernel {
     CdefRow,
 }
 
+/// Job words a workgroup of [`Kernel::Vp9InterResidual`] takes: a group of transform blocks of
+/// one size (`crate::vp9::frame`'s residuals).
+pub const RESIDUAL_GROUP: usize = 8;
+
 /// The kernels after the transforms, in index order.
 const AFTER_TRANSFORMS: [Kernel; 12] = [
     Kernel::Mc,

@@ -336,6 +336,13 @@ impl Decoder {
         if info.frame.bpp != 8 {
             return Err("10 and 12 bits are reconstructed by FFmpeg".into());
         }
+        let records = layout.geometry.superblocks() * records::RECORDS_PER_SB;
+        if records > residuals::MAX_RECORDS as usize {
+            return Err(format!(
+                "frames over {} superblocks",
+                residuals::MAX_RECORDS as usize / records::RECORDS_PER_SB
+            ));
+        }
         if layout.geometry.sb_cols > header::MAX_SB_COLS {
             return Err(format!(
                 "frames over {} pixels wide",
@@ -585,7 +592,7 @@ fn part_levels(
         levels.push(vec![Dispatch {
             kernel: Kernel::Vp9InterResidual,
             first: submitter.push_jobs(&residual_jobs)?,
-            count: (residual_jobs.len() / residuals::GROUP) as u32,
+            count: residual_jobs.len() as u32,
         }]);
     }
     let blocks = ranges.iter().map(|&(_, count)| count as u64).sum::<u64>();

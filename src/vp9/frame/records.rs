@@ -4,11 +4,9 @@
 //! ([`super::header`]), the parsed data, then what the GPU's parts use (the saved lines, the
 //! job lists).
 
+use crate::kernels::RESIDUAL_GROUP;
 use crate::vp9::abi::DaedalusVp9Frame;
 use std::ffi::c_int;
-
-/// Job words of a workgroup of the residuals' kernel ([`super::residuals`]).
-pub const RESIDUAL_GROUP: usize = 8;
 
 /// The header's words, the buffer's first area ([`super::header`]).
 pub const HEADER_WORDS: usize = 512;

@@ -14,11 +14,11 @@
 //! Job word: the record (bits 10-31), the plane (8-9), the transform block's index in the
 //! block's grid of the plane (0-7: raster order over the part of the block inside the frame).
 
-use super::records::{
-    size8, BlockRecord, BLOCK_INTRA, BLOCK_SKIP, BLOCK_UNPREDICTED, RESIDUAL_GROUP,
-};
+use super::records::{size8, BlockRecord, BLOCK_INTRA, BLOCK_SKIP, BLOCK_UNPREDICTED};
+use crate::kernels::RESIDUAL_GROUP;
 
-/// Job words per workgroup (the job area has room for them: [`super::records::Layout`]).
+/// Job words per workgroup (the job area has room for them: [`super::records::Layout`]; the
+/// engine splits a dispatch by them).
 pub const GROUP: usize = RESIDUAL_GROUP;
 
 /// A group's word past its transform blocks.
@@ -53,8 +53,8 @@ pub fn jobs(
             let Some(b) = records.get(index as usize) else {
                 break;
             };
-            if b.flags & (BLOCK_INTRA | BLOCK_SKIP | BLOCK_UNPREDICTED) != 0 || index >= MAX_RECORDS
-            {
+            // (A frame with more records than the job word names goes to FFmpeg: mod.rs.)
+            if b.flags & (BLOCK_INTRA | BLOCK_SKIP | BLOCK_UNPREDICTED) != 0 {
                 continue;
             }
             for plane in 0..3u32 {
