@@ -20,7 +20,13 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
-layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
+// The workgroup: 64 invocations, or 32 (the host's choice, src/gpu/pipeline.rs): a level's
+// small blocks go 64 / N at once, but on a narrow device the lanes of a level with few blocks
+// idle through every step (on lavapipe, whose SIMD is 8 wide, 32 took the key frames' intra
+// blocks in half the time).
+layout(local_size_x = 64, local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+#define WORKGROUP int(gl_WorkGroupSize.x)
+#define ITX_LANES 64
 
 // Room for one 32x32 transform block's residual, more than a round of small ones needs.
 #define ITX_MID_WORDS 1056
@@ -231,7 +237,7 @@ void big_tx_block(Tx x)
                      header(H_LOSSLESS) != 0u);
     int words = x.n / 4;
     int dc = dc_shared(x.conv, x.n, x.log2n);
-    for (int i = int(inv); i < x.n * words; i += 64) {
+    for (int i = int(inv); i < x.n * words; i += WORKGROUP) {
         int r = i / words, w = i % words;
         uint word = 0u;
         for (int k = 0; k < 4; k++) {
@@ -268,19 +274,19 @@ void main()
 
     // The superblock's pixels, the line above and the column left; every load issued before
     // the first is waited for.
-    uint loaded[16];
-    for (int k = 0; k < 16; k++) {
-        int i = int(inv) + 64 * k, y = i >> 4, w = i & 15;
+    uint loaded[32];
+    for (int k = 0; k < 1024 / WORKGROUP; k++) {
+        int i = int(inv) + WORKGROUP * k, y = i >> 4, w = i & 15;
         loaded[k] = y < inside.y && w * 4 < inside.x
                         ? cur_words[(cur_at(p, origin.x + w * 4, origin.y + y)) >> 2]
                         : 0u;
     }
-    for (int k = 0; k < 16; k++)
-        if (int(inv) + 64 * k < size.y * 16)
-            tile[int(inv) + 64 * k] = loaded[k];
-    for (uint i = inv; i < 2u * min(count, 64u); i += 64u)
+    for (int k = 0; k < 1024 / WORKGROUP; k++)
+        if (int(inv) + WORKGROUP * k < size.y * 16)
+            tile[int(inv) + WORKGROUP * k] = loaded[k];
+    for (uint i = inv; i < 2u * min(count, 64u); i += uint(WORKGROUP))
         sb_records[i] = data[header(H_RECORDS) + 13u * (first + (i >> 1)) + (i & 1u)];
-    for (int x = int(inv) - 1; x < size.x; x += 64) {
+    for (int x = int(inv) - 1; x < size.x; x += WORKGROUP) {
         int v = 0;
         if (origin.y > 0 && origin.x + x >= 0 && x < inside.x) {
             v = saved ? int(uint(data_bytes[header(H_LINES + p) + uint(origin.x + x)]))
@@ -288,9 +294,9 @@ void main()
         }
         sb_above[x + 1] = v;
     }
-    for (int y = int(inv); y < size.y; y += 64)
+    for (int y = int(inv); y < size.y; y += WORKGROUP)
         sb_left[y] = origin.x > 0 && y < inside.y ? get_pixel(p, origin.x - 1, origin.y + y) : 0;
-    for (uint i = inv; i < 256u; i += 64u)
+    for (uint i = inv; i < 256u; i += uint(WORKGROUP))
         cell_level[i] = 0u;
     barrier();
 
@@ -367,9 +373,9 @@ void main()
         uint start = level_start[l], end = level_start[l + 1u];
         uint n4 = tx_entries[l - 1u] & 0xffffu, n8 = tx_entries[l - 1u] >> 16;
         // small transform blocks, in rounds
-        for (uint done = 0u; done < n4; done += 16u)
+        for (uint done = 0u; done < n4; done += uint(WORKGROUP) / 4u)
             small_tx_round(0u, start + done, n4 - done, first, p, origin);
-        for (uint done = 0u; done < n8; done += 8u)
+        for (uint done = 0u; done < n8; done += uint(WORKGROUP) / 8u)
             small_tx_round(1u, start + n4 + done, n8 - done, first, p, origin);
         // big ones, the workgroup together
         for (uint e = start + n4 + n8; e < end; e++) {
@@ -381,7 +387,7 @@ void main()
     }
 
     // The intra blocks' pixels back to the frame, a word at a time.
-    for (int i = int(inv); i < size.y * 16; i += 64) {
+    for (int i = int(inv); i < size.y * 16; i += WORKGROUP) {
         int y = i >> 4, w = i & 15;
         if (y < inside.y && w * 4 < inside.x && cell_level[(y >> 2) * 16 + w] != 0u)
             cur_words[(cur_at(p, origin.x + w * 4, origin.y + y)) >> 2] = tile[i];

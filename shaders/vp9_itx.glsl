@@ -25,7 +25,11 @@ uint second_kind(uint tx_type) { return (tx_type >> 1) & 1u; }
 #define ITX_MID_WORDS 2112
 #endif
 shared int itx_mid[ITX_MID_WORDS];
-shared int itx_lanes[WORKGROUP];
+// (An includer whose workgroup is specialized names its largest, ITX_LANES.)
+#ifndef ITX_LANES
+#define ITX_LANES WORKGROUP
+#endif
+shared int itx_lanes[ITX_LANES];
 
 #define ITX_N 4
 #define ITX_SHIFT 4

@@ -153,6 +153,18 @@ fn simd_workgroup(info: &DeviceInfo) -> u32 {
     info.subgroup_size.clamp(8, 64).min(info.max_invocations)
 }
 
+/// The workgroup of the frame path's intra blocks (`vp9_intra.comp`): 64 invocations, where a
+/// level's many small blocks go side by side, but 32 (the least its 32x32 transforms need)
+/// on a device whose SIMD groups are narrower than 32, where a level's few blocks would leave
+/// most of its groups idle.
+fn intra_workgroup(info: &DeviceInfo) -> u32 {
+    if info.subgroup_size < 32 {
+        32
+    } else {
+        64
+    }
+}
+
 /// Plans every kernel, in kernel order, checking its shader against the device; an error
 /// is a required kernel's. An optional kernel's shader the device cannot run is logged here.
 fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
@@ -209,10 +221,10 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         plans.push(match checked {
             Ok(()) => Plan::Build {
                 stem,
-                spec: if stem == "vp9_inter" {
-                    vec![simd_workgroup(info)]
-                } else {
-                    Vec::new()
+                spec: match stem {
+                    "vp9_inter" => vec![simd_workgroup(info)],
+                    "vp9_intra" => vec![intra_workgroup(info)],
+                    _ => Vec::new(),
                 },
                 // (The residuals' jobs are words, a group of them a workgroup.)
                 jobs_per_group: if stem == "vp9_inter_residual" {
