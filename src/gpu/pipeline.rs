@@ -190,9 +190,8 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
             optional: false,
         });
     }
-    // Workgroups of 64 invocations (the frame path's inter kernels 32), in kernel order
-    // (`Kernel::Cdef`, `LfSb`, the frame path's `Vp9*`, `CdefRow*`): one job per workgroup. Each serves one decoder or path only: a
-    // device that cannot run one keeps the others.
+    // In kernel order (`Kernel::Cdef`, `LfSb`, the frame path's `Vp9*`, `CdefRow*`). Each
+    // serves one decoder or path only: a device that cannot run one keeps the others.
     for stem in [
         "cdef",
         "lf_sb",
@@ -205,12 +204,15 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         "cdef_row_copy",
         "cdef_row",
     ] {
-        // (The frame path's inter blocks, mostly small, take 32: the prediction's is the
-        // device's subgroup size, specialized below.)
-        let expected = if stem.starts_with("vp9_inter") {
-            32
-        } else {
-            64
+        // The invocations the shader declares, its specialization (a workgroup size) and the
+        // jobs a workgroup takes: 64 and one job, but for the frame path's inter blocks
+        // (mostly small) and intra blocks.
+        let (expected, spec, jobs_per_group) = match stem {
+            "vp9_inter" => (32, vec![simd_workgroup(info)], 1),
+            // (The residuals' jobs are words, a group of them a workgroup.)
+            "vp9_inter_residual" => (32, Vec::new(), kernels::RESIDUAL_GROUP as u32),
+            "vp9_intra" => (64, vec![intra_workgroup(info)], 1),
+            _ => (64, Vec::new(), 1),
         };
         let checked = checked_invocations(stem, info).and_then(|n| match n {
             n if n == expected => Ok(()),
@@ -221,17 +223,8 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         plans.push(match checked {
             Ok(()) => Plan::Build {
                 stem,
-                spec: match stem {
-                    "vp9_inter" => vec![simd_workgroup(info)],
-                    "vp9_intra" => vec![intra_workgroup(info)],
-                    _ => Vec::new(),
-                },
-                // (The residuals' jobs are words, a group of them a workgroup.)
-                jobs_per_group: if stem == "vp9_inter_residual" {
-                    kernels::RESIDUAL_GROUP as u32
-                } else {
-                    1
-                },
+                spec,
+                jobs_per_group,
                 optional: true,
             },
             Err(why) => {

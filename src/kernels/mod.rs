@@ -33,7 +33,8 @@ pub enum Kernel {
     /// The frame path's kernels (`shaders/vp9_*.comp`, `crate::vp9::frame`): a workgroup per
     /// job, of 64 invocations but for inter blocks: their prediction (a record each, as many
     /// invocations as the device's subgroup), then their residuals (a group of transform
-    /// blocks each, 32), intra blocks (a superblock plane each), a superblock row's
+    /// blocks each, 32), intra blocks (a superblock plane each, 32 on a device whose subgroups
+    /// are narrower), a superblock row's
     /// saved line (a plane each), the loop filter (a pass of a superblock plane each), and the
     /// intra predictors alone (tests).
     Vp9Inter,

@@ -584,9 +584,9 @@ fn part_levels(
         levels.push(prediction.collect());
     }
     let residual_jobs = residuals::jobs(records, &ranges, on_gpu.edges, |plane, at, wide| {
-        // SAFETY: inside the plane's end-of-block array (checked), written by the decoder
-        // before it said the rows were parsed.
-        unsafe { end_of_block(submitter.data.ptr, &layout, plane, at, wide) }
+        // SAFETY: the buffer the layout is of; the decoder wrote the rows' end-of-block
+        // positions before it said they were parsed.
+        unsafe { layout.end_of_block(submitter.data.ptr, plane, at, wide) }
     });
     if !residual_jobs.is_empty() {
         levels.push(vec![Dispatch {
@@ -625,30 +625,6 @@ fn part_levels(
     }
     levels.retain(|l| !l.is_empty());
     Ok((levels, blocks))
-}
-
-/// The end-of-block position at byte `at` of plane `plane`'s array (16 bits where `wide`, as
-/// FFmpeg stores them from 16x16 on); 0 outside the array.
-///
-/// # Safety
-/// `base` is the buffer `layout` lies in.
-unsafe fn end_of_block(
-    base: *const u8,
-    layout: &Layout,
-    plane: usize,
-    at: usize,
-    wide: bool,
-) -> u32 {
-    let bytes = if wide { 2 } else { 1 };
-    if at + bytes > layout.eobs_bytes(plane) {
-        return 0;
-    }
-    let p = base.add(layout.eobs[plane] + at);
-    if wide {
-        u16::from_ne_bytes([*p, *p.add(1)]) as u32
-    } else {
-        *p as u32
-    }
 }
 
 impl Decoder {

@@ -243,9 +243,22 @@ pub fn size8(bs: u8) -> (u32, u32) {
 }
 
 impl Layout {
-    /// The bytes of plane `plane`'s end-of-block array.
-    pub fn eobs_bytes(&self, plane: usize) -> usize {
-        self.geometry.superblocks() * self.geometry.eobs_per_sb(plane)
+    /// The end-of-block position at byte `at` of plane `plane`'s array (16 bits where `wide`,
+    /// as FFmpeg stores them from 16x16 on); 0 outside the array.
+    ///
+    /// # Safety
+    /// `base` is the buffer this layout is of.
+    pub unsafe fn end_of_block(&self, base: *const u8, plane: usize, at: usize, wide: bool) -> u32 {
+        let bytes = if wide { 2 } else { 1 };
+        if at + bytes > self.geometry.superblocks() * self.geometry.eobs_per_sb(plane) {
+            return 0;
+        }
+        let p = base.add(self.eobs[plane] + at);
+        if wide {
+            u16::from_ne_bytes([*p, *p.add(1)]) as u32
+        } else {
+            *p as u32
+        }
     }
 
     /// Bytes of a frame's data the decoder wrote for the GPU: the header, the records of
