@@ -588,23 +588,27 @@ fn damaged_frames_left_to_ffmpeg_equal_debian_ffmpeg_every_run() {
 }
 
 /// A device lost (a failure injected at a submission, or into the wait after the GPU ran it)
-/// while frame threads have frames in flight: those frames and every later one go to FFmpeg's
-/// second pass, and each decode equals Debian's ffmpeg, run after run.
+/// while frames are in flight: with frame threads, frames other threads put on the GPU; with
+/// one thread and slice threads, the frame the decoder holds while it parses the next, which
+/// then goes to FFmpeg's second pass as it was parsed (its references, header and blocks kept
+/// aside), with the next one. Those frames and every later one are FFmpeg's, and each decode
+/// equals Debian's ffmpeg, run after run.
 #[test]
-fn a_device_lost_under_frame_threads_keeps_every_frame_exact() {
+fn a_device_lost_with_frames_in_flight_keeps_every_frame_exact() {
     let stream = stream_named("error-resilient");
-    let threading = (
-        "4 frame threads",
-        &["-threads", "4", "-thread_type", "frame"][..],
-    );
     let mut jobs = Vec::new();
     for at in ["2", "5", "8"] {
         for step in ["submit", "wait"] {
-            jobs.extend([(at, step); 2]);
+            jobs.extend([(THREADING[1], at, step); 2]);
         }
     }
+    jobs.extend([
+        (THREADING[0], "3", "wait"),
+        (THREADING[0], "6", "wait"),
+        (THREADING[2], "4", "wait"),
+    ]);
     let count = jobs.len();
-    let failures = in_parallel(jobs, |(at, step)| {
+    let failures = in_parallel(jobs, |(threading, at, step)| {
         let env = [
             ("DAEDALUS_PATH", "frame"),
             ("DAEDALUS_TEST_FAIL_SUBMISSION", at),
@@ -613,14 +617,110 @@ fn a_device_lost_under_frame_threads_keeps_every_frame_exact() {
         let what = format!("{} / {} / {env:?}", stream.name, threading.0);
         let out = decode_as_debian(stream, Way::Preload, "gpu", threading, &env, &what)?;
         let said = messages(&out.stderr);
-        let fallbacks = stat(&out.stderr, "fallbacks").and_then(|v| v.parse::<u64>().ok());
+        let count = |key| stat(&out.stderr, key).and_then(|v| v.parse::<u64>().ok());
         if said.len() != 1 || !said[0].contains("GPU disabled after an error") {
             return Err(format!("{what}: expected one error: {said:?}"));
         }
-        if fallbacks.is_none_or(|n| n == 0) {
+        if count("fallbacks").is_none_or(|n| n == 0) {
             return Err(format!("{what}: no frame fell back: {}", out.stderr));
+        }
+        if !threading.0.contains("frame") && count("frames_held").is_none_or(|n| n == 0) {
+            return Err(format!("{what}: no frame was held: {}", out.stderr));
         }
         Ok(())
     });
     assert_all_decoded(&failures, count, "decodes with a lost device");
+}
+
+/// ffmpeg with `-vf showinfo` on `stream`: its exit status, frames, and showinfo's line for
+/// each frame (timestamps and packet position among it), without the filter's address.
+fn shown(program: Option<&str>, stream: &Stream, options: &[&[&str]; 3]) -> Shown {
+    let [threading, input, output] = options;
+    let mut args: Vec<String> = ["-nostdin", "-hide_banner", "-v", "info", "-bitexact"]
+        .iter()
+        .chain(threading.iter())
+        .chain(input.iter())
+        .map(|s| s.to_string())
+        .collect();
+    if program.is_some() {
+        args.extend(["-c:v".to_string(), "vp9".to_string()]);
+    }
+    args.extend(["-i".into(), stream.path.display().to_string()]);
+    args.extend(["-autoscale", "0", "-vf", "showinfo"].map(String::from));
+    args.extend(output.iter().map(|s| s.to_string()));
+    args.extend(["-f", "framemd5", "-"].map(String::from));
+    let out = match program {
+        Some(debian) => {
+            let mut cmd = std::process::Command::new(debian);
+            cmd.args(&args);
+            run(cmd)
+        }
+        None => ours_with_args(Way::Preload, "gpu", &args, &[("DAEDALUS_PATH", "frame")]),
+    };
+    let info = out
+        .stderr
+        .lines()
+        .filter_map(|l| l.split_once("Parsed_showinfo_0 @ "))
+        .map(|(_, rest)| rest.split_once("] ").map_or(rest, |(_, r)| r).to_string())
+        .filter(|l| l.starts_with("n:"))
+        .collect();
+    (out.status, frames(&out.stdout), info, out.stderr)
+}
+
+/// Exit status, frames, showinfo's lines, stderr.
+type Shown = (Option<i32>, Vec<String>, Vec<String>, String);
+
+/// With one thread and slice threads the frame path holds each frame while the decoder parses
+/// the next, and hands it out a call later. ffmpeg still gets the frames Debian's ffmpeg gets,
+/// in order, each with its own packet's timestamps and position (`showinfo`), where it stops
+/// early (`-frames:v`), seeks (`-ss`), loops (`-stream_loop`: drains, flushes and decodes
+/// again in one process) and drains at the end, through invisible (alt-ref) and show-existing
+/// frames. (Where ffmpeg stops early it drains the decoder, so its filters see the one frame
+/// still held then, which it does not write, as with any decoder that hands frames out late.)
+#[test]
+fn held_frames_come_out_as_debian_ffmpeg_hands_them_out() {
+    const CUTS: [(&[&str], &[&str]); 3] = [
+        (&[], &["-frames:v", "7"]),
+        (&["-ss", "0.4"], &[]),
+        (&["-stream_loop", "1"], &[]),
+    ];
+    let mut jobs = Vec::new();
+    for name in ["altref-2pass", "show-existing"] {
+        for threading in [THREADING[0], THREADING[2]] {
+            for (input, output) in CUTS {
+                jobs.push((stream_named(name), threading, [threading.1, input, output]));
+            }
+        }
+    }
+    let count = jobs.len();
+    let failures = in_parallel(jobs, |(stream, threading, options)| {
+        let what = format!("{} / {} / {options:?}", stream.name, threading.0);
+        let (status, frames, info, stderr) = shown(None, stream, &options);
+        let theirs = shown(Some("/usr/bin/ffmpeg"), stream, &options);
+        if theirs.0 != Some(0) || theirs.1.is_empty() || theirs.2.is_empty() {
+            return Err(format!("{what}: Debian's ffmpeg: {}", theirs.3));
+        }
+        let stops_early = options[2].contains(&"-frames:v");
+        let beyond = info.len().saturating_sub(theirs.2.len());
+        if (status, &frames) != (theirs.0, &theirs.1)
+            || !info.starts_with(&theirs.2)
+            || beyond > usize::from(stops_early)
+        {
+            let at = info.iter().zip(&theirs.2).position(|(a, b)| a != b);
+            return Err(format!(
+                "{what}: exit {status:?}, {} frames ({} in Debian's); showinfo differs at \
+                 {at:?}: {:?} vs {:?}",
+                frames.len(),
+                theirs.1.len(),
+                at.and_then(|i| info.get(i)),
+                at.and_then(|i| theirs.2.get(i)),
+            ));
+        }
+        let held = stat(&stderr, "frames_held").and_then(|v| v.parse::<u64>().ok());
+        if held.is_none_or(|n| n == 0) || stat(&stderr, "path") != Some("frame") {
+            return Err(format!("{what}: no frame held on the GPU: {stderr}"));
+        }
+        Ok(())
+    });
+    assert_all_decoded(&failures, count, "decodes with held frames");
 }

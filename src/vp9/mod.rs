@@ -46,7 +46,7 @@ use crate::vp9dsp::Vp9DspContext;
 use std::ffi::{c_int, c_void};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
-pub const ABI_VERSION: c_int = 10;
+pub const ABI_VERSION: c_int = 11;
 
 /// The hooks the patched decoder calls (the patch's `FFVP9Provider`).
 #[repr(C)]
@@ -116,10 +116,17 @@ pub struct DaedalusVp9Provider {
     /// Superblock rows `[0, rows)` of every tile column are parsed.
     pub rows_parsed: unsafe extern "C" fn(ctx: *mut c_void, rows: c_int),
     /// Parsing ended (`error` 0, or the parse's error after `rows` complete rows): 0 once the
-    /// provider reconstructed the frame, nonzero if the decoder must.
-    pub reconstruct: unsafe extern "C" fn(ctx: *mut c_void, rows: c_int, error: c_int) -> c_int,
+    /// provider reconstructed the frame, [`frame::HELD`] (only where `may_hold`) while the GPU
+    /// still works on it, another nonzero value if the decoder must reconstruct it.
+    pub reconstruct:
+        unsafe extern "C" fn(ctx: *mut c_void, rows: c_int, error: c_int, may_hold: c_int) -> c_int,
     /// The frame's parsed data is no longer read.
     pub parse_end: unsafe extern "C" fn(ctx: *mut c_void),
+    /// Waits for the oldest held frame: 0 once its pixels are final, nonzero if the decoder
+    /// must reconstruct it from its parsed data (valid until `finished`).
+    pub finish: unsafe extern "C" fn(ctx: *mut c_void) -> c_int,
+    /// The oldest held frame is over: its parsed data is no longer read.
+    pub finished: unsafe extern "C" fn(ctx: *mut c_void),
 }
 
 pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
@@ -140,6 +147,8 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
     rows_parsed: frame::rows_parsed,
     reconstruct: frame::reconstruct,
     parse_end: frame::parse_end,
+    finish: frame::finish,
+    finished: frame::finished,
 };
 
 /// The frame path's `parse_begin`: a decoder whose DSP calls the provider takes parses and

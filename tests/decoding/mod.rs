@@ -321,12 +321,17 @@ pub fn ours(
     muxer: &str,
     extra_env: &[(&str, &str)],
 ) -> Output {
+    ours_with_args(way, mode, &decode_args(input, threading, muxer), extra_env)
+}
+
+/// [`ours`] with the program's arguments given whole.
+pub fn ours_with_args(way: Way, mode: &str, args: &[String], extra_env: &[(&str, &str)]) -> Output {
     let s = setup();
     let mut cmd = Command::new(match way {
         Way::Linked => &s.linked,
         _ => &s.ffmpeg,
     });
-    cmd.args(decode_args(input, threading, muxer));
+    cmd.args(args);
     // Cargo's LD_LIBRARY_PATH (target/debug...) would override the linked program's runpath,
     // which names the release library the checks above vouch for.
     cmd.env_remove("LD_PRELOAD")

@@ -10,8 +10,11 @@
 //! the frames it is left block by block, as without daedalus.
 //!
 //! A decoder context that takes the frame path gets a [`Decoder`] as its provider context: the
-//! buffer its frames are parsed into, reused from frame to frame (a context decodes one frame
-//! at a time and waits for it at its end).
+//! buffer its frames are parsed into, reused from frame to frame. With frame threads a context
+//! decodes one frame at a time and waits for it at its end. With one thread or slice threads
+//! the decoder holds the frame instead ([`HELD`]): the GPU reconstructs it while the decoder
+//! parses the next one into another buffer, and the decoder hands it out a call later, once
+//! [`finish`] has waited for it.
 
 mod choice;
 mod copies;
@@ -33,6 +36,7 @@ use crate::kernels::Kernel;
 use crate::stats::{self, thread_cpu_ns};
 use fates::FATES;
 use records::{BlockRecord, FrameParse, Geometry, Layout, ParseBuffers, SbBlocks};
+use std::collections::VecDeque;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -50,6 +54,8 @@ struct Counters {
     fallbacks: AtomicU64,
     /// Frames left to FFmpeg's own decode, not parsed whole (where decoders choose).
     frames_declined: AtomicU64,
+    /// Frames the decoder held while it parsed the next ([`HELD`]).
+    frames_held: AtomicU64,
     /// Blocks parsed, and those the GPU reconstructed.
     blocks: AtomicU64,
     gpu_blocks: AtomicU64,
@@ -70,6 +76,7 @@ static COUNTERS: Counters = Counters {
     frames_ffmpeg: AtomicU64::new(0),
     fallbacks: AtomicU64::new(0),
     frames_declined: AtomicU64::new(0),
+    frames_held: AtomicU64::new(0),
     blocks: AtomicU64::new(0),
     gpu_blocks: AtomicU64::new(0),
     parse_cpu_ns: AtomicU64::new(0),
@@ -104,6 +111,9 @@ impl Drop for Memory {
     }
 }
 
+/// `reconstruct`'s answer where the decoder may hold the frame: the GPU still works on it.
+pub const HELD: c_int = 2;
+
 /// The frame path's state of one decoder context.
 pub struct Decoder {
     /// Where frames are parsed when FFmpeg reconstructs them, and its layout.
@@ -112,6 +122,10 @@ pub struct Decoder {
     gpu: Option<Submitter>,
     /// The frame being parsed.
     frame: Option<Frame>,
+    /// Frames the decoder holds, oldest first, each with the GPU objects and data it was
+    /// parsed into; and those objects, once free, for the next frames.
+    held: VecDeque<Held>,
+    spare: Vec<Submitter>,
     /// Whether it chooses per frame between the frame path and FFmpeg ([`choice`]); the
     /// trial block its frame times, and the frame it left to FFmpeg, until the frame's end.
     choosing: bool,
@@ -120,6 +134,14 @@ pub struct Decoder {
     /// Whether it chose for a frame before: its first frame cannot tell one context from
     /// frame threads ([`decisions::pick`]).
     chose_before: bool,
+}
+
+/// A frame the GPU reconstructs while the decoder goes on ([`HELD`]).
+struct Held {
+    frame: Frame,
+    submitter: Submitter,
+    /// The bytes the decoder wrote for it, counted if the GPU's result is kept.
+    data_bytes: u64,
 }
 
 struct Frame {
@@ -238,6 +260,8 @@ fn new_decoder(choosing: bool) -> *mut c_void {
         memory: None,
         gpu: None,
         frame: None,
+        held: VecDeque::new(),
+        spare: Vec::new(),
         choosing,
         ticket: None,
         declined: None,
@@ -265,7 +289,12 @@ fn gpu_wanted() -> bool {
 /// # Safety
 /// `ctx` must come from [`attach`] and not be used again.
 pub(crate) unsafe fn detach(ctx: *mut c_void) {
-    let d = Box::from_raw(ctx as *mut Decoder);
+    let mut d = Box::from_raw(ctx as *mut Decoder);
+    // (The decoder finishes what it holds first; whatever is left is over once its GPU work is.)
+    for mut held in d.held.drain(..) {
+        let _ = held.submitter.finish();
+        FATES.end(held.frame.data0);
+    }
     if d.choosing {
         choice::decoder_detached();
     }
@@ -356,9 +385,16 @@ impl Decoder {
         let (frame_region, frame_planes) =
             planes_of(f.data, f.linesize).ok_or("a frame outside the memory the GPU reaches")?;
         if self.gpu.as_ref().is_none_or(|s| s.layout != layout) {
-            self.gpu = None; // finished: every frame waits for its parts at its end
-            let copies = crate::config::get().testing.device_copies;
-            self.gpu = Some(Submitter::new(gpu, layout, copies)?);
+            // (Not busy: a held frame took its own along.)
+            self.gpu = None;
+            self.spare.retain(|s| s.layout == layout);
+            self.gpu = match self.spare.pop() {
+                Some(spare) => Some(spare),
+                None => {
+                    let copies = crate::config::get().testing.device_copies;
+                    Some(Submitter::new(gpu, layout, copies)?)
+                }
+            };
         }
         let device_copies = self.gpu.as_ref().expect("made above").device_copies();
         // The buffer the kernels work on: the frame's own, or its device-local copy.
@@ -491,12 +527,7 @@ impl Decoder {
 
     /// After a failure on the GPU: the device is not used again, and the frame goes to FFmpeg.
     fn gpu_failed(&mut self, why: String) {
-        if let Some(g) = crate::gpu::set_up() {
-            g.mark_lost(&why);
-        }
-        if let Some(f) = self.frame.as_mut().and_then(|f| f.on_gpu.as_mut()) {
-            f.failed = Some(why);
-        }
+        gpu_failed(self.frame.as_mut().and_then(|f| f.on_gpu.as_mut()), why)
     }
 
     /// The frame's place in the order is given up: the next frame may submit.
@@ -507,6 +538,16 @@ impl Decoder {
                 ORDER.done(f.seq);
             }
         }
+    }
+}
+
+/// After a failure on the GPU: the device is not used again, and the frame goes to FFmpeg.
+fn gpu_failed(frame: Option<&mut GpuFrame>, why: String) {
+    if let Some(g) = crate::gpu::set_up() {
+        g.mark_lost(&why);
+    }
+    if let Some(f) = frame {
+        f.failed = Some(why);
     }
 }
 
@@ -786,9 +827,15 @@ pub(crate) unsafe extern "C" fn rows_parsed(ctx: *mut c_void, rows: c_int) {
 }
 
 /// `reconstruct`: parsing ended (`error`: after `rows` complete rows). The GPU reconstructs
-/// the rest and the whole frame is waited for (0), or FFmpeg's second pass reconstructs it
-/// (nonzero).
-pub(crate) unsafe extern "C" fn reconstruct(ctx: *mut c_void, rows: c_int, error: c_int) -> c_int {
+/// the rest; where `may_hold` the decoder holds the frame meanwhile ([`HELD`]; [`finish`]
+/// decides), else the whole frame is waited for (0). Nonzero: FFmpeg's second pass
+/// reconstructs it.
+pub(crate) unsafe extern "C" fn reconstruct(
+    ctx: *mut c_void,
+    rows: c_int,
+    error: c_int,
+    may_hold: c_int,
+) -> c_int {
     crate::log::guard("reconstruct", 1, || {
         let d = decoder(ctx);
         let Some(frame) = d.frame.as_ref() else {
@@ -839,48 +886,91 @@ pub(crate) unsafe extern "C" fn reconstruct(ctx: *mut c_void, rows: c_int, error
             }
         }
         d.release();
-        let finished = d.gpu.as_mut().expect("on the GPU").finish();
         let data_bytes = d
             .gpu
             .as_ref()
             .map_or(0, |s| s.layout.written_bytes(blocks, units));
-        if let Err(why) = &finished {
-            d.gpu_failed(why.clone());
-        }
-        let f = d
-            .frame
-            .as_mut()
-            .and_then(|f| f.on_gpu.as_mut())
-            .expect("on the GPU");
-        let why = match (finished, &f.failed) {
-            (_, Some(why)) => Some(why.clone()),
-            (Ok(0), None) => None,
-            (Ok(status), None) if status & header::STATUS_OVERFLOW != 0 => {
-                Some("a transform's 16-bit lanes overflowed (a damaged stream)".to_string())
-            }
-            (Ok(status), None) => Some(format!("the kernels reported {status:#x}")),
-            (Err(why), None) => Some(why),
+        let (Some(mut frame), Some(mut submitter)) = (d.frame.take(), d.gpu.take()) else {
+            return 1;
         };
-        f.decided = true;
-        if FATES.decide(f.seq, why.is_none(), &f.read_pending) {
-            stats::add(&COUNTERS.frames_gpu, 1);
-            stats::add(&COUNTERS.data_bytes, data_bytes);
-            return 0;
+        if may_hold != 0 {
+            stats::add(&COUNTERS.frames_held, 1);
+            d.held.push_back(Held {
+                frame,
+                submitter,
+                data_bytes,
+            });
+            return HELD;
         }
-        let why = why.unwrap_or_else(|| {
-            "a frame it read on the GPU was reconstructed by FFmpeg after all".into()
-        });
-        crate::log::once(
-            crate::log::Level::Info,
-            "frame path fallback",
-            format_args!("FFmpeg reconstructs a frame the GPU did not: {why}"),
-        );
-        stats::add(&COUNTERS.fallbacks, 1);
-        stats::add(&COUNTERS.frames_ffmpeg, 1);
-        if let Some(frame) = d.frame.as_ref() {
-            copies::forget(frame.data0);
+        let answer = conclude(&mut frame, &mut submitter, data_bytes);
+        d.frame = Some(frame);
+        d.gpu = Some(submitter);
+        answer
+    })
+}
+
+/// Waits for a frame's parts and decides who reconstructs it: 0 where the GPU's result is
+/// kept, 1 where FFmpeg's second pass must reconstruct it.
+fn conclude(frame: &mut Frame, submitter: &mut Submitter, data_bytes: u64) -> c_int {
+    let finished = submitter.finish();
+    let f = frame.on_gpu.as_mut().expect("on the GPU");
+    if let Err(why) = &finished {
+        gpu_failed(Some(&mut *f), why.clone());
+    }
+    let why = match (finished, &f.failed) {
+        (_, Some(why)) => Some(why.clone()),
+        (Ok(0), None) => None,
+        (Ok(status), None) if status & header::STATUS_OVERFLOW != 0 => {
+            Some("a transform's 16-bit lanes overflowed (a damaged stream)".to_string())
         }
-        1
+        (Ok(status), None) => Some(format!("the kernels reported {status:#x}")),
+        (Err(why), None) => Some(why),
+    };
+    f.decided = true;
+    if FATES.decide(f.seq, why.is_none(), &f.read_pending) {
+        stats::add(&COUNTERS.frames_gpu, 1);
+        stats::add(&COUNTERS.data_bytes, data_bytes);
+        return 0;
+    }
+    let why = why.unwrap_or_else(|| {
+        "a frame it read on the GPU was reconstructed by FFmpeg after all".into()
+    });
+    crate::log::once(
+        crate::log::Level::Info,
+        "frame path fallback",
+        format_args!("FFmpeg reconstructs a frame the GPU did not: {why}"),
+    );
+    stats::add(&COUNTERS.fallbacks, 1);
+    stats::add(&COUNTERS.frames_ffmpeg, 1);
+    copies::forget(frame.data0);
+    1
+}
+
+/// `finish`: waits for the oldest held frame; 0 where the GPU's result is kept, 1 where
+/// FFmpeg's second pass must reconstruct it (from its parsed data, kept until [`finished`]).
+pub(crate) unsafe extern "C" fn finish(ctx: *mut c_void) -> c_int {
+    crate::log::guard("finish", 1, || {
+        let d = decoder(ctx);
+        let Some(held) = d.held.front_mut() else {
+            crate::error!("finish: no frame is held");
+            return 1;
+        };
+        conclude(&mut held.frame, &mut held.submitter, held.data_bytes)
+    })
+}
+
+/// `finished`: the oldest held frame is over (its second pass, if any, done): its buffers go
+/// to the next frames.
+pub(crate) unsafe extern "C" fn finished(ctx: *mut c_void) {
+    crate::log::guard("finished", (), || {
+        let d = decoder(ctx);
+        if let Some(held) = d.held.pop_front() {
+            // (Where FFmpeg reconstructed it, whatever waits for it goes on now.)
+            FATES.end(held.frame.data0);
+            if d.spare.len() < 2 {
+                d.spare.push(held.submitter);
+            }
+        }
     })
 }
 
@@ -914,8 +1004,12 @@ pub(crate) unsafe extern "C" fn parse_end(ctx: *mut c_void) {
 /// # Safety
 /// `ctx` must come from [`attach`] or [`attach_choosing`].
 pub(crate) unsafe fn frame_end(ctx: *mut c_void, data0: usize) {
-    decoder(ctx).frame_over();
-    FATES.end(data0);
+    let d = decoder(ctx);
+    d.frame_over();
+    // (A held frame is decided by `finish`, and over at `finished`.)
+    if !d.held.iter().any(|h| h.frame.data0 == data0) {
+        FATES.end(data0);
+    }
 }
 
 /// `path=` of the stats line where a decoder took the frame path: `frame` where the GPU
@@ -969,12 +1063,13 @@ pub fn describe() -> String {
     let frames = r(&c.frames).max(1) as f64;
     let gpu_blocks = r(&c.gpu_blocks).max(1) as f64;
     format!(
-        "frames_parsed={} frames_declined={} blocks={} parts={} parts_per_frame={:.2} \
+        "frames_parsed={} frames_declined={} frames_held={} blocks={} parts={} parts_per_frame={:.2} \
          part_cpu_ms={:.3} part_ns_per_block={:.1} data_bytes_per_frame={:.0} \
          copied_to_device_bytes_per_frame={:.0} copied_back_bytes_per_frame={:.0} \
          gpu_ms_by_stage={} live_threads_cpu_ms={}",
         r(&c.frames),
         r(&c.frames_declined),
+        r(&c.frames_held),
         r(&c.blocks),
         r(&c.parts),
         r(&c.parts) as f64 / frames,
