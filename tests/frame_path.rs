@@ -724,3 +724,20 @@ fn held_frames_come_out_as_debian_ffmpeg_hands_them_out() {
     });
     assert_all_decoded(&failures, count, "decodes with held frames");
 }
+
+/// A caller that asks for low delay (`-flags low_delay`) gets each frame from the call that
+/// decoded it: nothing is held, and the frames are Debian's ffmpeg's.
+#[test]
+fn low_delay_holds_no_frame() {
+    let stream = stream_named("cif");
+    let options: [&[&str]; 3] = [THREADING[0].1, &["-flags", "low_delay"], &[]];
+    let (status, frames, info, stderr) = shown(None, stream, &options);
+    let theirs = shown(Some("/usr/bin/ffmpeg"), stream, &options);
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(
+        !frames.is_empty() && frames == theirs.1 && info == theirs.2,
+        "{stderr}"
+    );
+    assert_eq!(stat(&stderr, "path"), Some("frame"), "{stderr}");
+    assert_eq!(stat(&stderr, "frames_held"), Some("0"), "{stderr}");
+}
