@@ -93,7 +93,7 @@ static int calls;
    decoder's hook of the provider (DAEDALUS_PATH=calls) */
 static int whole_superblocks;
 
-/* The provider's table as ffmpeg-patches/ffmpeg-5.1 defines it (FFVP9Provider, ABI 10), up to
+/* The provider's table as ffmpeg-patches/ffmpeg-5.1 defines it (FFVP9Provider, ABI 11), up to
    its superblock hook: this harness builds against FFmpeg's unpatched source. */
 typedef struct {
     int abi_version;
@@ -279,9 +279,9 @@ int main(int argc, char **argv)
     whole_superblocks = decoder ? 2 : !strcmp(argv[7], "sb");
     if (decoder) {
         provider = daedalus_vp9_provider();
-        if (!provider || provider->abi_version != 10 ||
+        if (!provider || provider->abi_version != 11 ||
             provider->dsp_size != sizeof(VP9DSPContext)) {
-            fprintf(stderr, "no provider of ABI 10 for this VP9DSPContext\n");
+            fprintf(stderr, "no provider of ABI 11 for this VP9DSPContext\n");
             return 2;
         }
     }
