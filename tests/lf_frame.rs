@@ -100,7 +100,10 @@ fn frame_with(
     env: &[(&str, &str)],
 ) -> String {
     let registered = memory != Memory::Copied;
+    // (cargo's LD_LIBRARY_PATH names target/debug, whose library may be an older build's: the
+    // harness loads the release library it was linked with.)
     let out = Command::new(harness())
+        .env_remove("LD_LIBRARY_PATH")
         .envs(env.iter().copied())
         .args([
             w.to_string(),

@@ -281,7 +281,8 @@ int main(int argc, char **argv)
         provider = daedalus_vp9_provider();
         if (!provider || provider->abi_version != 11 ||
             provider->dsp_size != sizeof(VP9DSPContext)) {
-            fprintf(stderr, "no provider of ABI 11 for this VP9DSPContext\n");
+            fprintf(stderr, "no provider of ABI 11 for this VP9DSPContext (%d, %zu bytes)\n",
+                    provider ? provider->abi_version : -1, provider ? provider->dsp_size : 0);
             return 2;
         }
     }
