@@ -83,6 +83,17 @@ fn check(
         if (copied > 0) != copies {
             return Err(format!("{what}: {copied} bytes a frame copied back"));
         }
+        // and the copies count in the GPU's time, as stages of their own
+        let stages = stat(&out.stderr, "gpu_ms_by_stage").unwrap_or("");
+        let stage_ms = |name: &str| {
+            stages
+                .split(',')
+                .find_map(|s| s.strip_prefix(name)?.strip_prefix(':')?.parse::<f64>().ok())
+        };
+        match (stage_ms("copy_in"), stage_ms("copy_out")) {
+            (Some(i), Some(o)) if (i > 0.0 && o > 0.0) == copies && (i + o > 0.0) == copies => {}
+            _ => return Err(format!("{what}: copies timed as gpu_ms_by_stage={stages}")),
+        }
     }
     let unexpected = messages(&out.stderr);
     if !unexpected.is_empty() {

@@ -397,19 +397,25 @@ impl Recording<'_> {
         unsafe { self.device().cmd_write_timestamp(self.cmd, at, q, index) };
     }
 
-    /// Begins a level: after a barrier on the level before (none before the first), and a
-    /// timestamp where `stage` differs from the level before's.
-    pub fn level(&mut self, stage: Option<usize>) {
-        if self.levels > 0 {
-            // (A stage that came back would have no timestamp left: its time goes to the
-            // one before.)
-            let room = self.spans.len() + 2 < self.engine.stamps as usize;
-            if stage.is_some() && stage != self.stage && room {
-                self.stamp(self.stage, vk::PipelineStageFlags::COMPUTE_SHADER);
-            }
-            self.barrier();
+    /// What is recorded from here is `stage`'s work: a timestamp ends the span of the stage
+    /// before, where there was one and it differs.
+    pub fn stage(&mut self, stage: Option<usize>) {
+        // (A stage that came back would have no timestamp left: its time goes to the one
+        // before.)
+        let room = self.spans.len() + 2 < self.engine.stamps as usize;
+        if stage.is_some() && self.stage.is_some() && stage != self.stage && room {
+            self.stamp(self.stage, vk::PipelineStageFlags::ALL_COMMANDS);
         }
         self.stage = stage.or(self.stage);
+    }
+
+    /// Begins a level of `stage`: after a barrier on the level before (none before the
+    /// first).
+    pub fn level(&mut self, stage: Option<usize>) {
+        self.stage(stage);
+        if self.levels > 0 {
+            self.barrier();
+        }
         self.levels += 1;
     }
 
@@ -475,7 +481,7 @@ impl Recording<'_> {
         Ok(())
     }
 
-    /// The submission's GPU time ends here (work after it, copies back, is not counted).
+    /// The submission's GPU time ends here (work after it is not counted).
     pub fn end_timing(&mut self) {
         if self.timing {
             self.stamp(self.stage, vk::PipelineStageFlags::BOTTOM_OF_PIPE);

@@ -37,15 +37,20 @@ pub static COPIED_BACK: AtomicU64 = AtomicU64::new(0);
 const SLOTS: usize = 8;
 
 /// The stages of a part whose GPU time the stats line gives apart (where the queue has
-/// timestamps): the first level of each stage and the end of the part are stamped.
-pub const STAGES: [&str; 3] = ["inter", "residuals", "wavefront"];
+/// timestamps): the start of each stage and the end of the part are stamped. Intra blocks,
+/// saved lines and the loop filter share the wavefront's levels, so they have one span.
+/// `copy_in` and `copy_out` are the copies to and from device-local memory (none where the
+/// kernels work in place).
+pub const STAGES: [&str; 5] = ["copy_in", "inter", "residuals", "wavefront", "copy_out"];
+const COPY_IN: usize = 0;
+const COPY_OUT: usize = 4;
 
 /// The stage of a level by its first dispatch's kernel.
 fn stage_of(kernel: Kernel) -> Option<usize> {
     match kernel {
-        Kernel::Vp9Inter => Some(0),
-        Kernel::Vp9InterResidual => Some(1),
-        Kernel::Vp9Intra | Kernel::Vp9Lines | Kernel::Vp9Lf => Some(2),
+        Kernel::Vp9Inter => Some(1),
+        Kernel::Vp9InterResidual => Some(2),
+        Kernel::Vp9Intra | Kernel::Vp9Lines | Kernel::Vp9Lf => Some(3),
         Kernel::Itx(_)
         | Kernel::Mc
         | Kernel::Lf
@@ -58,7 +63,7 @@ fn stage_of(kernel: Kernel) -> Option<usize> {
 }
 
 /// GPU time per stage of [`STAGES`], in nanoseconds.
-pub static STAGE_NS: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
+pub static STAGE_NS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
 
 /// A part that takes longer than this is treated as a hung device. (Generous: a driver that
 /// compiles the kernels at their first dispatch, as lavapipe does, takes seconds there.)
@@ -238,12 +243,15 @@ impl Submitter {
                     .size(4)],
             });
         }
+        rec.start_timing();
+        if before.iter().any(|c| !c.regions.is_empty()) {
+            rec.stage(Some(COPY_IN));
+        }
         let copied = rec.copy(&before);
         stats::add(&COPIED_TO_DEVICE, copied);
         if copied > 0 {
             rec.barrier();
         }
-        rec.start_timing();
         rec.bind(self.set);
         for level in levels {
             rec.level(level.first().and_then(|disp| stage_of(disp.kernel)));
@@ -251,11 +259,12 @@ impl Submitter {
                 rec.dispatch(disp.kernel, disp.first, disp.count)?;
             }
         }
-        rec.end_timing();
         if !after.is_empty() {
+            rec.stage(Some(COPY_OUT));
             rec.barrier();
             stats::add(&COPIED_BACK, rec.copy(&after));
         }
+        rec.end_timing();
         let dispatches = rec.dispatches;
         rec.submit(&[Step::Wait])?;
         self.dispatches += dispatches;
