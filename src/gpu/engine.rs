@@ -399,7 +399,7 @@ impl Recording<'_> {
 
     /// What is recorded from here is `stage`'s work: a timestamp ends the span of the stage
     /// before, where there was one and it differs.
-    pub fn stage(&mut self, stage: Option<usize>) {
+    pub fn begin_stage(&mut self, stage: Option<usize>) {
         // (A stage that came back would have no timestamp left: its time goes to the one
         // before.)
         let room = self.spans.len() + 2 < self.engine.stamps as usize;
@@ -412,7 +412,7 @@ impl Recording<'_> {
     /// Begins a level of `stage`: after a barrier on the level before (none before the
     /// first).
     pub fn level(&mut self, stage: Option<usize>) {
-        self.stage(stage);
+        self.begin_stage(stage);
         if self.levels > 0 {
             self.barrier();
         }

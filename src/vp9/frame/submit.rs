@@ -245,7 +245,7 @@ impl Submitter {
         }
         rec.start_timing();
         if before.iter().any(|c| !c.regions.is_empty()) {
-            rec.stage(Some(COPY_IN));
+            rec.begin_stage(Some(COPY_IN));
         }
         let copied = rec.copy(&before);
         stats::add(&COPIED_TO_DEVICE, copied);
@@ -260,7 +260,7 @@ impl Submitter {
             }
         }
         if !after.is_empty() {
-            rec.stage(Some(COPY_OUT));
+            rec.begin_stage(Some(COPY_OUT));
             rec.barrier();
             stats::add(&COPIED_BACK, rec.copy(&after));
         }
