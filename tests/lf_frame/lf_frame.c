@@ -94,7 +94,8 @@ static int calls;
 static int whole_superblocks;
 
 /* The provider's table as ffmpeg-patches/ffmpeg-5.1 defines it (FFVP9Provider, ABI 11), up to
-   its superblock hook: this harness builds against FFmpeg's unpatched source. */
+   its superblock hook: this harness builds against FFmpeg's unpatched source, so an ABI change
+   is checked here by hand. */
 typedef struct {
     int abi_version;
     size_t dsp_size;
