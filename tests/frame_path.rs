@@ -216,6 +216,7 @@ fn gpu_equals_debian_ffmpeg() {
 /// device-local copies (a reference FFmpeg wrote uploaded, a buffer the GPU wrote reused by
 /// FFmpeg): switching every 1 or 3 frames for a whole decode (`DAEDALUS_TEST_ALTERNATE`), and
 /// in a trial of 2-frame blocks, which decides. (A CPU device gets a trial only when asked.)
+/// Frames are held meanwhile with one context, but not with frame threads.
 #[test]
 fn switching_paths_between_frames_equals_debian_ffmpeg() {
     const STREAMS: [&str; 4] = ["resize", "show-existing", "altref-2pass", "profile1-444"];
@@ -254,6 +255,13 @@ fn switching_paths_between_frames_equals_debian_ffmpeg() {
         let (gpu, declined) = (count("frames_gpu")?, count("frames_declined")?);
         let (fallbacks, parsed) = (count("fallbacks")?, count("frames_parsed")?);
         let ffmpeg = count("frames_ffmpeg")? - declined;
+        // Frame threads hold no frame while others may decode theirs FFmpeg's own way (which
+        // would read it, and be read while their thread sets up); one context holds them.
+        let held = count("frames_held")?;
+        let alternating = switches.0 == "DAEDALUS_TEST_ALTERNATE";
+        if alternating && (held == 0) != threading.0.contains("frame") {
+            return Err(format!("{what}: {held} frames held: {}", out.stderr));
+        }
         if gpu == 0 || declined == 0 || ffmpeg != 0 || fallbacks != 0 || parsed != gpu {
             return Err(format!(
                 "{what}: {gpu} frames on the GPU, {declined} declined, {ffmpeg} of {parsed} \
@@ -599,11 +607,11 @@ fn damaged_frames_left_to_ffmpeg_equal_debian_ffmpeg_every_run() {
 }
 
 /// A device lost (a failure injected at a submission, or into the wait after the GPU ran it)
-/// while frames are in flight: with frame threads, frames other threads put on the GPU; with
-/// one thread and slice threads, the frame the decoder holds while it parses the next, which
-/// then goes to FFmpeg's second pass as it was parsed (its references, header and blocks kept
-/// aside), with the next one. Those frames and every later one are FFmpeg's, and each decode
-/// equals Debian's ffmpeg, run after run.
+/// while frames are in flight: the frames held while the decoder goes on (with one thread and
+/// slice threads the one it holds while it parses the next; with frame threads each thread's,
+/// until frame threading hands it out) then go to FFmpeg's second pass as they were parsed.
+/// Those frames and every later one are FFmpeg's, and each decode equals Debian's ffmpeg, run
+/// after run.
 #[test]
 fn a_device_lost_with_frames_in_flight_keeps_every_frame_exact() {
     let stream = stream_named("error-resilient");
@@ -635,12 +643,49 @@ fn a_device_lost_with_frames_in_flight_keeps_every_frame_exact() {
         if count("fallbacks").is_none_or(|n| n == 0) {
             return Err(format!("{what}: no frame fell back: {}", out.stderr));
         }
-        if !threading.0.contains("frame") && count("frames_held").is_none_or(|n| n == 0) {
+        if count("frames_held").is_none_or(|n| n == 0) {
             return Err(format!("{what}: no frame was held: {}", out.stderr));
         }
         Ok(())
     });
     assert_all_decoded(&failures, count, "decodes with a lost device");
+}
+
+/// A frame thread whose frame is cut short (the stream's end cut off mid-frame) while the frames
+/// before it are held: frame-serial's frames adapt their probabilities after their tiles, so
+/// the frame's parse and its reconstruction of what was parsed run while the thread still sets
+/// up, which the user's thread, finishing the held frames, waits for before it drains. The
+/// decode ends as Debian's ffmpeg's, run after run.
+#[test]
+fn a_frame_cut_short_behind_held_frames_ends_as_debian_ffmpegs() {
+    let stream = stream_named("frame-serial");
+    let data = std::fs::read(&stream.path).unwrap();
+    let dir = std::env::temp_dir().join(format!("daedalus-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let threading: &[&str] = &["-threads", "4", "-thread_type", "frame"];
+    let mut jobs = Vec::new();
+    for keep in [55, 90] {
+        let path = dir.join(format!("frame-serial-{keep}.ivf"));
+        std::fs::write(&path, &data[..data.len() * keep / 100]).unwrap();
+        let theirs = debian_ffmpeg(&path, threading);
+        jobs.extend([(path.clone(), theirs.clone()), (path, theirs)]);
+    }
+    let count = jobs.len();
+    let failures = in_parallel(jobs, |(path, (status, reference))| {
+        let env = [("DAEDALUS_PATH", "frame")];
+        let out = ours(Way::Preload, "gpu", &path, threading, "framemd5", &env);
+        let what = path.display();
+        if (out.status, frames(&out.stdout)) != (status, reference) {
+            return Err(format!("{what}: not Debian's: {}", out.stderr));
+        }
+        let held = stat(&out.stderr, "frames_held").and_then(|v| v.parse::<u64>().ok());
+        if held.is_none_or(|n| n == 0) {
+            return Err(format!("{what}: no frame held: {}", out.stderr));
+        }
+        Ok(())
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_all_decoded(&failures, count, "decodes cut short");
 }
 
 /// ffmpeg with `-vf showinfo` on `stream`: its exit status, frames, and showinfo's line for
@@ -681,8 +726,10 @@ fn shown(program: Option<&str>, stream: &Stream, options: &[&[&str]; 3]) -> Show
 /// Exit status, frames, showinfo's lines, stderr.
 type Shown = (Option<i32>, Vec<String>, Vec<String>, String);
 
-/// With one thread and slice threads the frame path holds each frame while the decoder parses
-/// the next, and hands it out a call later. ffmpeg still gets the frames Debian's ffmpeg gets,
+/// The frame path holds each frame while the decoder goes on: with one thread and slice threads
+/// it parses the next and hands the frame out a call later; with frame threads the thread takes
+/// its next packet, and frame threading finishes the frame before it hands it out (and on a
+/// flush, in decode order). ffmpeg still gets the frames Debian's ffmpeg gets,
 /// in order, each with its own packet's timestamps and position (`showinfo`), where it stops
 /// early (`-frames:v`), seeks (`-ss`), loops (`-stream_loop`: drains, flushes and decodes
 /// again in one process) and drains at the end, through invisible (alt-ref) and show-existing
@@ -697,7 +744,7 @@ fn held_frames_come_out_as_debian_ffmpeg_hands_them_out() {
     ];
     let mut jobs = Vec::new();
     for name in ["altref-2pass", "show-existing"] {
-        for threading in [THREADING[0], THREADING[2]] {
+        for threading in THREADING {
             for (input, output) in CUTS {
                 jobs.push((stream_named(name), threading, [threading.1, input, output]));
             }

@@ -264,6 +264,11 @@ static ALTERNATED: AtomicUsize = AtomicUsize::new(0);
 /// to hand back at its end.
 pub fn pick(class: usize, first: bool) -> (Pick, Option<Ticket>) {
     if let Some(n) = crate::config::get().testing.alternate {
+        // (A context's first frame is FFmpeg's, as wherever decoders choose: with frame
+        // threads every context has attached, and counts, before one holds a frame.)
+        if first {
+            return (Pick::Ffmpeg, None);
+        }
         let pick = match (ALTERNATED.fetch_add(1, Relaxed) / n.max(1)) % 2 {
             0 => Pick::Frame,
             _ => Pick::Ffmpeg,
@@ -285,6 +290,22 @@ pub fn pick(class: usize, first: bool) -> (Pick, Option<Ticket>) {
     let trial = c.trial.get_or_insert_with(new_trial);
     let (pick, block) = trial.next(contexts);
     (pick, block.map(|block| Ticket { class, block }))
+}
+
+/// Whether decoders may still leave frames of `class` to FFmpeg's own decode while several
+/// contexts choose (frame threads): a trial runs, its decision is FFmpeg's, or frames
+/// alternate. (A context's first frame, which always goes to FFmpeg, precedes the others.)
+pub fn declines_among_threads(class: usize) -> bool {
+    if CHOOSING.load(Relaxed) < 2 {
+        return false;
+    }
+    if crate::config::get().testing.alternate.is_some() {
+        return true;
+    }
+    let trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
+    trials[class]
+        .decision()
+        .is_none_or(|d| d.pick != Pick::Frame)
 }
 
 /// The frame of `ticket` ended now.

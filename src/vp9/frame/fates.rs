@@ -106,23 +106,17 @@ impl Fates {
     /// [`Fates::decide`] waits for.
     pub fn read_references(&self, seq: Seq, references: &[usize]) -> Vec<(Seq, usize)> {
         let mut f = self.lock();
-        let on_cpu = |f: &[Entry], d: usize| {
-            f.iter()
-                .any(|e| e.data0 == d && matches!(e.state, State::Cpu))
-        };
-        while references.iter().any(|&d| d != 0 && on_cpu(&f, d)) {
+        while any_on_cpu(&f, references) {
             f = self.wait(f);
         }
-        let mut pending = Vec::new();
-        for e in f.iter_mut().filter(|e| references.contains(&e.data0)) {
-            if let (State::Pending(readers), Some(r)) = (&mut e.state, e.seq) {
-                if r != seq && !readers.contains(&seq) {
-                    readers.push(seq);
-                    pending.push((r, e.data0));
-                }
-            }
-        }
-        pending
+        note_reader(&mut f, seq, references)
+    }
+
+    /// [`Fates::read_references`] where none is FFmpeg's to reconstruct; `None`, noting
+    /// nothing, where one is.
+    pub fn try_read_references(&self, seq: Seq, references: &[usize]) -> Option<Vec<(Seq, usize)>> {
+        let mut f = self.lock();
+        (!any_on_cpu(&f, references)).then(|| note_reader(&mut f, seq, references))
     }
 
     /// Frame `seq`, whose GPU work is over, decides: once each pending reference it read has
@@ -158,6 +152,30 @@ impl Fates {
             .iter()
             .any(|e| e.seq == Some(seq) && matches!(e.state, State::Cpu))
     }
+}
+
+/// Whether one of `references` (by `data[0]`; 0: none) is FFmpeg's to reconstruct.
+fn any_on_cpu(frames: &[Entry], references: &[usize]) -> bool {
+    references.iter().any(|&d| {
+        d != 0
+            && frames
+                .iter()
+                .any(|e| e.data0 == d && matches!(e.state, State::Cpu))
+    })
+}
+
+/// Notes `seq` as a reader of those of `references` still pending, and returns them.
+fn note_reader(frames: &mut [Entry], seq: Seq, references: &[usize]) -> Vec<(Seq, usize)> {
+    let mut pending = Vec::new();
+    for e in frames.iter_mut().filter(|e| references.contains(&e.data0)) {
+        if let (State::Pending(readers), Some(r)) = (&mut e.state, e.seq) {
+            if r != seq && !readers.contains(&seq) {
+                readers.push(seq);
+                pending.push((r, e.data0));
+            }
+        }
+    }
+    pending
 }
 
 /// Frame `seq` goes to the CPU, and every pending frame that read it, transitively.
@@ -199,6 +217,24 @@ mod tests {
         assert!(f.fell_back(2) && f.fell_back(3));
         assert!(!f.decide(2, true, &[(1, 0x1000)]));
         assert!(!f.decide(3, true, &[(1, 0x1000), (2, 0x2000)]));
+    }
+
+    #[test]
+    fn a_part_that_may_not_wait_reads_nothing_ffmpeg_reconstructs() {
+        let f = fates();
+        f.on_gpu(1, 0x1000);
+        f.on_cpu(0x2000);
+        f.on_gpu(3, 0x3000);
+        assert_eq!(f.try_read_references(3, &[0x1000, 0x2000]), None);
+        // (Nothing noted: its reference's fall back would not take it along.)
+        assert!(!f.decide(1, false, &[]));
+        assert!(!f.fell_back(3));
+        f.end(0x2000);
+        f.on_gpu(4, 0x4000);
+        assert_eq!(
+            f.try_read_references(4, &[0x3000, 0]),
+            Some(vec![(3, 0x3000)])
+        );
     }
 
     #[test]

@@ -151,6 +151,11 @@ struct Frame {
     /// The frame's `data[0]`, which names it.
     data0: usize,
     on_gpu: Option<GpuFrame>,
+    /// Whether the decoder may hold it ([`HELD`]): not while other frame threads may leave
+    /// frames to FFmpeg's own decode, which then waits for its pixels, and which a thread
+    /// still setting up may wait for in turn, while the user's thread, which finishes a held
+    /// frame, waits for that thread.
+    holdable: bool,
 }
 
 /// A frame the GPU reconstructs.
@@ -464,13 +469,14 @@ impl Decoder {
 
     /// Submits the reconstruction of superblock rows `rows` (those parsed of the last one too,
     /// after an error), the loop filter of `filtered`, and the saved line of the last row where
-    /// a later part needs it.
+    /// a later part needs it (`early`: a part during the parse, which the frame's end takes
+    /// along instead where it would wait). Whether it was submitted.
     fn submit_part(
         &mut self,
         rows: std::ops::Range<usize>,
         filtered: std::ops::Range<usize>,
-        save_line: bool,
-    ) -> Result<(), String> {
+        early: bool,
+    ) -> Result<bool, String> {
         let cpu = thread_cpu_ns();
         let frame = self.frame.as_mut().expect("a frame");
         let g = frame.geometry;
@@ -479,9 +485,22 @@ impl Decoder {
         let uploaded = if on_gpu.submitted_any {
             Vec::new()
         } else {
-            first_part_uploads(on_gpu, submitter)
+            // During the parse a part never waits for a reference FFmpeg reconstructs: with
+            // frame threads that may be a frame the user's thread finishes (held, and taken
+            // along by one that fell back), while the user's thread waits for this parse to
+            // let the next thread start.
+            let read = if early {
+                FATES.try_read_references(on_gpu.seq, &on_gpu.references)
+            } else {
+                Some(FATES.read_references(on_gpu.seq, &on_gpu.references))
+            };
+            let Some(read) = read else {
+                return Ok(false);
+            };
+            first_part_uploads(on_gpu, submitter, read)
         };
-        let (levels, blocks) = part_levels(submitter, on_gpu, g, rows, filtered, save_line)?;
+        // (A part during the parse leaves rows to a later part, which reads its saved line.)
+        let (levels, blocks) = part_levels(submitter, on_gpu, g, rows, filtered, early)?;
         // (A part with no kernels may still have copies to make: the frame's last.)
         submitter.submit(&levels)?;
         stats::add(&COUNTERS.parts, 1);
@@ -490,7 +509,7 @@ impl Decoder {
         }
         stats::add(&COUNTERS.gpu_blocks, blocks);
         stats::add_cpu_time(&COUNTERS.part_cpu_ns, cpu);
-        Ok(())
+        Ok(true)
     }
 
     /// The frame's blocks so far, and the 8x8 blocks they cover (their coefficients' share).
@@ -551,16 +570,17 @@ fn gpu_failed(frame: Option<&mut GpuFrame>, why: String) {
     }
 }
 
-/// What a frame's first part does first: it waits behind the references FFmpeg is still
-/// reconstructing on other threads, and uploads those FFmpeg reconstructed to their
-/// device-local copies; returns the regions uploaded (current once the part is submitted).
+/// What a frame's first part does first, once no reference is FFmpeg's to reconstruct any more
+/// (`read_pending`: those it reads still pending, [`fates`]): it uploads those FFmpeg
+/// reconstructed to their device-local copies; returns the regions uploaded (current once the
+/// part is submitted).
 fn first_part_uploads(
     on_gpu: &mut GpuFrame,
     submitter: &mut Submitter,
+    read_pending: Vec<(fates::Seq, usize)>,
 ) -> Vec<Arc<crate::regions::Region>> {
     let mut uploaded = Vec::new();
-    // References FFmpeg is still reconstructing on other threads come first.
-    on_gpu.read_pending = FATES.read_references(on_gpu.seq, &on_gpu.references);
+    on_gpu.read_pending = read_pending;
     on_gpu.submitted_any = true;
     // Those FFmpeg reconstructed go to their device-local copies first. (Not those still
     // pending: a pending frame's copy that is not current failed, and the frame reading
@@ -724,6 +744,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
         copies::forget(data0);
         // (A context decodes one frame at a time: one whose end never came is over.)
         d.frame_over();
+        let mut holdable = true;
         if d.choosing {
             let class = choice::class_of(info.frame.width, info.frame.height);
             let first = !std::mem::replace(&mut d.chose_before, true);
@@ -732,6 +753,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
             if pick == choice::Pick::Ffmpeg {
                 return d.decline(data0);
             }
+            holdable = !choice::declines_among_threads(class);
             if !gpu_wanted() {
                 return d.decline_unable(data0, "no usable device");
             }
@@ -789,6 +811,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
             cpu_start: thread_cpu_ns(),
             data0,
             on_gpu,
+            holdable,
         });
         stats::add(&COUNTERS.frames, 1);
         1
@@ -816,11 +839,12 @@ pub(crate) unsafe extern "C" fn rows_parsed(ctx: *mut c_void, rows: c_int) {
         }
         let from = f.rows_submitted;
         match d.submit_part(from..rows, from..rows, true) {
-            Ok(()) => {
+            Ok(true) => {
                 if let Some(f) = d.frame.as_mut().and_then(|f| f.on_gpu.as_mut()) {
                     f.rows_submitted = rows;
                 }
             }
+            Ok(false) => {}
             Err(why) => d.gpu_failed(why),
         }
     })
@@ -881,7 +905,7 @@ pub(crate) unsafe extern "C" fn reconstruct(
             });
             match d.submit_part(from..parsed, from..rows, false) {
                 // Later frames' parts, after this one on the queue, find it in the copy.
-                Ok(()) => region.iter().for_each(|r| copies::set_current(r, true)),
+                Ok(_) => region.iter().for_each(|r| copies::set_current(r, true)),
                 Err(why) => d.gpu_failed(why),
             }
         }
@@ -893,7 +917,7 @@ pub(crate) unsafe extern "C" fn reconstruct(
         let (Some(mut frame), Some(mut submitter)) = (d.frame.take(), d.gpu.take()) else {
             return 1;
         };
-        if may_hold != 0 {
+        if may_hold != 0 && frame.holdable {
             stats::add(&COUNTERS.frames_held, 1);
             d.held.push_back(Held {
                 frame,
