@@ -1,8 +1,13 @@
 //! Who reconstructs each frame in flight, and what waits for it.
 //!
+//! A frame's parts go to the queue only once each reference the GPU reconstructs has submitted
+//! its last part ([`Fates::references_submitted`]), so that a reference's work is ahead of its
+//! readers' and no submission waits on a later one. A frame waits for nothing else: frames of
+//! other decoders, and frames it does not read, go on the queue in whatever order they come.
+//!
 //! With frame threads a frame's parts go to the GPU while the frames it reads may still be in
 //! flight: a reference the GPU reconstructs is read on the queue behind its own work, without
-//! waiting (its turn in [`super::submit::ORDER`] comes first). But the GPU's result for a frame
+//! waiting for the GPU. But the GPU's result for a frame
 //! is final only once its thread has seen its status: a transform whose 16-bit lanes overflow,
 //! a failure or a frame parsed only in part sends it to FFmpeg's second pass after all, which
 //! writes it again on the CPU. A frame that read it on the GPU before then read pixels that are
@@ -21,11 +26,18 @@
 //! them, which keeps the chain as short as the frames already on the queue. A frame decides
 //! only once every pending reference it read has: if one fell back, so does it.
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
 
-/// A frame's place in the order ([`super::submit::Order::begin`]); frames FFmpeg takes from
-/// the start have none.
+/// A frame the GPU reconstructs, by the order frames began ([`next_seq`]); frames FFmpeg takes
+/// from the start have none.
 pub type Seq = u64;
+
+/// The next frame's [`Seq`].
+pub fn next_seq() -> Seq {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Relaxed)
+}
 
 enum State {
     /// The GPU reconstructs it; these frames read it before it was decided.
@@ -39,6 +51,8 @@ struct Entry {
     data0: usize,
     seq: Option<Seq>,
     state: State,
+    /// The GPU reconstructs it and it has parts still to submit: its readers' parts wait.
+    submitting: bool,
 }
 
 pub struct Fates {
@@ -78,6 +92,7 @@ impl Fates {
             data0,
             seq: Some(seq),
             state: State::Pending(Vec::new()),
+            submitting: true,
         });
     }
 
@@ -87,7 +102,32 @@ impl Fates {
             data0,
             seq: None,
             state: State::Cpu,
+            submitting: false,
         });
+    }
+
+    /// Frame `seq` submitted its last part (or will submit none): its readers may submit.
+    pub fn submitted(&self, seq: Seq) {
+        let mut f = self.lock();
+        if let Some(e) = f.iter_mut().find(|e| e.seq == Some(seq) && e.submitting) {
+            e.submitting = false;
+            self.changed.notify_all();
+        }
+    }
+
+    /// Whether every one of `references` (by `data[0]`; 0: none) the GPU reconstructs has
+    /// submitted its last part.
+    pub fn references_submitted(&self, references: &[usize]) -> bool {
+        !any_submitting(&self.lock(), references)
+    }
+
+    /// Waits until every one of `references` has submitted its last part. (They are earlier
+    /// frames of the same decoder, whose submissions wait for nothing later.)
+    pub fn wait_references_submitted(&self, references: &[usize]) {
+        let mut f = self.lock();
+        while any_submitting(&f, references) {
+            f = self.wait(f);
+        }
     }
 
     /// The frame in the buffer at `data0` ended: whatever reads it now reads it whole.
@@ -152,6 +192,13 @@ impl Fates {
             .iter()
             .any(|e| e.seq == Some(seq) && matches!(e.state, State::Cpu))
     }
+}
+
+/// Whether one of `references` (by `data[0]`; 0: none) still has parts to submit.
+fn any_submitting(frames: &[Entry], references: &[usize]) -> bool {
+    references
+        .iter()
+        .any(|&d| d != 0 && frames.iter().any(|e| e.data0 == d && e.submitting))
 }
 
 /// Whether one of `references` (by `data[0]`; 0: none) is FFmpeg's to reconstruct.
@@ -262,6 +309,24 @@ mod tests {
         assert!(!second.is_finished(), "decided before its reference");
         assert!(!f.decide(1, false, &[]));
         assert!(!second.join().unwrap());
+    }
+
+    #[test]
+    fn parts_wait_only_for_the_references_still_submitting() {
+        let f = std::sync::Arc::new(fates());
+        f.on_gpu(1, 0x1000);
+        f.on_gpu(2, 0x2000);
+        // Frame 3 reads frame 2 only: frame 1 (of any decoder) may stay behind it.
+        assert!(!f.references_submitted(&[0x2000, 0]));
+        f.submitted(2);
+        assert!(f.references_submitted(&[0x2000, 0]));
+        assert!(!f.references_submitted(&[0x1000]));
+        let g = f.clone();
+        let reader = std::thread::spawn(move || g.wait_references_submitted(&[0x1000, 0x2000]));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!reader.is_finished(), "submitted before its reference");
+        f.submitted(1);
+        reader.join().unwrap();
     }
 
     #[test]

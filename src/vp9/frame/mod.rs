@@ -40,7 +40,7 @@ use std::collections::VecDeque;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
-use submit::{Dispatch, Levels, Submitter, ORDER};
+use submit::{Dispatch, Levels, Submitter};
 use wavefront::Superblock;
 
 /// What the frame path did, for the stats line.
@@ -160,8 +160,8 @@ struct Frame {
 
 /// A frame the GPU reconstructs.
 struct GpuFrame {
-    /// Its place in [`ORDER`]; whether it is done submitting.
-    seq: u64,
+    /// Its place among the frames ([`fates`]); whether it is done submitting.
+    seq: fates::Seq,
     released: bool,
     /// Superblock rows submitted so far, and how many a part takes.
     rows_submitted: usize,
@@ -445,7 +445,7 @@ impl Decoder {
         // NVIDIA H200 host (docs/benchmarks-history.md).
         let parts = 2;
         Ok(GpuFrame {
-            seq: ORDER.begin(),
+            seq: fates::next_seq(),
             released: false,
             rows_submitted: 0,
             part_rows: sb_rows.div_ceil(parts).max(1),
@@ -549,12 +549,12 @@ impl Decoder {
         gpu_failed(self.frame.as_mut().and_then(|f| f.on_gpu.as_mut()), why)
     }
 
-    /// The frame's place in the order is given up: the next frame may submit.
+    /// The frame submits no more parts: the frames that read it may submit theirs.
     fn release(&mut self) {
         if let Some(f) = self.frame.as_mut().and_then(|f| f.on_gpu.as_mut()) {
             if !f.released {
                 f.released = true;
-                ORDER.done(f.seq);
+                FATES.submitted(f.seq);
             }
         }
     }
@@ -818,8 +818,8 @@ pub(crate) unsafe extern "C" fn parse_begin(
     })
 }
 
-/// `rows_parsed`: superblock rows `[0, rows)` are parsed. Where the frame's turn has come, a
-/// part goes to the GPU once enough rows wait.
+/// `rows_parsed`: superblock rows `[0, rows)` are parsed. Where the references the frame reads
+/// have submitted theirs, a part goes to the GPU once enough rows wait.
 pub(crate) unsafe extern "C" fn rows_parsed(ctx: *mut c_void, rows: c_int) {
     crate::log::guard("rows_parsed", (), || {
         let d = decoder(ctx);
@@ -834,7 +834,7 @@ pub(crate) unsafe extern "C" fn rows_parsed(ctx: *mut c_void, rows: c_int) {
         let rows = rows.max(0) as usize;
         // The last rows go with the frame's end (`reconstruct`).
         let due = rows >= f.rows_submitted + f.part_rows && rows < geometry.sb_rows;
-        if f.failed.is_some() || !due || !ORDER.is_turn(f.seq) {
+        if f.failed.is_some() || !due || !FATES.references_submitted(&f.references) {
             return;
         }
         let from = f.rows_submitted;
@@ -894,7 +894,7 @@ pub(crate) unsafe extern "C" fn reconstruct(
             .and_then(|f| f.on_gpu.as_ref())
             .expect("on the GPU");
         if f.failed.is_none() {
-            ORDER.wait_turn(f.seq);
+            FATES.wait_references_submitted(&f.references);
             let back = f.copies.as_ref().and_then(|c| {
                 let (region, planes, rows) = &c.frame;
                 copies::copy_back(region, *planes, *rows).map(|copy| (region.clone(), copy))
@@ -1002,8 +1002,8 @@ pub(crate) unsafe extern "C" fn finished(ctx: *mut c_void) {
 pub(crate) unsafe extern "C" fn parse_end(ctx: *mut c_void) {
     crate::log::guard("parse_end", (), || {
         let d = decoder(ctx);
-        // A frame that ended before its reconstruction (an error at its start) gives up its
-        // turn, and nothing of it runs any more.
+        // A frame that ended before its reconstruction (an error at its start) submits
+        // nothing more: its readers need not wait, and nothing of it runs any more.
         d.release();
         if d.gpu.as_ref().is_some_and(|s| s.busy()) {
             if let Err(why) = d.gpu.as_mut().expect("busy").finish() {

@@ -12,8 +12,8 @@
 //! discrete GPU), the kernels work on device-local copies instead: each part first copies the
 //! data the decoder wrote for it (and references FFmpeg reconstructed) there, and the frame's
 //! last part copies its pixels back; elsewhere they work in place. Parts of one frame are
-//! submitted in order, and a frame's parts only after every part of the frame before it
-//! ([`Order`]), so that no submission waits on a later one.
+//! submitted in order, and a frame's parts only after every part of the references it reads
+//! ([`super::fates`]), so that no submission waits on a later one.
 
 use super::header;
 use super::records::Layout;
@@ -26,7 +26,6 @@ use crate::stats;
 use ash::vk;
 use std::ops::Range;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// GPU-side bytes copied: to device-local memory (the data, references), and frames back.
@@ -300,51 +299,5 @@ impl Drop for Submitter {
     fn drop(&mut self) {
         // (The engine waits for what is in flight before the buffers go.)
         let _ = self.engine.wait_all();
-    }
-}
-
-/// The order in which frames of every decoder submit their parts: the frames' order of
-/// `parse_begin` (the decoder's order: a frame thread begins a frame before the next thread
-/// may start). A frame submits only once the frame before it submitted its last part (or
-/// reconstructs on the CPU), so no submission waits on a later one and the references' work
-/// comes first on the queue.
-pub struct Order {
-    state: Mutex<(u64, u64)>, // (next frame to begin, last frame done submitting)
-    turn: Condvar,
-}
-
-pub static ORDER: Order = Order {
-    state: Mutex::new((1, 0)),
-    turn: Condvar::new(),
-};
-
-impl Order {
-    /// The frame's place in the order.
-    pub fn begin(&self) -> u64 {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let seq = s.0;
-        s.0 += 1;
-        seq
-    }
-
-    /// Whether frame `seq` may submit now.
-    pub fn is_turn(&self, seq: u64) -> bool {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).1 + 1 == seq
-    }
-
-    /// Waits until frame `seq` may submit.
-    pub fn wait_turn(&self, seq: u64) {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        while s.1 + 1 < seq {
-            s = self.turn.wait(s).unwrap_or_else(|p| p.into_inner());
-        }
-    }
-
-    /// Frame `seq` submitted its last part: the next frame's turn (after waiting for its own).
-    pub fn done(&self, seq: u64) {
-        self.wait_turn(seq);
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.1 = s.1.max(seq);
-        self.turn.notify_all();
     }
 }
