@@ -49,7 +49,6 @@ const uint H_COEFS = 15u;        // 3 x index of the plane's first coefficient (
 const uint H_EOBS = 18u;         // 3 x byte offset of the plane's end-of-block positions
 const uint H_LOOPFILTER = 21u;   // byte offset of the superblocks' levels and masks
 const uint H_SB_BLOCKS = 22u;    // word offset of where each superblock's records are
-const uint H_LINES = 23u;        // 3 x byte offset of the plane's saved line
 const uint H_JOBS = 26u;         // word offset of the job lists
 const uint H_REF = 32u;          // 3 x 16 words: see REF_*
 const uint H_TAPS = 80u;         // the 8-tap filters: [smooth, regular, sharp][16][8] bytes

@@ -13,10 +13,10 @@
 // an invocation), the big ones with the whole workgroup; then it writes the pixels of its
 // intra blocks back.
 //
-// Job (a word of the frame's job list): the superblock (bits 0-23), the plane (24-25), and
-// bit 30: the row above the superblock row was loop filtered (reconstructed by an earlier
-// part), so the line above comes from the one saved before that (vp9_lines.comp), as
-// FFmpeg's intra_pred_data.
+// Job (a word of the frame's job list): the superblock (bits 0-23), the plane (24-25). The
+// line above is read from the frame itself: the wavefront runs the loop filter of the
+// superblocks above only after the intra blocks below them, as FFmpeg's intra_pred_data keeps
+// that line from before its loop filter.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -261,7 +261,6 @@ void main()
     uint inv = gl_LocalInvocationID.x;
     uint job = data[header(H_JOBS) + pc.first_job + gl_WorkGroupID.x];
     uint sb = job & 0xffffffu, p = (job >> 24) & 3u;
-    bool saved = (job & (1u << 30)) != 0u;
     uint first = data[header(H_SB_BLOCKS) + 2u * sb];
     uint count = data[header(H_SB_BLOCKS) + 2u * sb + 1u];
     uint sb_cols = header(H_SB_COLS);
@@ -289,8 +288,7 @@ void main()
     for (int x = int(inv) - 1; x < size.x; x += WORKGROUP) {
         int v = 0;
         if (origin.y > 0 && origin.x + x >= 0 && x < inside.x) {
-            v = saved ? int(uint(data_bytes[header(H_LINES + p) + uint(origin.x + x)]))
-                      : get_pixel(p, origin.x + x, origin.y - 1);
+            v = get_pixel(p, origin.x + x, origin.y - 1);
         }
         sb_above[x + 1] = v;
     }

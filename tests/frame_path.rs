@@ -71,8 +71,11 @@ fn check(
              ({fallbacks} after the GPU failed)"
         ));
     }
-    if path == "frame" && (count("parts")? < by_gpu || count("gpu_busy_ms").is_err()) {
-        return Err(format!("{what}: no part went to the GPU: {}", out.stderr));
+    if path == "frame" && (count("submissions")? < by_gpu || count("gpu_busy_ms").is_err()) {
+        return Err(format!(
+            "{what}: frames not submitted to the GPU: {}",
+            out.stderr
+        ));
     }
     // Frames in device-local copies are copied back; in place (lavapipe's own way), nothing is.
     if path == "frame" {
@@ -454,9 +457,9 @@ fn kernels_that_fail_to_build_leave_frames_to_ffmpeg_after_one_warning() {
     assert_eq!(stat(&line, "frames_gpu"), Some("0"), "{line}");
 }
 
-/// A submission that fails as a lost device would, with parts of a frame already on the GPU
-/// (the frame's first part, a later one, its last) and with frame threads: one error, that
-/// frame and every later one reconstructed by FFmpeg from the same parsed data.
+/// A submission that fails as a lost device would (the first frame's, a later one's, with
+/// earlier frames still on the GPU), with one thread, frame threads and slice threads: one
+/// error, that frame and every later one reconstructed by FFmpeg from the same parsed data.
 #[test]
 fn a_failed_submission_mid_frame_leaves_the_frame_to_ffmpeg() {
     let stream = stream_named("cif");

@@ -207,7 +207,6 @@ pub(super) unsafe fn run_job_on_cpu(
         Kernel::Vp9Inter
         | Kernel::Vp9InterResidual
         | Kernel::Vp9Intra
-        | Kernel::Vp9Lines
         | Kernel::Vp9Lf
         | Kernel::Vp9IpredCheck
         | Kernel::CdefRowCopy

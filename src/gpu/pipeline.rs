@@ -198,7 +198,6 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         "vp9_inter",
         "vp9_inter_residual",
         "vp9_intra",
-        "vp9_lines",
         "vp9_lf",
         "vp9_ipred_check",
         "cdef_row_copy",

@@ -34,13 +34,11 @@ pub enum Kernel {
     /// job, of 64 invocations but for inter blocks: their prediction (a record each, as many
     /// invocations as the device's subgroup), then their residuals (a group of transform
     /// blocks each, 32), intra blocks (a superblock plane each, 32 on a device whose subgroups
-    /// are narrower), a superblock row's
-    /// saved line (a plane each), the loop filter (a pass of a superblock plane each), and the
-    /// intra predictors alone (tests).
+    /// are narrower), the loop filter (a superblock plane each), and the intra predictors
+    /// alone (tests).
     Vp9Inter,
     Vp9InterResidual,
     Vp9Intra,
-    Vp9Lines,
     Vp9Lf,
     Vp9IpredCheck,
     /// AV1's CDEF a superblock row at a time (`shaders/cdef_row*.comp`, [`cdef_row`]): the
@@ -55,7 +53,7 @@ pub enum Kernel {
 pub const RESIDUAL_GROUP: usize = 8;
 
 /// The kernels after the transforms, in index order.
-const AFTER_TRANSFORMS: [Kernel; 12] = [
+const AFTER_TRANSFORMS: [Kernel; 11] = [
     Kernel::Mc,
     Kernel::Lf,
     Kernel::Cdef,
@@ -63,7 +61,6 @@ const AFTER_TRANSFORMS: [Kernel; 12] = [
     Kernel::Vp9Inter,
     Kernel::Vp9InterResidual,
     Kernel::Vp9Intra,
-    Kernel::Vp9Lines,
     Kernel::Vp9Lf,
     Kernel::Vp9IpredCheck,
     Kernel::CdefRowCopy,
@@ -87,11 +84,10 @@ impl Kernel {
             Kernel::Vp9Inter => after(4),
             Kernel::Vp9InterResidual => after(5),
             Kernel::Vp9Intra => after(6),
-            Kernel::Vp9Lines => after(7),
-            Kernel::Vp9Lf => after(8),
-            Kernel::Vp9IpredCheck => after(9),
-            Kernel::CdefRowCopy => after(10),
-            Kernel::CdefRow => after(11),
+            Kernel::Vp9Lf => after(7),
+            Kernel::Vp9IpredCheck => after(8),
+            Kernel::CdefRowCopy => after(9),
+            Kernel::CdefRow => after(10),
         }
     }
 

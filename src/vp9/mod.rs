@@ -46,7 +46,7 @@ use crate::vp9dsp::Vp9DspContext;
 use std::ffi::{c_int, c_void};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
-pub const ABI_VERSION: c_int = 11;
+pub const ABI_VERSION: c_int = 12;
 
 /// The hooks the patched decoder calls (the patch's `FFVP9Provider`).
 #[repr(C)]
@@ -113,8 +113,6 @@ pub struct DaedalusVp9Provider {
         info: *const frame::records::FrameParse,
         bufs: *mut frame::records::ParseBuffers,
     ) -> c_int,
-    /// Superblock rows `[0, rows)` of every tile column are parsed.
-    pub rows_parsed: unsafe extern "C" fn(ctx: *mut c_void, rows: c_int),
     /// Parsing ended (`error` 0, or the parse's error after `rows` complete rows): 0 once the
     /// provider reconstructed the frame, [`frame::HELD`] (only where `may_hold`) while the GPU
     /// still works on it, another nonzero value if the decoder must reconstruct it.
@@ -144,7 +142,6 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
     await_rows,
     loopfilter_sb,
     parse_begin,
-    rows_parsed: frame::rows_parsed,
     reconstruct: frame::reconstruct,
     parse_end: frame::parse_end,
     finish: frame::finish,

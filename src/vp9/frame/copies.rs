@@ -2,10 +2,10 @@
 //! across its bus at a microsecond or more a read. The intra and loop-filter wavefronts read
 //! and write a superblock after the one before it, so that latency adds up level after level.
 //! Instead each frame buffer the GPU reconstructs into has a copy in device-local memory
-//! (`crate::regions::DeviceCopy`): the kernels work there, the frame's last part copies the
-//! planes back into the decoder's buffer, and a reference stays there for the frames that read
-//! it. A reference FFmpeg reconstructed on the CPU (a fallback) is uploaded once, by the first
-//! part that reads it.
+//! (`crate::regions::DeviceCopy`): the kernels work there, the frame's submission ends by
+//! copying the planes back into the decoder's buffer, and a reference stays there for the
+//! frames that read it. A reference FFmpeg reconstructed on the CPU (a fallback) is uploaded
+//! once, by the first frame that reads it.
 
 use super::header::Planes;
 use crate::gpu::engine::Copy;

@@ -1,11 +1,11 @@
 //! Who reconstructs each frame in flight, and what waits for it.
 //!
-//! A frame's parts go to the queue only once each reference the GPU reconstructs has submitted
-//! its last part ([`Fates::references_submitted`]), so that a reference's work is ahead of its
-//! readers' and no submission waits on a later one. A frame waits for nothing else: frames of
+//! A frame goes to the queue only once each reference the GPU reconstructs has been submitted
+//! ([`Fates::wait_references_submitted`]), so that a reference's work is ahead of its readers'
+//! and no submission waits on a later one. A frame waits for nothing else: frames of
 //! other decoders, and frames it does not read, go on the queue in whatever order they come.
 //!
-//! With frame threads a frame's parts go to the GPU while the frames it reads may still be in
+//! With frame threads a frame goes to the GPU while the frames it reads may still be in
 //! flight: a reference the GPU reconstructs is read on the queue behind its own work, without
 //! waiting for the GPU. But the GPU's result for a frame
 //! is final only once its thread has seen its status: a transform whose 16-bit lanes overflow,
@@ -16,9 +16,9 @@
 //!
 //! So each frame is, until its end:
 //! - **pending**: the GPU reconstructs it and its thread has not decided yet; the frames whose
-//!   parts read it meanwhile are noted as its readers;
+//!   submissions read it meanwhile are noted as its readers;
 //! - **on the CPU**: FFmpeg reconstructs it (it was left to FFmpeg from the start, fell back, or
-//!   read a frame that fell back). A frame's first part waits for each such reference to end,
+//!   read a frame that fell back). A frame's submission waits for each such reference to end,
 //!   and reads FFmpeg's pixels.
 //!
 //! A frame that falls back takes its readers (and theirs) with it at once, before their own
@@ -51,7 +51,7 @@ struct Entry {
     data0: usize,
     seq: Option<Seq>,
     state: State,
-    /// The GPU reconstructs it and it has parts still to submit: its readers' parts wait.
+    /// The GPU reconstructs it and it is not submitted yet: its readers wait.
     submitting: bool,
 }
 
@@ -106,7 +106,7 @@ impl Fates {
         });
     }
 
-    /// Frame `seq` submitted its last part (or will submit none): its readers may submit.
+    /// Frame `seq` is submitted (or will not be): its readers may submit.
     pub fn submitted(&self, seq: Seq) {
         let mut f = self.lock();
         if let Some(e) = f.iter_mut().find(|e| e.seq == Some(seq) && e.submitting) {
@@ -115,14 +115,9 @@ impl Fates {
         }
     }
 
-    /// Whether every one of `references` (by `data[0]`; 0: none) the GPU reconstructs has
-    /// submitted its last part.
-    pub fn references_submitted(&self, references: &[usize]) -> bool {
-        !any_submitting(&self.lock(), references)
-    }
-
-    /// Waits until every one of `references` has submitted its last part. (They are earlier
-    /// frames of the same decoder, whose submissions wait for nothing later.)
+    /// Waits until every one of `references` (by `data[0]`; 0: none) the GPU reconstructs is
+    /// submitted. (They are earlier frames of the same decoder, whose submissions wait for
+    /// nothing later.)
     pub fn wait_references_submitted(&self, references: &[usize]) {
         let mut f = self.lock();
         while any_submitting(&f, references) {
@@ -140,7 +135,7 @@ impl Fates {
         }
     }
 
-    /// Before frame `seq`'s first part reads its references (by `data[0]`; 0: none): waits for
+    /// Before frame `seq`'s submission reads its references (by `data[0]`; 0: none): waits for
     /// those FFmpeg reconstructs to end, and notes `seq` as a reader of those still pending.
     /// Returns the pending ones (their place in the order, and `data[0]`), which
     /// [`Fates::decide`] waits for.
@@ -150,13 +145,6 @@ impl Fates {
             f = self.wait(f);
         }
         note_reader(&mut f, seq, references)
-    }
-
-    /// [`Fates::read_references`] where none is FFmpeg's to reconstruct; `None`, noting
-    /// nothing, where one is.
-    pub fn try_read_references(&self, seq: Seq, references: &[usize]) -> Option<Vec<(Seq, usize)>> {
-        let mut f = self.lock();
-        (!any_on_cpu(&f, references)).then(|| note_reader(&mut f, seq, references))
     }
 
     /// Frame `seq`, whose GPU work is over, decides: once each pending reference it read has
@@ -194,7 +182,7 @@ impl Fates {
     }
 }
 
-/// Whether one of `references` (by `data[0]`; 0: none) still has parts to submit.
+/// Whether one of `references` (by `data[0]`; 0: none) is still to be submitted.
 fn any_submitting(frames: &[Entry], references: &[usize]) -> bool {
     references
         .iter()
@@ -267,24 +255,6 @@ mod tests {
     }
 
     #[test]
-    fn a_part_that_may_not_wait_reads_nothing_ffmpeg_reconstructs() {
-        let f = fates();
-        f.on_gpu(1, 0x1000);
-        f.on_cpu(0x2000);
-        f.on_gpu(3, 0x3000);
-        assert_eq!(f.try_read_references(3, &[0x1000, 0x2000]), None);
-        // (Nothing noted: its reference's fall back would not take it along.)
-        assert!(!f.decide(1, false, &[]));
-        assert!(!f.fell_back(3));
-        f.end(0x2000);
-        f.on_gpu(4, 0x4000);
-        assert_eq!(
-            f.try_read_references(4, &[0x3000, 0]),
-            Some(vec![(3, 0x3000)])
-        );
-    }
-
-    #[test]
     fn frames_that_read_kept_references_keep_theirs() {
         let f = fates();
         f.on_gpu(1, 0x1000);
@@ -312,15 +282,13 @@ mod tests {
     }
 
     #[test]
-    fn parts_wait_only_for_the_references_still_submitting() {
+    fn a_frame_waits_only_for_the_references_still_to_submit() {
         let f = std::sync::Arc::new(fates());
         f.on_gpu(1, 0x1000);
         f.on_gpu(2, 0x2000);
-        // Frame 3 reads frame 2 only: frame 1 (of any decoder) may stay behind it.
-        assert!(!f.references_submitted(&[0x2000, 0]));
+        // A frame that reads frame 2 only: frame 1 (of any decoder) may stay behind it.
         f.submitted(2);
-        assert!(f.references_submitted(&[0x2000, 0]));
-        assert!(!f.references_submitted(&[0x1000]));
+        f.wait_references_submitted(&[0x2000, 0]);
         let g = f.clone();
         let reader = std::thread::spawn(move || g.wait_references_submitted(&[0x1000, 0x2000]));
         std::thread::sleep(std::time::Duration::from_millis(50));
@@ -330,7 +298,7 @@ mod tests {
     }
 
     #[test]
-    fn a_first_part_waits_for_references_ffmpeg_reconstructs() {
+    fn a_submission_waits_for_references_ffmpeg_reconstructs() {
         let f = std::sync::Arc::new(fates());
         f.on_gpu(1, 0x1000);
         assert!(!f.decide(1, false, &[]));

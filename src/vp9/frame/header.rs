@@ -22,7 +22,6 @@ pub const COEFS: usize = 15;
 pub const EOBS: usize = 18;
 pub const LOOPFILTER: usize = 21;
 pub const SB_BLOCKS: usize = 22;
-pub const LINES: usize = 23;
 pub const JOBS: usize = 26;
 /// Per reference, 16 words: per plane byte offset and stride, luma width and height, the Q14
 /// scale and the step of each direction.
@@ -66,7 +65,6 @@ pub fn words(
     for p in 0..3 {
         w[COEFS + p] = (layout.coefs[p] / 2) as u32;
         w[EOBS + p] = layout.eobs[p] as u32;
-        w[LINES + p] = layout.lines[p] as u32;
     }
     w[LOOPFILTER] = layout.loopfilter as u32;
     w[SB_BLOCKS] = (layout.sb_blocks / 4) as u32;

@@ -8,7 +8,7 @@
 //! per-call path's references of the same arithmetic are [`crate::kernels::mc`] and
 //! [`crate::kernels::itx`].
 //!
-//! A part's jobs are ranges of records: the blocks of its superblocks, which a decoder that
+//! A frame's jobs are ranges of records: the blocks of its superblocks, which a decoder that
 //! parses every tile column in turn stores as one range, and one that parses tile columns on
 //! threads of their own as one range per column.
 

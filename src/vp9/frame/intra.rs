@@ -5,28 +5,16 @@
 //! in levels (each above every block it reads) and reconstructs a level's blocks side by side,
 //! the small ones N invocations each; superblocks go out on the part's wavefront
 //! ([`super::wavefront`]), since a superblock reads only those left of it, above it and above
-//! left of it. Only superblocks with an intra block are in the jobs. The CPU reference of the
-//! predictors is [`crate::kernels::ipred`].
+//! left of it, before their loop filter. Only superblocks with an intra block are in the jobs.
+//! The CPU reference of the predictors is [`crate::kernels::ipred`].
 //!
-//! Job word: the superblock, its plane at bit 24, and at bit 30 that the row above it was
-//! reconstructed by an earlier part (and loop filtered since): its last line then comes from
-//! the line saved before its loop filter (`vp9_lines.comp`), as FFmpeg's `intra_pred_data`.
+//! Job word: the superblock, its plane at bit 24.
 
 use super::records::{BlockRecord, SbBlocks, BLOCK_INTRA};
 
-/// The row above was loop filtered: read the saved line.
-pub const ABOVE_SAVED: u32 = 1 << 30;
-
-/// The intra jobs of superblock (`row`, `col`) of a part whose first row is `first_row`: its
-/// three planes, where it holds an intra block (none where it does not). The row above the
-/// part's first is read from the saved line.
-pub fn jobs(
-    sb: &SbBlocks,
-    records: &[BlockRecord],
-    first_row: usize,
-    row: usize,
-    col: usize,
-) -> Vec<u32> {
+/// The intra jobs of superblock (`row`, `col`): its three planes, where it holds an intra block
+/// (none where it does not).
+pub fn jobs(sb: &SbBlocks, records: &[BlockRecord], row: usize, col: usize) -> Vec<u32> {
     let index = row * sb.sb_cols + col;
     let (first, count) = sb.get(index);
     let blocks = records
@@ -35,14 +23,7 @@ pub fn jobs(
     if !blocks.iter().any(|b| b.flags & BLOCK_INTRA != 0) {
         return Vec::new();
     }
-    let saved = if row == first_row && row > 0 {
-        ABOVE_SAVED
-    } else {
-        0
-    };
-    super::wavefront::superblock_planes(index)
-        .map(|job| job | saved)
-        .to_vec()
+    super::wavefront::superblock_planes(index).to_vec()
 }
 
 #[cfg(test)]
@@ -70,19 +51,14 @@ mod tests {
         let sb = SbBlocks::new(3, &w);
         let with_intra: Vec<(usize, usize)> = (0..2)
             .flat_map(|row| (0..3).map(move |col| (row, col)))
-            .filter(|&(row, col)| !jobs(&sb, &records, 0, row, col).is_empty())
+            .filter(|&(row, col)| !jobs(&sb, &records, row, col).is_empty())
             .collect();
         assert_eq!(with_intra, [(0, 0), (0, 2), (1, 1)]);
-        let j = jobs(&sb, &records, 0, 1, 1);
+        let j = jobs(&sb, &records, 1, 1);
         assert_eq!(
             j.iter().map(|j| j & 0xffffff).collect::<Vec<_>>(),
             [4, 4, 4]
         );
         assert_eq!(j.iter().map(|j| j >> 24 & 3).collect::<Vec<_>>(), [0, 1, 2]);
-        assert!(j.iter().all(|j| j & ABOVE_SAVED == 0));
-        // a part from row 1 reads the row above from the saved line
-        assert!(jobs(&sb, &records, 1, 1, 1)
-            .iter()
-            .all(|j| j & ABOVE_SAVED != 0));
     }
 }

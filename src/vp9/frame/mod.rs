@@ -1,8 +1,8 @@
 //! The frame path of FFmpeg's VP9 decoder (`DAEDALUS_PATH=frame`): the patched decoder parses
 //! each frame whole, as its 2-pass mode does, into memory of ours (a record per block, the
 //! coefficients and end-of-block positions, the loop filter's levels and edge masks per
-//! superblock: [`records`]), and the GPU reconstructs the frame from them in parts, while the
-//! decoder parses on ([`submit`]: [`inter`], [`intra`], [`loopfilter`]). Where the GPU does
+//! superblock: [`records`]), and the GPU reconstructs the frame from them, one submission at
+//! the parse's end ([`submit`]: [`inter`], [`intra`], [`loopfilter`]). Where the GPU does
 //! not (`DAEDALUS=cpu`, no device, 10 and 12 bits, a failure), FFmpeg's own second pass
 //! reconstructs the frame from the same data. Frame threads wait on each other's parsing, not
 //! on pixels. Where `DAEDALUS_PATH` is unset, a trial picks per frame-size class between the
@@ -10,11 +10,10 @@
 //! the frames it is left block by block, as without daedalus.
 //!
 //! A decoder context that takes the frame path gets a [`Decoder`] as its provider context: the
-//! buffer its frames are parsed into, reused from frame to frame. With frame threads a context
-//! decodes one frame at a time and waits for it at its end. With one thread or slice threads
-//! the decoder holds the frame instead ([`HELD`]): the GPU reconstructs it while the decoder
-//! parses the next one into another buffer, and the decoder hands it out a call later, once
-//! [`finish`] has waited for it.
+//! buffer its frames are parsed into, reused from frame to frame. The decoder holds the frame
+//! ([`HELD`]): the GPU reconstructs it while the decoder parses the next one into another
+//! buffer (with frame threads, while the context's thread takes its next packet), and the
+//! frame is handed out later, once [`finish`] has waited for it.
 
 mod choice;
 mod copies;
@@ -60,13 +59,12 @@ struct Counters {
     blocks: AtomicU64,
     gpu_blocks: AtomicU64,
     /// CPU time of the threads that parsed, from the frame's start to its reconstruction (a
-    /// slice-threaded decode's workers are not counted), and of that the host's work on parts
-    /// (reading the records, the job lists, recording and submitting).
+    /// slice-threaded decode's workers are not counted), and of that the host's work on the
+    /// frames' submissions (reading the records, the job lists, recording and submitting).
     parse_cpu_ns: AtomicU64,
-    part_cpu_ns: AtomicU64,
-    /// Parts submitted, and the bytes the decoder wrote for the GPU (the header, records,
-    /// coefficients, end-of-block positions, loop-filter data) of the frames it reconstructed.
-    parts: AtomicU64,
+    submit_cpu_ns: AtomicU64,
+    /// The bytes the decoder wrote for the GPU (the header, records, coefficients, end-of-block
+    /// positions, loop-filter data) of the frames it reconstructed.
     data_bytes: AtomicU64,
 }
 
@@ -80,8 +78,7 @@ static COUNTERS: Counters = Counters {
     blocks: AtomicU64::new(0),
     gpu_blocks: AtomicU64::new(0),
     parse_cpu_ns: AtomicU64::new(0),
-    part_cpu_ns: AtomicU64::new(0),
-    parts: AtomicU64::new(0),
+    submit_cpu_ns: AtomicU64::new(0),
     data_bytes: AtomicU64::new(0),
 };
 
@@ -163,18 +160,14 @@ struct GpuFrame {
     /// Its place among the frames ([`fates`]); whether it is done submitting.
     seq: fates::Seq,
     released: bool,
-    /// Superblock rows submitted so far, and how many a part takes.
-    rows_submitted: usize,
-    part_rows: usize,
     loop_filter: bool,
     /// Whether it has inter blocks at all (not a key frame or an intra-only frame).
     inter: bool,
     /// What cuts its blocks' transform grids at its edges ([`residuals`]).
     edges: residuals::Frame,
-    /// The references' `data[0]`; once its first part is submitted, those it read while the
-    /// GPU's result for them was not decided yet ([`fates`]).
+    /// The references' `data[0]`; once it is submitted, those it read while the GPU's result
+    /// for them was not decided yet ([`fates`]).
     references: [usize; 3],
-    submitted_any: bool,
     read_pending: Vec<(fates::Seq, usize)>,
     /// Whether the GPU's result for it is decided ([`fates`]): kept, or left to FFmpeg.
     decided: bool,
@@ -194,7 +187,7 @@ type PlanesToCopy = (Arc<crate::regions::Region>, header::Planes, [u32; 3]);
 struct FrameCopies {
     /// Copied back at its end.
     frame: PlanesToCopy,
-    /// Uploaded by its first part where their copies do not hold them.
+    /// Uploaded by its submission where their copies do not hold them.
     references: Vec<PlanesToCopy>,
 }
 
@@ -330,7 +323,6 @@ fn kernels_usable() -> bool {
             Kernel::Vp9Inter,
             Kernel::Vp9InterResidual,
             Kernel::Vp9Intra,
-            Kernel::Vp9Lines,
             Kernel::Vp9Lf,
         ];
         kernels.into_iter().all(|k| gpu.pipelines.has(k))
@@ -439,16 +431,9 @@ impl Decoder {
         let submitter = self.gpu.as_mut().expect("made above");
         let words = header::words(info, &layout, frame_planes, ref_planes);
         submitter.begin_frame(&words, frame_buffer, ref_buffers)?;
-        let sb_rows = layout.geometry.sb_rows;
-        // Each part's wavefront ramps up and down again, so more parts overlap more of the
-        // parse but cost the GPU more: two were the fastest of 1, 2 and 4 at -threads 1 on the
-        // NVIDIA H200 host (docs/benchmarks-history.md).
-        let parts = 2;
         Ok(GpuFrame {
             seq: fates::next_seq(),
             released: false,
-            rows_submitted: 0,
-            part_rows: sb_rows.div_ceil(parts).max(1),
             loop_filter: info.filter_level != 0,
             inter,
             edges: residuals::Frame {
@@ -458,7 +443,6 @@ impl Decoder {
                 ss_v: info.frame.ss_v.max(0) as u32,
             },
             references,
-            submitted_any: false,
             read_pending: Vec::new(),
             decided: false,
             _regions: regions,
@@ -467,49 +451,30 @@ impl Decoder {
         })
     }
 
-    /// Submits the reconstruction of superblock rows `rows` (those parsed of the last one too,
-    /// after an error), the loop filter of `filtered`, and the saved line of the last row where
-    /// a later part needs it (`early`: a part during the parse, which the frame's end takes
-    /// along instead where it would wait). Whether it was submitted.
-    fn submit_part(
+    /// Submits the frame's reconstruction, once the references FFmpeg reconstructs have ended:
+    /// superblock rows `rows` (those parsed of the last one too, after an error) and the loop
+    /// filter of `filtered`.
+    fn submit(
         &mut self,
         rows: std::ops::Range<usize>,
         filtered: std::ops::Range<usize>,
-        early: bool,
-    ) -> Result<bool, String> {
+    ) -> Result<(), String> {
         let cpu = thread_cpu_ns();
         let frame = self.frame.as_mut().expect("a frame");
         let g = frame.geometry;
         let on_gpu = frame.on_gpu.as_mut().expect("on the GPU");
         let submitter = self.gpu.as_mut().expect("on the GPU");
-        let uploaded = if on_gpu.submitted_any {
-            Vec::new()
-        } else {
-            // During the parse a part never waits for a reference FFmpeg reconstructs: with
-            // frame threads that may be a frame the user's thread finishes (held, and taken
-            // along by one that fell back), while the user's thread waits for this parse to
-            // let the next thread start.
-            let read = if early {
-                FATES.try_read_references(on_gpu.seq, &on_gpu.references)
-            } else {
-                Some(FATES.read_references(on_gpu.seq, &on_gpu.references))
-            };
-            let Some(read) = read else {
-                return Ok(false);
-            };
-            first_part_uploads(on_gpu, submitter, read)
-        };
-        // (A part during the parse leaves rows to a later part, which reads its saved line.)
-        let (levels, blocks) = part_levels(submitter, on_gpu, g, rows, filtered, early)?;
-        // (A part with no kernels may still have copies to make: the frame's last.)
+        on_gpu.read_pending = FATES.read_references(on_gpu.seq, &on_gpu.references);
+        let uploaded = reference_uploads(on_gpu, submitter);
+        let (levels, blocks) = frame_levels(submitter, on_gpu, g, rows, filtered)?;
+        // (A frame with no kernels, parsed in part, still has copies to make.)
         submitter.submit(&levels)?;
-        stats::add(&COUNTERS.parts, 1);
         for region in uploaded {
             copies::set_current(&region, true);
         }
         stats::add(&COUNTERS.gpu_blocks, blocks);
-        stats::add_cpu_time(&COUNTERS.part_cpu_ns, cpu);
-        Ok(true)
+        stats::add_cpu_time(&COUNTERS.submit_cpu_ns, cpu);
+        Ok(())
     }
 
     /// The frame's blocks so far, and the 8x8 blocks they cover (their coefficients' share).
@@ -549,7 +514,7 @@ impl Decoder {
         gpu_failed(self.frame.as_mut().and_then(|f| f.on_gpu.as_mut()), why)
     }
 
-    /// The frame submits no more parts: the frames that read it may submit theirs.
+    /// The frame submits nothing more: the frames that read it may submit.
     fn release(&mut self) {
         if let Some(f) = self.frame.as_mut().and_then(|f| f.on_gpu.as_mut()) {
             if !f.released {
@@ -570,18 +535,15 @@ fn gpu_failed(frame: Option<&mut GpuFrame>, why: String) {
     }
 }
 
-/// What a frame's first part does first, once no reference is FFmpeg's to reconstruct any more
+/// What a frame's submission does first, once no reference is FFmpeg's to reconstruct any more
 /// (`read_pending`: those it reads still pending, [`fates`]): it uploads those FFmpeg
 /// reconstructed to their device-local copies; returns the regions uploaded (current once the
-/// part is submitted).
-fn first_part_uploads(
-    on_gpu: &mut GpuFrame,
+/// frame is submitted).
+fn reference_uploads(
+    on_gpu: &GpuFrame,
     submitter: &mut Submitter,
-    read_pending: Vec<(fates::Seq, usize)>,
 ) -> Vec<Arc<crate::regions::Region>> {
     let mut uploaded = Vec::new();
-    on_gpu.read_pending = read_pending;
-    on_gpu.submitted_any = true;
     // Those FFmpeg reconstructed go to their device-local copies first. (Not those still
     // pending: a pending frame's copy that is not current failed, and the frame reading
     // it falls back with it; uploading its buffer now could mark a stale copy current.)
@@ -601,21 +563,19 @@ fn first_part_uploads(
     uploaded
 }
 
-/// A part's levels: its inter blocks, then the wavefront over its superblock rows (intra
-/// blocks, the saved line, the loop filter of the rows `filtered`), the jobs pushed into the
-/// frame's job area; and the inter blocks' count.
-fn part_levels(
+/// The frame's levels: its inter blocks, then the wavefront over its superblock rows `rows`
+/// (intra blocks, the loop filter of the rows `filtered`), the jobs pushed into the frame's
+/// job area; and the inter blocks' count.
+fn frame_levels(
     submitter: &mut Submitter,
     on_gpu: &GpuFrame,
     g: Geometry,
     rows: std::ops::Range<usize>,
     filtered: std::ops::Range<usize>,
-    save_line: bool,
 ) -> Result<(Levels, u64), String> {
     let layout = submitter.layout;
     let sbs = g.superblocks();
-    // SAFETY: the arrays are inside the buffer; the decoder wrote the rows' parts of them
-    // before saying they were parsed, and writes only later rows' now.
+    // SAFETY: the arrays are inside the buffer; the decoder has parsed the rows.
     let (sb_words, records) = unsafe {
         let base = submitter.data.ptr;
         (
@@ -630,7 +590,7 @@ fn part_levels(
     let mut levels: Levels = Vec::new();
     let ranges = inter::record_ranges(&sb, rows.clone());
     if submitter.device_copies() {
-        for bytes in layout.part_bytes(records, &ranges, rows.clone()) {
+        for bytes in layout.bytes_of_rows(records, &ranges, rows.clone()) {
             submitter.stage(bytes);
         }
     }
@@ -658,8 +618,7 @@ fn part_levels(
     }
     let blocks = ranges.iter().map(|&(_, count)| count as u64).sum::<u64>();
     let wave = wavefront::levels(g.sb_cols, rows.clone(), |row, col| Superblock {
-        intra: intra::jobs(&sb, records, rows.start, row, col),
-        save_line: save_line && row + 1 == rows.end,
+        intra: intra::jobs(&sb, records, row, col),
         lf: if on_gpu.loop_filter && filtered.contains(&row) {
             loopfilter::jobs(row * g.sb_cols + col).to_vec()
         } else {
@@ -668,11 +627,7 @@ fn part_levels(
     });
     for level in wave {
         let mut dispatches = Vec::new();
-        for (kernel, jobs) in [
-            (Kernel::Vp9Intra, &level.intra),
-            (Kernel::Vp9Lines, &level.lines),
-            (Kernel::Vp9Lf, &level.lf),
-        ] {
+        for (kernel, jobs) in [(Kernel::Vp9Intra, &level.intra), (Kernel::Vp9Lf, &level.lf)] {
             if !jobs.is_empty() {
                 let first = submitter.push_jobs(jobs)?;
                 dispatches.push(Dispatch {
@@ -818,38 +773,6 @@ pub(crate) unsafe extern "C" fn parse_begin(
     })
 }
 
-/// `rows_parsed`: superblock rows `[0, rows)` are parsed. Where the references the frame reads
-/// have submitted theirs, a part goes to the GPU once enough rows wait.
-pub(crate) unsafe extern "C" fn rows_parsed(ctx: *mut c_void, rows: c_int) {
-    crate::log::guard("rows_parsed", (), || {
-        let d = decoder(ctx);
-        let Some(Frame {
-            geometry,
-            on_gpu: Some(f),
-            ..
-        }) = d.frame.as_ref()
-        else {
-            return;
-        };
-        let rows = rows.max(0) as usize;
-        // The last rows go with the frame's end (`reconstruct`).
-        let due = rows >= f.rows_submitted + f.part_rows && rows < geometry.sb_rows;
-        if f.failed.is_some() || !due || !FATES.references_submitted(&f.references) {
-            return;
-        }
-        let from = f.rows_submitted;
-        match d.submit_part(from..rows, from..rows, true) {
-            Ok(true) => {
-                if let Some(f) = d.frame.as_mut().and_then(|f| f.on_gpu.as_mut()) {
-                    f.rows_submitted = rows;
-                }
-            }
-            Ok(false) => {}
-            Err(why) => d.gpu_failed(why),
-        }
-    })
-}
-
 /// `reconstruct`: parsing ended (`error`: after `rows` complete rows). The GPU reconstructs
 /// the rest; where `may_hold` the decoder holds the frame meanwhile ([`HELD`]; [`finish`]
 /// decides), else the whole frame is waited for (0). Nonzero: FFmpeg's second pass
@@ -880,7 +803,6 @@ pub(crate) unsafe extern "C" fn reconstruct(
         } else {
             g.sb_rows
         };
-        let from = f.rows_submitted;
         if error != 0 && f.copies.is_some() {
             // The frame's copy was reconstructed only where parsed: FFmpeg's second pass
             // reconstructs that part in the decoder's buffer, leaving the rest as it is.
@@ -903,8 +825,8 @@ pub(crate) unsafe extern "C" fn reconstruct(
                 d.gpu.as_mut().expect("on the GPU").copy_after(copy);
                 region
             });
-            match d.submit_part(from..parsed, from..rows, false) {
-                // Later frames' parts, after this one on the queue, find it in the copy.
+            match d.submit(0..parsed, 0..rows) {
+                // Later frames, after this one on the queue, find it in the copy.
                 Ok(_) => region.iter().for_each(|r| copies::set_current(r, true)),
                 Err(why) => d.gpu_failed(why),
             }
@@ -933,7 +855,7 @@ pub(crate) unsafe extern "C" fn reconstruct(
     })
 }
 
-/// Waits for a frame's parts and decides who reconstructs it: 0 where the GPU's result is
+/// Waits for a frame's GPU work and decides who reconstructs it: 0 where the GPU's result is
 /// kept, 1 where FFmpeg's second pass must reconstruct it.
 fn conclude(frame: &mut Frame, submitter: &mut Submitter, data_bytes: u64) -> c_int {
     let finished = submitter.finish();
@@ -1084,21 +1006,18 @@ pub fn trial_results() -> String {
 pub fn describe() -> String {
     let r = |x: &AtomicU64| stats::read(x);
     let c = &COUNTERS;
-    let frames = r(&c.frames).max(1) as f64;
     let gpu_blocks = r(&c.gpu_blocks).max(1) as f64;
     format!(
-        "frames_parsed={} frames_declined={} frames_held={} blocks={} parts={} parts_per_frame={:.2} \
-         part_cpu_ms={:.3} part_ns_per_block={:.1} data_bytes_per_frame={:.0} \
+        "frames_parsed={} frames_declined={} frames_held={} blocks={} \
+         submit_cpu_ms={:.3} submit_ns_per_block={:.1} data_bytes_per_frame={:.0} \
          copied_to_device_bytes_per_frame={:.0} copied_back_bytes_per_frame={:.0} \
          gpu_ms_by_stage={} live_threads_cpu_ms={}",
         r(&c.frames),
         r(&c.frames_declined),
         r(&c.frames_held),
         r(&c.blocks),
-        r(&c.parts),
-        r(&c.parts) as f64 / frames,
-        r(&c.part_cpu_ns) as f64 / 1e6,
-        r(&c.part_cpu_ns) as f64 / gpu_blocks,
+        r(&c.submit_cpu_ns) as f64 / 1e6,
+        r(&c.submit_cpu_ns) as f64 / gpu_blocks,
         r(&c.data_bytes) as f64 / r(&c.frames_gpu).max(1) as f64,
         r(&submit::COPIED_TO_DEVICE) as f64 / r(&c.frames_gpu).max(1) as f64,
         r(&submit::COPIED_BACK) as f64 / r(&c.frames_gpu).max(1) as f64,

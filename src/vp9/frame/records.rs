@@ -1,8 +1,7 @@
 //! What the patched decoder hands over on the frame path (`vp9provider.h`: the
 //! `FFVP9BlockRecord`, `FFVP9FrameParse` and `FFVP9ParseBuffers` of ABI 11), and where each of
 //! its arrays lies in the one buffer of a frame's data: the header the kernels read first
-//! ([`super::header`]), the parsed data, then what the GPU's parts use (the saved lines, the
-//! job lists).
+//! ([`super::header`]), the parsed data, then the GPU's job lists.
 
 use crate::kernels::RESIDUAL_GROUP;
 use crate::vp9::abi::DaedalusVp9Frame;
@@ -153,9 +152,7 @@ pub struct Layout {
     pub eobs: [usize; 3],
     pub loopfilter: usize,
     pub sb_blocks: usize,
-    /// Per plane, the last line of a superblock row saved before its loop filter.
-    pub lines: [usize; 3],
-    /// The parts' job words, and how many there is room for.
+    /// The frame's job words, and how many there is room for.
     pub jobs: usize,
     pub job_words: usize,
     pub bytes: usize,
@@ -176,13 +173,11 @@ impl Layout {
         let eobs = [0, 1, 2].map(|p| take(sbs * g.eobs_per_sb(p)));
         let loopfilter = take(sbs * LOOPFILTER_BYTES);
         let sb_blocks = take(sbs * 2 * 4);
-        let lines = [0, 1, 2].map(|p| take((g.sb_cols * 64) >> if p == 0 { 0 } else { g.ss_h }));
         // A superblock's jobs: its three planes' intra jobs, two loop-filter passes each, and
         // a word per transform block with coefficients (at most one per end-of-block
-        // position); per part (a row at least, and the last one after an error) the
-        // residuals' groups of each size filled up.
+        // position); the residuals' groups of each size filled up.
         let eobs_per_sb: usize = (0..3).map(|p| g.eobs_per_sb(p)).sum();
-        let job_words = (9 + eobs_per_sb) * sbs + (g.sb_rows + 1) * 4 * RESIDUAL_GROUP;
+        let job_words = (9 + eobs_per_sb) * sbs + 4 * RESIDUAL_GROUP;
         let jobs = take(job_words * 4);
         Layout {
             geometry: g,
@@ -191,7 +186,6 @@ impl Layout {
             eobs,
             loopfilter,
             sb_blocks,
-            lines,
             jobs,
             job_words,
             bytes: at,
@@ -281,7 +275,7 @@ impl Layout {
     /// are the ranges `(first, count)` of `records`: the records, their coefficients and
     /// end-of-block positions (a region's blocks take the 8x8 units after one another), the
     /// rows' loop-filter data and record ranges.
-    pub fn part_bytes(
+    pub fn bytes_of_rows(
         &self,
         records: &[BlockRecord],
         ranges: &[(u32, u32)],
@@ -363,9 +357,8 @@ mod tests {
         assert_eq!(l.coefs[2] - l.coefs[1], sbs * 1024 * 2);
         assert_eq!(l.eobs[1] - l.eobs[0], sbs * 256);
         assert_eq!(l.loopfilter - l.eobs[2], sbs * 64);
-        assert_eq!(l.lines[0], (l.sb_blocks + sbs * 8).next_multiple_of(64));
-        assert_eq!(l.lines[2] - l.lines[1], 30 * 32);
-        let job_words = (9 + 256 + 2 * 64) * sbs + 18 * 4 * RESIDUAL_GROUP;
+        assert_eq!(l.jobs, (l.sb_blocks + sbs * 8).next_multiple_of(64));
+        let job_words = (9 + 256 + 2 * 64) * sbs + 4 * RESIDUAL_GROUP;
         assert_eq!(l.bytes, (l.jobs + job_words * 4).next_multiple_of(64));
         for o in [
             l.records,

@@ -4,7 +4,7 @@
 //! predicted pixels. Transform blocks of one block cover pixels of their own, so their order
 //! does not matter.
 //!
-//! The host lists them where it lists a part's jobs, by size, from the end-of-block positions
+//! The host lists them where it lists a frame's jobs, by size, from the end-of-block positions
 //! the decoder stored: a workgroup of 32 invocations takes a group of [`GROUP`] job words, as
 //! many transform blocks of one size as it has room for (8 of 4x4, 4 of 8x8, 2 of 16x16, one
 //! 32x32; N invocations each, a column each), the rest of the group [`NONE`]. So no invocation

@@ -1,19 +1,18 @@
-//! A frame's reconstruction on the GPU, in parts: each part reconstructs a range of superblock
-//! rows already parsed, in one submission, while the decoder parses the rows after it. A part
-//! is dispatch levels (barriers between):
-//! - inter prediction and residual of every inter block ([`super::inter`]), one level;
+//! A frame's reconstruction on the GPU, one submission once the frame is parsed, while the
+//! decoder parses the next. It is dispatch levels (barriers between):
+//! - inter prediction of every inter block ([`super::inter`]), one level, and their residuals
+//!   ([`super::residuals`]), another;
 //! - then one wavefront over the superblocks ([`super::wavefront`]): their intra blocks
-//!   ([`super::intra`]), the last line of the part's last row saved for the next part's intra
-//!   prediction (`shaders/vp9_lines.comp`) and the loop filter ([`super::loopfilter`]).
+//!   ([`super::intra`]) and the loop filter ([`super::loopfilter`]).
 //!
 //! A decoder's frame data (its parsed blocks, the header, the job lists) is one buffer of
 //! host-visible memory the decoder parses into; the frame's pixels and its references' are the
 //! frame pool's buffers (`crate::regions`). Where that memory is across a bus from the GPU (a
-//! discrete GPU), the kernels work on device-local copies instead: each part first copies the
-//! data the decoder wrote for it (and references FFmpeg reconstructed) there, and the frame's
-//! last part copies its pixels back; elsewhere they work in place. Parts of one frame are
-//! submitted in order, and a frame's parts only after every part of the references it reads
-//! ([`super::fates`]), so that no submission waits on a later one.
+//! discrete GPU), the kernels work on device-local copies instead: the submission first copies
+//! the data the decoder wrote (and references FFmpeg reconstructed) there, and at its end
+//! copies the frame's pixels back; elsewhere they work in place. A frame is submitted only
+//! after the references it reads ([`super::fates`]), so that no submission waits on a later
+//! one.
 
 use super::header;
 use super::records::Layout;
@@ -32,12 +31,13 @@ use std::time::{Duration, Instant};
 pub static COPIED_TO_DEVICE: AtomicU64 = AtomicU64::new(0);
 pub static COPIED_BACK: AtomicU64 = AtomicU64::new(0);
 
-/// Parts in flight at once per decoder.
-const SLOTS: usize = 8;
+/// Submissions in flight at once per submitter: a frame's one (the submitter's next frame
+/// begins once it completed).
+const SLOTS: usize = 1;
 
-/// The stages of a part whose GPU time the stats line gives apart (where the queue has
-/// timestamps): the start of each stage and the end of the part are stamped. Intra blocks,
-/// saved lines and the loop filter share the wavefront's levels, so they have one span.
+/// The stages of a frame whose GPU time the stats line gives apart (where the queue has
+/// timestamps): the start of each stage and the end of the submission are stamped. Intra
+/// blocks and the loop filter share the wavefront's levels, so they have one span.
 /// `copy_in` and `copy_out` are the copies to and from device-local memory (none where the
 /// kernels work in place).
 pub const STAGES: [&str; 5] = ["copy_in", "inter", "residuals", "wavefront", "copy_out"];
@@ -49,7 +49,7 @@ fn stage_of(kernel: Kernel) -> Option<usize> {
     match kernel {
         Kernel::Vp9Inter => Some(1),
         Kernel::Vp9InterResidual => Some(2),
-        Kernel::Vp9Intra | Kernel::Vp9Lines | Kernel::Vp9Lf => Some(3),
+        Kernel::Vp9Intra | Kernel::Vp9Lf => Some(3),
         Kernel::Itx(_)
         | Kernel::Mc
         | Kernel::Lf
@@ -64,7 +64,7 @@ fn stage_of(kernel: Kernel) -> Option<usize> {
 /// GPU time per stage of [`STAGES`], in nanoseconds.
 pub static STAGE_NS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
 
-/// A part that takes longer than this is treated as a hung device. (Generous: a driver that
+/// A submission that takes longer than this is treated as a hung device. (Generous: a driver that
 /// compiles the kernels at their first dispatch, as lavapipe does, takes seconds there.)
 const HANG_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -76,7 +76,7 @@ pub struct Dispatch {
     pub count: u32,
 }
 
-/// A part: levels of dispatches, each level after the one before.
+/// A frame's work: levels of dispatches, each level after the one before.
 pub type Levels = Vec<Vec<Dispatch>>;
 
 /// A decoder's GPU objects, reused from frame to frame.
@@ -88,17 +88,17 @@ pub struct Submitter {
     pub data: HostBuffer,
     pub layout: Layout,
     /// Its device-local copy, which the kernels read where there is one; and the byte ranges
-    /// of `data` the next part copies there first.
+    /// of `data` the next submission copies there first.
     mirror: Option<DeviceBuffer>,
     staged: Vec<Range<usize>>,
-    /// Copies the next part makes before its kernels (`(source, destination, regions)`:
+    /// Copies the next submission makes before its kernels (`(source, destination, regions)`:
     /// references uploaded) and after them (the frame's pixels copied back).
     copies_before: Vec<Copy>,
     copies_after: Vec<Copy>,
     set: vk::DescriptorSet,
-    /// Words of the job area the frame's parts used.
+    /// Words of the job area the frame used.
     jobs_used: usize,
-    /// Levels and dispatches of the frame's parts so far.
+    /// Dispatches submitted so far.
     pub dispatches: u64,
 }
 
@@ -143,7 +143,7 @@ impl Submitter {
     }
 
     /// Starts a frame: its header, and the buffers its kernels bind besides the frame's data:
-    /// the frame's pixels and the references' (where there are). No part of the last frame may
+    /// the frame's pixels and the references' (where there are). Nothing of the last frame may
     /// be in flight.
     pub fn begin_frame(
         &mut self,
@@ -172,7 +172,7 @@ impl Submitter {
             references[1].unwrap_or(data),
             references[2].unwrap_or(data),
         ];
-        // (The set is not in use: the last frame's parts have completed.)
+        // (The set is not in use: the last frame's work has completed.)
         self.set = self.sets.pointing_at(buffers, &mut Vec::new())?;
         Ok(())
     }
@@ -183,7 +183,7 @@ impl Submitter {
         if first + jobs.len() > self.layout.job_words {
             return Err("the frame's job area is full".into());
         }
-        // SAFETY: inside the job area; parts in flight read only the jobs before `first`.
+        // SAFETY: inside the job area, which nothing in flight reads.
         unsafe {
             let at = (self.data.ptr.add(self.layout.jobs) as *mut u32).add(first);
             std::ptr::copy_nonoverlapping(jobs.as_ptr(), at, jobs.len());
@@ -194,7 +194,7 @@ impl Submitter {
         Ok(first as u32)
     }
 
-    /// Bytes of the frame's data the decoder wrote for the next part: copied to the
+    /// Bytes of the frame's data the decoder wrote for the next submission: copied to the
     /// device-local copy at its start, where there is one.
     pub fn stage(&mut self, bytes: Range<usize>) {
         if self.mirror.is_some() && !bytes.is_empty() {
@@ -202,12 +202,12 @@ impl Submitter {
         }
     }
 
-    /// A copy the next part makes before its kernels.
+    /// A copy the next submission makes before its kernels.
     pub fn copy_before(&mut self, copy: Copy) {
         self.copies_before.push(copy);
     }
 
-    /// A copy the next part makes after its kernels.
+    /// A copy the next submission makes after its kernels.
     pub fn copy_after(&mut self, copy: Copy) {
         self.copies_after.push(copy);
     }
@@ -220,7 +220,7 @@ impl Submitter {
         let mut before = std::mem::take(&mut self.copies_before);
         let mut after = std::mem::take(&mut self.copies_after);
         if let Some(m) = &self.mirror {
-            // The data the decoder wrote for this part, and the kernels' status word back.
+            // The data the decoder wrote, and the kernels' status word back.
             let regions = self.staged.drain(..).map(|r| {
                 vk::BufferCopy::default()
                     .src_offset(r.start as u64)
@@ -270,7 +270,7 @@ impl Submitter {
         Ok(())
     }
 
-    /// Waits for every part in flight (all of them, even after an error: the CPU may write
+    /// Waits for what is in flight (all of it, even after an error: the CPU may write
     /// the frame only once the GPU no longer does); then the frame's status word.
     pub fn finish(&mut self) -> GpuResult<u32> {
         let waiting = Instant::now();
@@ -289,7 +289,7 @@ impl Submitter {
         })
     }
 
-    /// Whether a part is in flight.
+    /// Whether a submission is in flight.
     pub fn busy(&self) -> bool {
         self.engine.busy()
     }

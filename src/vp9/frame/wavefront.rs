@@ -1,7 +1,7 @@
-//! The order of a part's intra blocks, saved lines and loop filter: one wavefront over its
-//! superblocks, a dispatch level per diagonal `col + 2 row`, each level holding the intra jobs
-//! of its diagonal, the saved lines of the diagonal before it and the loop filter of the
-//! diagonal [`LF_LAG`] before it. Levels cost the GPU a barrier each, and on a device whose
+//! The order of a frame's intra blocks and loop filter: one wavefront over its superblocks, a
+//! dispatch level per diagonal `col + 2 row`, each level holding the intra jobs of its
+//! diagonal and the loop filter of the diagonal [`LF_LAG`] before it. Levels cost the GPU a
+//! barrier each, and on a device whose
 //! memory is far away a round trip or more: running the stages side by side on one wavefront
 //! takes about half the levels of running them one after the other.
 //!
@@ -17,25 +17,22 @@
 /// Diagonals between a superblock's intra blocks and its loop filter.
 pub const LF_LAG: usize = 4;
 
-/// A level's jobs: intra prediction ([`super::intra`]), saved lines (`vp9_lines.comp`), loop
-/// filter ([`super::loopfilter`]).
+/// A level's jobs: intra prediction ([`super::intra`]), loop filter ([`super::loopfilter`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Level {
     pub intra: Vec<u32>,
-    pub lines: Vec<u32>,
     pub lf: Vec<u32>,
 }
 
-/// What a superblock of the part needs: its intra jobs (none where it has no intra block),
-/// whether its last line is saved, and its loop-filter jobs (none where not filtered).
+/// What a superblock needs: its intra jobs (none where it has no intra block) and its
+/// loop-filter jobs (none where not filtered).
 pub struct Superblock {
     pub intra: Vec<u32>,
-    pub save_line: bool,
     pub lf: Vec<u32>,
 }
 
-/// The levels of a part's superblocks of rows `rows`, `sb_cols` across; `of(row, col)` says
-/// what each needs. Empty levels are left out.
+/// The levels of the superblocks of rows `rows`, `sb_cols` across; `of(row, col)` says what
+/// each needs. Empty levels are left out.
 pub fn levels(
     sb_cols: usize,
     rows: std::ops::Range<usize>,
@@ -50,16 +47,10 @@ pub fn levels(
             let d = col + 2 * (row - rows.start);
             let sb = of(row, col);
             levels[d].intra.extend(sb.intra);
-            if sb.save_line {
-                // after its intra blocks, before any loop filter reaches its last line
-                levels[d + 1]
-                    .lines
-                    .extend(superblock_planes(row * sb_cols + col));
-            }
             levels[d + LF_LAG].lf.extend(sb.lf);
         }
     }
-    levels.retain(|l| !(l.intra.is_empty() && l.lines.is_empty() && l.lf.is_empty()));
+    levels.retain(|l| !(l.intra.is_empty() && l.lf.is_empty()));
     levels
 }
 
@@ -72,11 +63,10 @@ pub fn superblock_planes(sb: usize) -> [u32; 3] {
 mod tests {
     use super::*;
 
-    /// The level of each superblock's intra, line and loop-filter jobs.
+    /// The level of each superblock's intra and loop-filter jobs.
     fn placed(cols: usize, rows: usize) -> impl Fn(&str, usize, usize) -> usize {
         let l = levels(cols, 0..rows, |row, col| Superblock {
             intra: superblock_planes(row * cols + col).to_vec(),
-            save_line: row + 1 == rows,
             lf: superblock_planes(row * cols + col).to_vec(),
         });
         move |stage, row, col| {
@@ -85,7 +75,6 @@ mod tests {
                 .position(|lv| {
                     let jobs = match stage {
                         "intra" => &lv.intra,
-                        "lines" => &lv.lines,
                         _ => &lv.lf,
                     };
                     jobs.contains(&sb)
@@ -97,8 +86,7 @@ mod tests {
     /// Where superblocks meet, FFmpeg's order holds: each superblock's intra blocks after
     /// those left, above and above left of it, and before any loop filter changes the pixels
     /// they read; each loop filter after the intra blocks of every superblock it changes and
-    /// after the loop filter left, above and above right; the saved line after the
-    /// superblock's intra blocks and before a loop filter changes it.
+    /// after the loop filter left, above and above right.
     #[test]
     fn superblocks_keep_ffmpegs_order_where_they_meet() {
         let (cols, rows) = (6, 4);
@@ -131,17 +119,6 @@ mod tests {
                 }
             }
         }
-        for c in 0..cols {
-            let line = at("lines", rows - 1, c);
-            assert!(at("intra", rows - 1, c) < line && line < at("lf", rows - 1, c));
-            if c > 0 {
-                // the loop filter of the next superblock reaches 8 columns into this one
-                assert!(line < at("lf", rows - 1, c));
-            }
-            if c + 1 < cols {
-                assert!(line < at("lf", rows - 1, c + 1));
-            }
-        }
     }
 
     #[test]
@@ -149,7 +126,6 @@ mod tests {
         // one superblock with neither intra blocks nor a loop filter: no level at all
         let l = levels(3, 2..3, |_, col| Superblock {
             intra: Vec::new(),
-            save_line: false,
             lf: if col == 2 { vec![7] } else { Vec::new() },
         });
         assert_eq!(l.len(), 1);
