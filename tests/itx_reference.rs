@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use daedalus::kernels::itx::{itx_add_now, Transform};
+use daedalus::kernels::itx::{itx_add_now, itx_add_now_high, Transform};
 
 /// Runs FFmpeg and the reference on the same block and pixels; returns a description of the
 /// first difference.
@@ -81,6 +81,102 @@ fn reference_matches_ffmpeg_c_on_every_transform() {
             }
             if let Err(e) = compare_one(&dsp, tx, &coefs, eob, &pixels, stride) {
                 panic!("case {case}: {e}");
+            }
+        }
+    }
+}
+
+/// A block of 32-bit coefficients as the 10- and 12-bit parse leaves them: a token times its
+/// dequantizer in wrapping 32-bit arithmetic, so any value can come, from realistic blocks
+/// scaled as a higher bit depth scales them to the ends of the range.
+fn high_block(rng: &mut Rng, tx: Transform, bit_depth: u32) -> Vec<i32> {
+    let n2 = tx.coefs();
+    let ends = [i32::MIN, i32::MAX, i32::MIN + 1, -1, 1, 1 << 30, -(1 << 30)];
+    match rng.below(6) {
+        0 => (0..n2).map(|_| ends[rng.below(ends.len())]).collect(),
+        1 => (0..n2).map(|_| rng.next_u64() as i32).collect(),
+        2 => {
+            let mut c = vec![0; n2];
+            c[rng.below(n2)] = rng.next_u64() as i32;
+            c[0] = ends[rng.below(ends.len())];
+            c
+        }
+        3 => extreme_block(rng, tx)
+            .iter()
+            .map(|&v| (v as i32).wrapping_mul(1 << rng.below(17)))
+            .collect(),
+        _ => realistic_block(rng, tx)
+            .iter()
+            .map(|&v| (v as i32) << (bit_depth - 8))
+            .collect(),
+    }
+}
+
+/// The reference at 10 and 12 bits against FFmpeg's C functions of those depths: every
+/// transform on realistic blocks, on the ends of the 32-bit range and on random words, over
+/// pixels at the ends of the depth's range and between; the pixels and the block after the
+/// call (zeroed as FFmpeg zeroes it) must be FFmpeg's.
+#[test]
+fn reference_matches_ffmpeg_c_at_10_and_12_bits() {
+    for bit_depth in [10u32, 12] {
+        let dsp = ffmpeg_c_at(bit_depth as i32);
+        let max = (1u16 << bit_depth) - 1;
+        let mut rng = Rng::new(bit_depth as u64);
+        for tx in Transform::ALL {
+            let n = tx.size.n();
+            for case in 0..600 {
+                let coefs = high_block(&mut rng, tx, bit_depth);
+                let eob = match case % 5 {
+                    0 => 1,
+                    1 => tx.coefs() as i32,
+                    _ => 1 + rng.below(tx.coefs()) as i32,
+                };
+                let stride = n + rng.below(40);
+                let pixels: Vec<u16> = match case % 4 {
+                    0 => vec![0; stride * n],
+                    1 => vec![max; stride * n],
+                    _ => (0..stride * n)
+                        .map(|_| rng.below(max as usize + 1) as u16)
+                        .collect(),
+                };
+                let (mut ff_px, mut our_px) = (pixels.clone(), pixels);
+                let (mut ff_blk, mut our_blk) = (coefs.clone(), coefs.clone());
+                unsafe {
+                    ffmpeg_itx(&dsp, tx)(
+                        ff_px.as_mut_ptr() as *mut u8,
+                        2 * stride as isize,
+                        ff_blk.as_mut_ptr() as *mut i16,
+                        eob,
+                    );
+                    itx_add_now_high(
+                        tx,
+                        our_px.as_mut_ptr(),
+                        stride as isize,
+                        our_blk.as_mut_ptr(),
+                        eob,
+                        bit_depth,
+                    );
+                }
+                if let Some(i) = ff_px.iter().zip(&our_px).position(|(a, b)| a != b) {
+                    panic!(
+                        "{} bits, {} eob {eob}, case {case}: pixel ({}, {}) ffmpeg {} ours {}; \
+                         first coefs {:?}",
+                        bit_depth,
+                        tx.name(),
+                        i % stride,
+                        i / stride,
+                        ff_px[i],
+                        our_px[i],
+                        &coefs[..coefs.len().min(8)]
+                    );
+                }
+                assert_eq!(
+                    ff_blk,
+                    our_blk,
+                    "{} bits, {} eob {eob}: block",
+                    bit_depth,
+                    tx.name()
+                );
             }
         }
     }

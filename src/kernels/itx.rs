@@ -1,11 +1,14 @@
-//! VP9 inverse transforms, 8-bit: the CPU reference and the GPU job encoding.
+//! VP9 inverse transforms: the CPU reference at 8, 10 and 12 bits, and the GPU job encoding.
 //!
 //! The reference reproduces FFmpeg 5.1's C functions (`vp9dsp_template.c`) bit for bit:
 //! - the first 1-D pass runs over the columns of the coefficient block (row-major) and its
 //!   results become the rows of an intermediate; the second pass runs over the intermediate's
 //!   columns and its results are added to the destination column by column;
-//! - every 1-D output is stored as `int16_t` (8-bit builds use 16-bit `dctcoef`);
-//! - products and sums are 32-bit and wrap (FFmpeg computes most of them as `unsigned`);
+//! - every 1-D output is stored as FFmpeg's `dctcoef`: `int16_t` at 8 bits, `int32_t` at 10
+//!   and 12 ([`Dct::store`]);
+//! - products and sums are 32-bit and wrap at 8 bits (FFmpeg computes most of them as
+//!   `unsigned`: [`W`]); 64-bit at 10 and 12 (its `dctint`), where they cannot overflow
+//!   ([`W64`]); the Walsh-Hadamard transform is 32-bit `int` at every depth;
 //! - only `idct_idct` has the DC shortcut for `eob == 1`, which zeroes only `block[0]`;
 //!   every other call transforms the whole block and zeroes all of it, whatever `eob` says.
 //!
@@ -14,8 +17,8 @@
 //! or stored as `int16_t` is the same sum modulo 2^32 as FFmpeg's. The shaders in
 //! `shaders/itx_1d.glsl` follow this file line for line.
 //!
-//! Layout kept open for 10/12-bit: coefficients would be `int32_t` and intermediates 64-bit;
-//! [`Transform`] and the job format carry the size and types only, not the sample width.
+//! Exact integer arithmetic (64 bits never overflow here) is a ring too, so the same grouping
+//! serves 10 and 12 bits ([`residual_high`]).
 
 use super::job::{Job, JobHeader};
 use std::ops::{Add, Mul, Neg, Shr, Sub};
@@ -55,9 +58,95 @@ impl Shr<u32> for W {
     }
 }
 
+/// FFmpeg's `dctint` at 10 and 12 bits: 64-bit, which the transforms' values never overflow
+/// (products of 32-bit values and 15-bit constants, summed and rounded).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+struct W64(i64);
+
+impl Add for W64 {
+    type Output = W64;
+    fn add(self, o: W64) -> W64 {
+        W64(self.0 + o.0)
+    }
+}
+impl Sub for W64 {
+    type Output = W64;
+    fn sub(self, o: W64) -> W64 {
+        W64(self.0 - o.0)
+    }
+}
+impl Mul<i32> for W64 {
+    type Output = W64;
+    fn mul(self, c: i32) -> W64 {
+        W64(self.0 * c as i64)
+    }
+}
+impl Neg for W64 {
+    type Output = W64;
+    fn neg(self) -> W64 {
+        W64(-self.0)
+    }
+}
+impl Shr<u32> for W64 {
+    type Output = W64;
+    fn shr(self, s: u32) -> W64 {
+        W64(self.0 >> s)
+    }
+}
+
+/// The arithmetic of the transforms' intermediates at a bit depth: [`W`] at 8 bits, [`W64`] at
+/// 10 and 12.
+trait Dct:
+    Copy
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<i32, Output = Self>
+    + Neg<Output = Self>
+    + Shr<u32, Output = Self>
+{
+    fn of(x: i32) -> Self;
+    /// The value as a C `int`: its low 32 bits.
+    fn int(self) -> i32;
+    /// The value as FFmpeg stores it in a `dctcoef`: `int16_t` at 8 bits, `int32_t` above.
+    fn store(self) -> i32;
+    /// The value a 16-bit lane of FFmpeg's 8-bit SIMD holds, for [`Lanes`]; 0 where the
+    /// bit depth's SIMD keeps no such lanes.
+    fn lane(self) -> i32;
+}
+
+impl Dct for W {
+    fn of(x: i32) -> W {
+        W(x)
+    }
+    fn int(self) -> i32 {
+        self.0
+    }
+    fn store(self) -> i32 {
+        self.0 as i16 as i32
+    }
+    fn lane(self) -> i32 {
+        self.0
+    }
+}
+
+impl Dct for W64 {
+    fn of(x: i32) -> W64 {
+        W64(x as i64)
+    }
+    fn int(self) -> i32 {
+        self.0 as i32
+    }
+    fn store(self) -> i32 {
+        self.0 as i32
+    }
+    fn lane(self) -> i32 {
+        0
+    }
+}
+
 /// Round a Q14 product sum: `(x + (1 << 13)) >> 14`.
-fn r14(x: W) -> W {
-    (x + W(1 << 13)) >> 14
+fn r14<T: Dct>(x: T) -> T {
+    (x + T::of(1 << 13)) >> 14
 }
 
 /// Watches the values FFmpeg's SIMD transforms keep in 16-bit lanes: sums and differences of
@@ -75,10 +164,11 @@ pub struct Lanes {
 
 impl Lanes {
     /// Records a value of a 16-bit lane and returns it.
-    fn v(&self, x: W) -> W {
-        self.bits.set(self.bits.get() | (x.0 ^ (x.0 >> 31)));
+    fn v<T: Dct>(&self, x: T) -> T {
+        let lane = x.lane();
+        self.bits.set(self.bits.get() | (lane ^ (lane >> 31)));
         #[cfg(test)]
-        self.max.set(self.max.get().max((x.0 as i64).abs()));
+        self.max.set(self.max.get().max((lane as i64).abs()));
         x
     }
     /// Whether a watched value fell outside [-32768, 32767].
@@ -146,13 +236,8 @@ fn within_gain(tx: Transform, magnitude_sum: u64) -> bool {
 }
 
 /// Butterfly rotation `(a*c - b*s, a*s + b*c)`, each rounded.
-fn rot(l: &Lanes, a: W, b: W, c: i32, s: i32) -> (W, W) {
+fn rot<T: Dct>(l: &Lanes, a: T, b: T, c: i32, s: i32) -> (T, T) {
     (l.v(r14(a * c - b * s)), l.v(r14(a * s + b * c)))
-}
-
-/// Store as `int16_t`, as FFmpeg's 8-bit `dctcoef` does.
-fn trunc16(x: W) -> i32 {
-    x.0 as i16 as i32
 }
 
 /// One of the 1-D transforms FFmpeg combines.
@@ -274,14 +359,14 @@ impl Transform {
 // ---- 1-D transforms (outputs are not yet truncated to int16) ----------------------------------
 // `l.v(...)` marks each value that FFmpeg's SIMD keeps in a 16-bit lane.
 
-fn idct4(i: &[W], l: &Lanes) -> [W; 4] {
+fn idct4<T: Dct>(i: &[T], l: &Lanes) -> [T; 4] {
     let t0 = l.v(r14(l.v(i[0] + i[2]) * 11585));
     let t1 = l.v(r14(l.v(i[0] - i[2]) * 11585));
     let (t2, t3) = rot(l, i[1], i[3], 6270, 15137);
     [l.v(t0 + t3), l.v(t1 + t2), l.v(t1 - t2), l.v(t0 - t3)]
 }
 
-fn idct8(i: &[W], l: &Lanes) -> [W; 8] {
+fn idct8<T: Dct>(i: &[T], l: &Lanes) -> [T; 8] {
     let e = idct4(&[i[0], i[2], i[4], i[6]], l);
     let (t4a, t7a) = rot(l, i[1], i[7], 3196, 16069);
     let (t5a, t6a) = rot(l, i[5], i[3], 13623, 9102);
@@ -301,7 +386,7 @@ fn idct8(i: &[W], l: &Lanes) -> [W; 8] {
     })
 }
 
-fn idct16(i: &[W], l: &Lanes) -> [W; 16] {
+fn idct16<T: Dct>(i: &[T], l: &Lanes) -> [T; 16] {
     let e = idct8(&[i[0], i[2], i[4], i[6], i[8], i[10], i[12], i[14]], l);
     let (t8a, t15a) = rot(l, i[1], i[15], 1606, 16305);
     let (t9a, t14a) = rot(l, i[9], i[7], 12665, 10394);
@@ -345,8 +430,8 @@ fn idct16(i: &[W], l: &Lanes) -> [W; 16] {
     })
 }
 
-fn idct32(i: &[W], l: &Lanes) -> [W; 32] {
-    let even: [W; 16] = std::array::from_fn(|k| i[2 * k]);
+fn idct32<T: Dct>(i: &[T], l: &Lanes) -> [T; 32] {
+    let even: [T; 16] = std::array::from_fn(|k| i[2 * k]);
     let e = idct16(&even, l);
 
     let (t16a, t31a) = rot(l, i[1], i[31], 804, 16364);
@@ -444,7 +529,7 @@ fn idct32(i: &[W], l: &Lanes) -> [W; 32] {
     })
 }
 
-fn iadst4(i: &[W], l: &Lanes) -> [W; 4] {
+fn iadst4<T: Dct>(i: &[T], l: &Lanes) -> [T; 4] {
     let t0 = i[0] * 5283 + i[2] * 15212 + i[3] * 9929;
     let t1 = i[0] * 9929 - i[2] * 5283 - i[3] * 15212;
     let t2 = l.v(l.v(i[0] - i[2]) + i[3]) * 13377;
@@ -457,7 +542,7 @@ fn iadst4(i: &[W], l: &Lanes) -> [W; 4] {
     ]
 }
 
-fn iadst8(i: &[W], l: &Lanes) -> [W; 8] {
+fn iadst8<T: Dct>(i: &[T], l: &Lanes) -> [T; 8] {
     let t0a = i[7] * 16305 + i[0] * 1606;
     let t1a = i[7] * 1606 - i[0] * 16305;
     let t2a = i[5] * 14449 + i[2] * 7723;
@@ -497,7 +582,7 @@ fn iadst8(i: &[W], l: &Lanes) -> [W; 8] {
     ]
 }
 
-fn iadst16(i: &[W], l: &Lanes) -> [W; 16] {
+fn iadst16<T: Dct>(i: &[T], l: &Lanes) -> [T; 16] {
     // First stage: eight rotations of input pairs (15,0), (13,2), ... (1,14), 32-bit.
     let pair =
         |hi: usize, lo: usize, c: i32, s: i32| (i[hi] * c + i[lo] * s, i[hi] * s - i[lo] * c);
@@ -591,7 +676,9 @@ fn iadst16(i: &[W], l: &Lanes) -> [W; 16] {
     ]
 }
 
-fn iwht4(i: &[W], first_pass: bool, l: &Lanes) -> [W; 4] {
+fn iwht4<T: Dct>(i: &[T], first_pass: bool, l: &Lanes) -> [T; 4] {
+    // (`int` in FFmpeg at every bit depth: 32 bits, wrapping.)
+    let i: [W; 4] = std::array::from_fn(|k| W(i[k].int()));
     let s = if first_pass { 2 } else { 0 };
     let mut t0 = l.v(i[0] >> s);
     let mut t1 = l.v(i[3] >> s);
@@ -604,14 +691,14 @@ fn iwht4(i: &[W], first_pass: bool, l: &Lanes) -> [W; 4] {
     t2 = l.v(t4 - t2);
     t0 = l.v(t0 - t1);
     t3 = l.v(t3 + t2);
-    [t0, t1, t2, t3]
+    [t0, t1, t2, t3].map(|x| T::of(x.0))
 }
 
-/// One 1-D transform of `n` inputs into `out`, truncated to int16 as FFmpeg stores it.
-fn tx_1d(kind: Tx1d, n: usize, input: &[W], first_pass: bool, out: &mut [i32], l: &Lanes) {
-    fn store<const N: usize>(v: [W; N], out: &mut [i32]) {
+/// One 1-D transform of `n` inputs into `out`, stored as FFmpeg's `dctcoef` ([`Dct::store`]).
+fn tx_1d<T: Dct>(kind: Tx1d, n: usize, input: &[T], first_pass: bool, out: &mut [i32], l: &Lanes) {
+    fn store<T: Dct, const N: usize>(v: [T; N], out: &mut [i32]) {
         for (o, x) in out.iter_mut().zip(v) {
-            *o = trunc16(x);
+            *o = x.store();
         }
     }
     match (kind, n) {
@@ -656,12 +743,25 @@ fn residual_watched(tx: Transform, coefs: &[i16], dc_only: bool, res: &mut [i32]
         res[..n * n].fill(round(t.0));
         return;
     }
+    two_passes::<W>(tx, |i| coefs[i] as i32, res, l, round);
+}
+
+/// A transform's two passes over the coefficients `coef(row * n + col)`, the second's outputs
+/// rounded by `round` into `res`.
+fn two_passes<T: Dct>(
+    tx: Transform,
+    coef: impl Fn(usize) -> i32,
+    res: &mut [i32],
+    l: &Lanes,
+    round: impl Fn(i32) -> i32,
+) {
+    let n = tx.size.n();
     // First pass: column c of the block becomes row c of `mid`.
     let mut mid = [0i32; 32 * 32];
-    let mut col = [W(0); 32];
+    let mut col = [T::of(0); 32];
     for c in 0..n {
         for (k, v) in col[..n].iter_mut().enumerate() {
-            *v = W(coefs[k * n + c] as i32);
+            *v = T::of(coef(k * n + c));
         }
         tx_1d(tx.first, n, &col[..n], true, &mut mid[c * n..c * n + n], l);
     }
@@ -669,13 +769,81 @@ fn residual_watched(tx: Transform, coefs: &[i16], dc_only: bool, res: &mut [i32]
     let mut out = [0i32; 32];
     for c in 0..n {
         for (k, v) in col[..n].iter_mut().enumerate() {
-            *v = W(mid[k * n + c]);
+            *v = T::of(mid[k * n + c]);
         }
         tx_1d(tx.second, n, &col[..n], false, &mut out[..n], l);
         for (r, &o) in out[..n].iter().enumerate() {
             res[r * n + c] = round(o);
         }
     }
+}
+
+/// The values FFmpeg 5.1 adds to the destination at 10 and 12 bits (`vp9dsp_10bpp.c`,
+/// `vp9dsp_12bpp.c`), in raster order: its C arithmetic, products and sums in 64 bits
+/// (`dctint`), every 1-D output and the DC shortcut's value stored in 32 (`dctcoef`, `int`),
+/// the final rounding in 32 again, wrapping. The same for both depths: only the clip after
+/// differs. `coefs` as for [`residual`], a coefficient a 32-bit word.
+pub fn residual_high(tx: Transform, coefs: &[i32], dc_only: bool, res: &mut [i32]) {
+    let n = tx.size.n();
+    let shift = tx.size.final_shift(tx);
+    let round = |x: i32| -> i32 {
+        if shift == 0 {
+            x
+        } else {
+            x.wrapping_add(1 << (shift - 1)) >> shift
+        }
+    };
+    let l = Lanes::default();
+    if dc_only {
+        let t = r14(r14(W64::of(coefs[0]) * 11585) * 11585);
+        res[..n * n].fill(round(t.int()));
+        return;
+    }
+    two_passes::<W64>(tx, |i| coefs[i], res, &l, round);
+}
+
+/// [`add_residual`] for pixels of `bit_depth` bits in 16-bit words (`stride` in pixels).
+///
+/// # Safety
+/// As for [`add_residual`].
+pub unsafe fn add_residual_high(
+    dst: *mut u16,
+    stride: isize,
+    n: usize,
+    res: &[i32],
+    bit_depth: u32,
+) {
+    let max = (1 << bit_depth) - 1;
+    for c in 0..n {
+        for r in 0..n {
+            let p = dst.offset(r as isize * stride + c as isize);
+            let v = (*p as i32).wrapping_add(res[r * n + c]);
+            *p = v.clamp(0, max) as u16;
+        }
+    }
+}
+
+/// [`itx_add_now`] at 10 or 12 bits: FFmpeg's function on pixels of `bit_depth` bits
+/// (`stride` in pixels) and 32-bit coefficients.
+///
+/// # Safety
+/// As for [`itx_add_now`], with 16-bit pixels and 32-bit coefficients.
+pub unsafe fn itx_add_now_high(
+    tx: Transform,
+    dst: *mut u16,
+    stride: isize,
+    block: *mut i32,
+    eob: i32,
+    bit_depth: u32,
+) {
+    let dc_only = tx.is_dc_only_call(eob);
+    let count = if dc_only { 1 } else { tx.coefs() };
+    let mut coefs = [0i32; 32 * 32];
+    std::ptr::copy_nonoverlapping(block as *const u8, coefs.as_mut_ptr() as *mut u8, count * 4);
+    std::ptr::write_bytes(block as *mut u8, 0, count * 4);
+    let mut res = [0i32; 32 * 32];
+    residual_high(tx, &coefs[..count.max(1)], dc_only, &mut res);
+    add_residual_high(dst, stride, tx.size.n(), &res, bit_depth);
 }
 
 /// Adds a residual to `dst` with clipping, in FFmpeg's order (column by column, top to

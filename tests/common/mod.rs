@@ -14,14 +14,23 @@ extern "C" {
 
 /// FFmpeg's VP9 DSP table from the pure-C static build (`scripts/setup`).
 pub fn ffmpeg_c() -> Vp9DspContext {
+    ffmpeg_c_at(8)
+}
+
+/// [`ffmpeg_c`] at `bit_depth` bits (8, 10 or 12): at 10 and 12 its functions take 16-bit
+/// pixels (strides in bytes) and 32-bit coefficients behind the same pointer types.
+pub fn ffmpeg_c_at(bit_depth: i32) -> Vp9DspContext {
     #[cfg(daedalus_oracle_c)]
     {
         let mut dsp = Vp9DspContext::empty();
-        unsafe { ff_vp9dsp_init(&mut dsp, 8, 1) };
+        unsafe { ff_vp9dsp_init(&mut dsp, bit_depth, 1) };
         dsp
     }
     #[cfg(not(daedalus_oracle_c))]
-    panic!("the FFmpeg C oracle (build/oracle-c) is missing: run scripts/setup, then rebuild");
+    {
+        let _ = bit_depth;
+        panic!("the FFmpeg C oracle (build/oracle-c) is missing: run scripts/setup, then rebuild");
+    }
 }
 
 /// FFmpeg's C function for a transform, looked up as the decoder does.
