@@ -1,10 +1,20 @@
-// VP9 1-D inverse transforms with FFmpeg 5.1's 8-bit arithmetic. Mirrors src/kernels/itx.rs
-// line for line: 32-bit wrapping arithmetic (GLSL int wraps), Q14 rounding r14, outputs not
-// yet truncated to int16 (the caller does that where FFmpeg stores to int16_t).
+// VP9 1-D inverse transforms with FFmpeg 5.1's arithmetic, the same text at every bit depth:
+// its values are of type DCT, FFmpeg's `dctint`, whose +, -, unary - and * by a constant are
+// GLSL's own and whose r14 (the Q14 rounding) and v come with it:
+// - 8 bits (the default): DCT is int, 32-bit and wrapping, as FFmpeg's 8-bit C computes (most
+//   of it as unsigned). Mirrors src/kernels/itx.rs line for line. Outputs are not yet
+//   truncated to int16 (the caller does that where FFmpeg stores to int16_t).
+// - 10 and 12 bits (ITX_HIGH defined, itx_high.glsl): DCT is an exact integer in three limbs,
+//   FFmpeg's 64-bit dctint, which these values never overflow.
 //
-// v(x) marks each value that FFmpeg's SIMD keeps in a 16-bit lane and records it in `lanes`
-// (see Lanes in src/kernels/itx.rs): FFmpeg's C and SIMD agree exactly while all of them fit.
+// v(x) marks each value that FFmpeg's 8-bit SIMD keeps in a 16-bit lane and records it in
+// `lanes` (see Lanes in src/kernels/itx.rs): FFmpeg's C and SIMD agree exactly while all of
+// them fit.
 
+#ifdef ITX_HIGH
+#include "itx_high.glsl"
+#else
+#define DCT int
 int lanes = 0;
 
 int v(int x)
@@ -17,62 +27,63 @@ bool lanes_overflowed(int l) { return l > 0x7fff; }
 
 int r14(int x) { return (x + 8192) >> 14; }
 
+int trunc16(int x) { return (x << 16) >> 16; }
+#endif
+
 // Butterfly rotation (a*c - b*s, a*s + b*c), each rounded.
-void rot(int a, int b, int c, int s, out int x, out int y)
+void rot(DCT a, DCT b, int c, int s, out DCT x, out DCT y)
 {
     x = v(r14(a * c - b * s));
     y = v(r14(a * s + b * c));
 }
 
-int trunc16(int x) { return (x << 16) >> 16; }
-
-void idct4(in int i[4], out int o[4])
+void idct4(in DCT i[4], out DCT o[4])
 {
-    int t0 = v(r14(v(i[0] + i[2]) * 11585));
-    int t1 = v(r14(v(i[0] - i[2]) * 11585));
-    int t2, t3;
+    DCT t0 = v(r14(v(i[0] + i[2]) * 11585));
+    DCT t1 = v(r14(v(i[0] - i[2]) * 11585));
+    DCT t2, t3;
     rot(i[1], i[3], 6270, 15137, t2, t3);
     o[0] = v(t0 + t3); o[1] = v(t1 + t2); o[2] = v(t1 - t2); o[3] = v(t0 - t3);
 }
 
-void idct8(in int i[8], out int o[8])
+void idct8(in DCT i[8], out DCT o[8])
 {
-    int e[4];
-    idct4(int[4](i[0], i[2], i[4], i[6]), e);
-    int t4a, t7a, t5a, t6a;
+    DCT e[4];
+    idct4(DCT[4](i[0], i[2], i[4], i[6]), e);
+    DCT t4a, t7a, t5a, t6a;
     rot(i[1], i[7], 3196, 16069, t4a, t7a);
     rot(i[5], i[3], 13623, 9102, t5a, t6a);
-    int t4 = v(t4a + t5a);
-    int t7 = v(t7a + t6a);
-    int d5 = v(t4a - t5a);
-    int d6 = v(t7a - t6a);
-    int t5 = v(r14(v(d6 - d5) * 11585));
-    int t6 = v(r14(v(d6 + d5) * 11585));
-    int od[4] = int[4](t7, t6, t5, t4);
+    DCT t4 = v(t4a + t5a);
+    DCT t7 = v(t7a + t6a);
+    DCT d5 = v(t4a - t5a);
+    DCT d6 = v(t7a - t6a);
+    DCT t5 = v(r14(v(d6 - d5) * 11585));
+    DCT t6 = v(r14(v(d6 + d5) * 11585));
+    DCT od[4] = DCT[4](t7, t6, t5, t4);
     for (int k = 0; k < 4; k++) {
         o[k] = v(e[k] + od[k]);
         o[7 - k] = v(e[k] - od[k]);
     }
 }
 
-void idct16(in int i[16], out int o[16])
+void idct16(in DCT i[16], out DCT o[16])
 {
-    int e[8];
-    idct8(int[8](i[0], i[2], i[4], i[6], i[8], i[10], i[12], i[14]), e);
-    int t8a, t15a, t9a, t14a, t10a, t13a, t11a, t12a;
+    DCT e[8];
+    idct8(DCT[8](i[0], i[2], i[4], i[6], i[8], i[10], i[12], i[14]), e);
+    DCT t8a, t15a, t9a, t14a, t10a, t13a, t11a, t12a;
     rot(i[1], i[15], 1606, 16305, t8a, t15a);
     rot(i[9], i[7], 12665, 10394, t9a, t14a);
     rot(i[5], i[11], 7723, 14449, t10a, t13a);
     rot(i[13], i[3], 15679, 4756, t11a, t12a);
 
-    int t8 = v(t8a + t9a);
-    int t9 = v(t8a - t9a);
-    int t10 = v(t11a - t10a);
-    int t11 = v(t11a + t10a);
-    int t12 = v(t12a + t13a);
-    int t13 = v(t12a - t13a);
-    int t14 = v(t15a - t14a);
-    int t15 = v(t15a + t14a);
+    DCT t8 = v(t8a + t9a);
+    DCT t9 = v(t8a - t9a);
+    DCT t10 = v(t11a - t10a);
+    DCT t11 = v(t11a + t10a);
+    DCT t12 = v(t12a + t13a);
+    DCT t13 = v(t12a - t13a);
+    DCT t14 = v(t15a - t14a);
+    DCT t15 = v(t15a + t14a);
 
     rot(t14, t9, 6270, 15137, t9a, t14a);
     t10a = v(r14(-(t13 * 15137 + t10 * 6270)));
@@ -92,23 +103,23 @@ void idct16(in int i[16], out int o[16])
     t11 = v(r14(v(t12a - t11a) * 11585));
     t12 = v(r14(v(t12a + t11a) * 11585));
 
-    int od[8] = int[8](t15a, t14, t13a, t12, t11, t10a, t9, t8a);
+    DCT od[8] = DCT[8](t15a, t14, t13a, t12, t11, t10a, t9, t8a);
     for (int k = 0; k < 8; k++) {
         o[k] = v(e[k] + od[k]);
         o[15 - k] = v(e[k] - od[k]);
     }
 }
 
-void idct32(in int i[32], out int o[32])
+void idct32(in DCT i[32], out DCT o[32])
 {
-    int even[16];
+    DCT even[16];
     for (int k = 0; k < 16; k++)
         even[k] = i[2 * k];
-    int e[16];
+    DCT e[16];
     idct16(even, e);
 
-    int t16a, t31a, t17a, t30a, t18a, t29a, t19a, t28a;
-    int t20a, t27a, t21a, t26a, t22a, t25a, t23a, t24a;
+    DCT t16a, t31a, t17a, t30a, t18a, t29a, t19a, t28a;
+    DCT t20a, t27a, t21a, t26a, t22a, t25a, t23a, t24a;
     rot(i[1], i[31], 804, 16364, t16a, t31a);
     rot(i[17], i[15], 12140, 11003, t17a, t30a);
     rot(i[9], i[23], 7005, 14811, t18a, t29a);
@@ -118,22 +129,22 @@ void idct32(in int i[32], out int o[32])
     rot(i[13], i[19], 9760, 13160, t22a, t25a);
     rot(i[29], i[3], 16207, 2404, t23a, t24a);
 
-    int t16 = v(t16a + t17a);
-    int t17 = v(t16a - t17a);
-    int t18 = v(t19a - t18a);
-    int t19 = v(t19a + t18a);
-    int t20 = v(t20a + t21a);
-    int t21 = v(t20a - t21a);
-    int t22 = v(t23a - t22a);
-    int t23 = v(t23a + t22a);
-    int t24 = v(t24a + t25a);
-    int t25 = v(t24a - t25a);
-    int t26 = v(t27a - t26a);
-    int t27 = v(t27a + t26a);
-    int t28 = v(t28a + t29a);
-    int t29 = v(t28a - t29a);
-    int t30 = v(t31a - t30a);
-    int t31 = v(t31a + t30a);
+    DCT t16 = v(t16a + t17a);
+    DCT t17 = v(t16a - t17a);
+    DCT t18 = v(t19a - t18a);
+    DCT t19 = v(t19a + t18a);
+    DCT t20 = v(t20a + t21a);
+    DCT t21 = v(t20a - t21a);
+    DCT t22 = v(t23a - t22a);
+    DCT t23 = v(t23a + t22a);
+    DCT t24 = v(t24a + t25a);
+    DCT t25 = v(t24a - t25a);
+    DCT t26 = v(t27a - t26a);
+    DCT t27 = v(t27a + t26a);
+    DCT t28 = v(t28a + t29a);
+    DCT t29 = v(t28a - t29a);
+    DCT t30 = v(t31a - t30a);
+    DCT t31 = v(t31a + t30a);
 
     rot(t30, t17, 3196, 16069, t17a, t30a);
     t18a = v(r14(-(t29 * 16069 + t18 * 3196)));
@@ -192,7 +203,7 @@ void idct32(in int i[32], out int o[32])
     t23a = v(r14(v(t24 - t23) * 11585));
     t24a = v(r14(v(t24 + t23) * 11585));
 
-    int od[16] = int[16](t31, t30a, t29, t28a, t27, t26a, t25, t24a,
+    DCT od[16] = DCT[16](t31, t30a, t29, t28a, t27, t26a, t25, t24a,
                          t23a, t22, t21a, t20, t19a, t18, t17a, t16);
     for (int k = 0; k < 16; k++) {
         o[k] = v(e[k] + od[k]);
@@ -200,44 +211,44 @@ void idct32(in int i[32], out int o[32])
     }
 }
 
-void iadst4(in int i[4], out int o[4])
+void iadst4(in DCT i[4], out DCT o[4])
 {
-    int t0 = i[0] * 5283 + i[2] * 15212 + i[3] * 9929;
-    int t1 = i[0] * 9929 - i[2] * 5283 - i[3] * 15212;
-    int t2 = v(v(i[0] - i[2]) + i[3]) * 13377;
-    int t3 = i[1] * 13377;
+    DCT t0 = i[0] * 5283 + i[2] * 15212 + i[3] * 9929;
+    DCT t1 = i[0] * 9929 - i[2] * 5283 - i[3] * 15212;
+    DCT t2 = v(v(i[0] - i[2]) + i[3]) * 13377;
+    DCT t3 = i[1] * 13377;
     o[0] = v(r14(t0 + t3)); o[1] = v(r14(t1 + t3)); o[2] = v(r14(t2)); o[3] = v(r14(t0 + t1 - t3));
 }
 
-void iadst8(in int i[8], out int o[8])
+void iadst8(in DCT i[8], out DCT o[8])
 {
-    int t0a = i[7] * 16305 + i[0] * 1606;
-    int t1a = i[7] * 1606 - i[0] * 16305;
-    int t2a = i[5] * 14449 + i[2] * 7723;
-    int t3a = i[5] * 7723 - i[2] * 14449;
-    int t4a = i[3] * 10394 + i[4] * 12665;
-    int t5a = i[3] * 12665 - i[4] * 10394;
-    int t6a = i[1] * 4756 + i[6] * 15679;
-    int t7a = i[1] * 15679 - i[6] * 4756;
+    DCT t0a = i[7] * 16305 + i[0] * 1606;
+    DCT t1a = i[7] * 1606 - i[0] * 16305;
+    DCT t2a = i[5] * 14449 + i[2] * 7723;
+    DCT t3a = i[5] * 7723 - i[2] * 14449;
+    DCT t4a = i[3] * 10394 + i[4] * 12665;
+    DCT t5a = i[3] * 12665 - i[4] * 10394;
+    DCT t6a = i[1] * 4756 + i[6] * 15679;
+    DCT t7a = i[1] * 15679 - i[6] * 4756;
 
-    int t0 = v(r14(t0a + t4a));
-    int t1 = v(r14(t1a + t5a));
-    int t2 = v(r14(t2a + t6a));
-    int t3 = v(r14(t3a + t7a));
-    int t4 = v(r14(t0a - t4a));
-    int t5 = v(r14(t1a - t5a));
-    int t6 = v(r14(t2a - t6a));
-    int t7 = v(r14(t3a - t7a));
+    DCT t0 = v(r14(t0a + t4a));
+    DCT t1 = v(r14(t1a + t5a));
+    DCT t2 = v(r14(t2a + t6a));
+    DCT t3 = v(r14(t3a + t7a));
+    DCT t4 = v(r14(t0a - t4a));
+    DCT t5 = v(r14(t1a - t5a));
+    DCT t6 = v(r14(t2a - t6a));
+    DCT t7 = v(r14(t3a - t7a));
 
     t4a = t4 * 15137 + t5 * 6270;
     t5a = t4 * 6270 - t5 * 15137;
     t6a = t7 * 15137 - t6 * 6270;
     t7a = t7 * 6270 + t6 * 15137;
 
-    int t2b = v(t0 - t2);
-    int t3b = v(t1 - t3);
-    int t6b = v(r14(t4a - t6a));
-    int t7b = v(r14(t5a - t7a));
+    DCT t2b = v(t0 - t2);
+    DCT t3b = v(t1 - t3);
+    DCT t6b = v(r14(t4a - t6a));
+    DCT t7b = v(r14(t5a - t7a));
     o[0] = v(t0 + t2);
     o[1] = v(-v(r14(t4a + t6a)));
     o[2] = v(r14(v(t6b + t7b) * 11585));
@@ -248,34 +259,34 @@ void iadst8(in int i[8], out int o[8])
     o[7] = v(-v(t1 + t3));
 }
 
-void iadst16(in int i[16], out int o[16])
+void iadst16(in DCT i[16], out DCT o[16])
 {
     // First stage: rotations of input pairs (15,0), (13,2), ... (1,14), 32-bit.
-    int t0 = i[15] * 16364 + i[0] * 804,    t1 = i[15] * 804 - i[0] * 16364;
-    int t2 = i[13] * 15893 + i[2] * 3981,   t3 = i[13] * 3981 - i[2] * 15893;
-    int t4 = i[11] * 14811 + i[4] * 7005,   t5 = i[11] * 7005 - i[4] * 14811;
-    int t6 = i[9] * 13160 + i[6] * 9760,    t7 = i[9] * 9760 - i[6] * 13160;
-    int t8 = i[7] * 11003 + i[8] * 12140,   t9 = i[7] * 12140 - i[8] * 11003;
-    int t10 = i[5] * 8423 + i[10] * 14053,  t11 = i[5] * 14053 - i[10] * 8423;
-    int t12 = i[3] * 5520 + i[12] * 15426,  t13 = i[3] * 15426 - i[12] * 5520;
-    int t14 = i[1] * 2404 + i[14] * 16207,  t15 = i[1] * 16207 - i[14] * 2404;
+    DCT t0 = i[15] * 16364 + i[0] * 804,    t1 = i[15] * 804 - i[0] * 16364;
+    DCT t2 = i[13] * 15893 + i[2] * 3981,   t3 = i[13] * 3981 - i[2] * 15893;
+    DCT t4 = i[11] * 14811 + i[4] * 7005,   t5 = i[11] * 7005 - i[4] * 14811;
+    DCT t6 = i[9] * 13160 + i[6] * 9760,    t7 = i[9] * 9760 - i[6] * 13160;
+    DCT t8 = i[7] * 11003 + i[8] * 12140,   t9 = i[7] * 12140 - i[8] * 11003;
+    DCT t10 = i[5] * 8423 + i[10] * 14053,  t11 = i[5] * 14053 - i[10] * 8423;
+    DCT t12 = i[3] * 5520 + i[12] * 15426,  t13 = i[3] * 15426 - i[12] * 5520;
+    DCT t14 = i[1] * 2404 + i[14] * 16207,  t15 = i[1] * 16207 - i[14] * 2404;
 
-    int t0a = v(r14(t0 + t8));
-    int t1a = v(r14(t1 + t9));
-    int t2a = v(r14(t2 + t10));
-    int t3a = v(r14(t3 + t11));
-    int t4a = v(r14(t4 + t12));
-    int t5a = v(r14(t5 + t13));
-    int t6a = v(r14(t6 + t14));
-    int t7a = v(r14(t7 + t15));
-    int t8a = v(r14(t0 - t8));
-    int t9a = v(r14(t1 - t9));
-    int t10a = v(r14(t2 - t10));
-    int t11a = v(r14(t3 - t11));
-    int t12a = v(r14(t4 - t12));
-    int t13a = v(r14(t5 - t13));
-    int t14a = v(r14(t6 - t14));
-    int t15a = v(r14(t7 - t15));
+    DCT t0a = v(r14(t0 + t8));
+    DCT t1a = v(r14(t1 + t9));
+    DCT t2a = v(r14(t2 + t10));
+    DCT t3a = v(r14(t3 + t11));
+    DCT t4a = v(r14(t4 + t12));
+    DCT t5a = v(r14(t5 + t13));
+    DCT t6a = v(r14(t6 + t14));
+    DCT t7a = v(r14(t7 + t15));
+    DCT t8a = v(r14(t0 - t8));
+    DCT t9a = v(r14(t1 - t9));
+    DCT t10a = v(r14(t2 - t10));
+    DCT t11a = v(r14(t3 - t11));
+    DCT t12a = v(r14(t4 - t12));
+    DCT t13a = v(r14(t5 - t13));
+    DCT t14a = v(r14(t6 - t14));
+    DCT t15a = v(r14(t7 - t15));
 
     t8 = t8a * 16069 + t9a * 3196;
     t9 = t8a * 3196 - t9a * 16069;

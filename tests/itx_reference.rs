@@ -86,32 +86,6 @@ fn reference_matches_ffmpeg_c_on_every_transform() {
     }
 }
 
-/// A block of 32-bit coefficients as the 10- and 12-bit parse leaves them: a token times its
-/// dequantizer in wrapping 32-bit arithmetic, so any value can come, from realistic blocks
-/// scaled as a higher bit depth scales them to the ends of the range.
-fn high_block(rng: &mut Rng, tx: Transform, bit_depth: u32) -> Vec<i32> {
-    let n2 = tx.coefs();
-    let ends = [i32::MIN, i32::MAX, i32::MIN + 1, -1, 1, 1 << 30, -(1 << 30)];
-    match rng.below(6) {
-        0 => (0..n2).map(|_| ends[rng.below(ends.len())]).collect(),
-        1 => (0..n2).map(|_| rng.next_u64() as i32).collect(),
-        2 => {
-            let mut c = vec![0; n2];
-            c[rng.below(n2)] = rng.next_u64() as i32;
-            c[0] = ends[rng.below(ends.len())];
-            c
-        }
-        3 => extreme_block(rng, tx)
-            .iter()
-            .map(|&v| (v as i32).wrapping_mul(1 << rng.below(17)))
-            .collect(),
-        _ => realistic_block(rng, tx)
-            .iter()
-            .map(|&v| (v as i32) << (bit_depth - 8))
-            .collect(),
-    }
-}
-
 /// The reference at 10 and 12 bits against FFmpeg's C functions of those depths: every
 /// transform on realistic blocks, on the ends of the 32-bit range and on random words, over
 /// pixels at the ends of the depth's range and between; the pixels and the block after the

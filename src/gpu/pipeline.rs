@@ -200,6 +200,7 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         "vp9_intra",
         "vp9_lf",
         "vp9_ipred_check",
+        "vp9_itx_high_check",
         "cdef_row_copy",
         "cdef_row",
     ] {
@@ -211,6 +212,7 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
             // (The residuals' jobs are words, a group of them a workgroup.)
             "vp9_inter_residual" => (32, Vec::new(), kernels::RESIDUAL_GROUP as u32),
             "vp9_intra" => (64, vec![intra_workgroup(info)], 1),
+            "vp9_itx_high_check" => (32, Vec::new(), 1),
             _ => (64, Vec::new(), 1),
         };
         let checked = checked_invocations(stem, info).and_then(|n| match n {

@@ -34,13 +34,15 @@ pub enum Kernel {
     /// job, of 64 invocations but for inter blocks: their prediction (a record each, as many
     /// invocations as the device's subgroup), then their residuals (a group of transform
     /// blocks each, 32), intra blocks (a superblock plane each, 32 on a device whose subgroups
-    /// are narrower), the loop filter (a superblock plane each), and the intra predictors
-    /// alone (tests).
+    /// are narrower), the loop filter (a superblock plane each), and two kernels for the
+    /// tests alone: the intra predictors, and the transforms at 10 and 12 bits (a block each,
+    /// 32).
     Vp9Inter,
     Vp9InterResidual,
     Vp9Intra,
     Vp9Lf,
     Vp9IpredCheck,
+    Vp9ItxHighCheck,
     /// AV1's CDEF a superblock row at a time (`shaders/cdef_row*.comp`, [`cdef_row`]): the
     /// row's rows copied first (a workgroup per 256 bytes of a plane's row), then a workgroup
     /// of 64 invocations per 8x8 block.
@@ -53,7 +55,7 @@ pub enum Kernel {
 pub const RESIDUAL_GROUP: usize = 8;
 
 /// The kernels after the transforms, in index order.
-const AFTER_TRANSFORMS: [Kernel; 11] = [
+const AFTER_TRANSFORMS: [Kernel; 12] = [
     Kernel::Mc,
     Kernel::Lf,
     Kernel::Cdef,
@@ -63,6 +65,7 @@ const AFTER_TRANSFORMS: [Kernel; 11] = [
     Kernel::Vp9Intra,
     Kernel::Vp9Lf,
     Kernel::Vp9IpredCheck,
+    Kernel::Vp9ItxHighCheck,
     Kernel::CdefRowCopy,
     Kernel::CdefRow,
 ];
@@ -86,8 +89,9 @@ impl Kernel {
             Kernel::Vp9Intra => after(6),
             Kernel::Vp9Lf => after(7),
             Kernel::Vp9IpredCheck => after(8),
-            Kernel::CdefRowCopy => after(9),
-            Kernel::CdefRow => after(10),
+            Kernel::Vp9ItxHighCheck => after(9),
+            Kernel::CdefRowCopy => after(10),
+            Kernel::CdefRow => after(11),
         }
     }
 

@@ -56,6 +56,7 @@ fn stage_of(kernel: Kernel) -> Option<usize> {
         | Kernel::Cdef
         | Kernel::LfSb
         | Kernel::Vp9IpredCheck
+        | Kernel::Vp9ItxHighCheck
         | Kernel::CdefRowCopy
         | Kernel::CdefRow => None,
     }

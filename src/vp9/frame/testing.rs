@@ -1,9 +1,11 @@
 //! The frame path's kernels run alone, for the tests of their arithmetic against the CPU
-//! references (`tests/frame_ipred.rs`). Not part of the decoder's path.
+//! references (`tests/frame_ipred.rs`, `tests/itx_high_gpu.rs`). Not part of the decoder's
+//! path.
 
 use crate::gpu::memory::HostBuffer;
 use crate::gpu::once::run_once;
 use crate::gpu::GpuResult;
+use crate::kernels::itx::{Transform, Tx1d};
 use crate::kernels::Kernel;
 
 /// One intra prediction for the GPU: the converted mode, the size (4 << size_log2), and the
@@ -51,6 +53,63 @@ pub fn predict_intra(cases: &[IntraCase]) -> GpuResult<Vec<Vec<u8>>> {
             let n = 4usize << c.size_log2;
             // SAFETY: inside the buffer, which the GPU no longer writes.
             unsafe { std::slice::from_raw_parts(output.ptr.add(i * OUT_BYTES), n * n).to_vec() }
+        })
+        .collect())
+}
+
+/// One transform block at 10 or 12 bits for the GPU: its coefficients (row-major, `n * n`),
+/// and whether FFmpeg's DC shortcut takes it (`idct_idct` with `eob` 1: `coefs[0]` alone).
+#[derive(Clone, Debug)]
+pub struct HighItxCase {
+    pub tx: Transform,
+    pub dc_only: bool,
+    pub coefs: Vec<i32>,
+}
+
+const ITX_CASE_WORDS: usize = 1025;
+const ITX_OUT_WORDS: usize = 1024;
+
+/// Each case's residual on the GPU (`shaders/vp9_itx_high_check.comp`), row-major.
+pub fn high_residuals(cases: &[HighItxCase]) -> GpuResult<Vec<Vec<i32>>> {
+    let gpu = crate::gpu::get().ok_or("no usable Vulkan device")?;
+    if cases.is_empty() {
+        return Ok(Vec::new());
+    }
+    let input = HostBuffer::coherent_zeroed(gpu, (cases.len() * ITX_CASE_WORDS * 4) as u64)?;
+    let output = HostBuffer::coherent_zeroed(gpu, (cases.len() * ITX_OUT_WORDS * 4) as u64)?;
+    let kind = |k: Tx1d| match k {
+        Tx1d::Dct => 0u32,
+        Tx1d::Adst => 1,
+        Tx1d::Wht => 2,
+    };
+    let mut words = vec![0u32; cases.len() * ITX_CASE_WORDS];
+    for (c, case) in words.chunks_mut(ITX_CASE_WORDS).zip(cases) {
+        let tx = case.tx;
+        c[0] = tx.size as u32
+            | kind(tx.first) << 2
+            | kind(tx.second) << 4
+            | (case.dc_only as u32) << 6;
+        for (w, &v) in c[1..].iter_mut().zip(&case.coefs) {
+            *w = v as u32;
+        }
+    }
+    // SAFETY: the buffer holds exactly these words.
+    unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), input.ptr as *mut u32, words.len()) };
+    run_once(
+        &[(Kernel::Vp9ItxHighCheck, cases.len() as u32)],
+        [&input, &output, &output, &output, &output].map(|b| b.as_ref()),
+    )?;
+    output.invalidate(0..output.size)?;
+    Ok(cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let n2 = c.tx.coefs();
+            // SAFETY: inside the buffer, which the GPU no longer writes.
+            unsafe {
+                std::slice::from_raw_parts((output.ptr as *const i32).add(i * ITX_OUT_WORDS), n2)
+                    .to_vec()
+            }
         })
         .collect())
 }
