@@ -261,7 +261,7 @@ void iadst8(in DCT i[8], out DCT o[8])
 
 void iadst16(in DCT i[16], out DCT o[16])
 {
-    // First stage: rotations of input pairs (15,0), (13,2), ... (1,14), 32-bit.
+    // First stage: rotations of input pairs (15,0), (13,2), ... (1,14), not rounded.
     DCT t0 = i[15] * 16364 + i[0] * 804,    t1 = i[15] * 804 - i[0] * 16364;
     DCT t2 = i[13] * 15893 + i[2] * 3981,   t3 = i[13] * 3981 - i[2] * 15893;
     DCT t4 = i[11] * 14811 + i[4] * 7005,   t5 = i[11] * 7005 - i[4] * 14811;

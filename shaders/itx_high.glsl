@@ -2,8 +2,9 @@
 // no 64-bit integers): an exact integer in three int limbs, x + y 2^11 + z 2^22. A sum,
 // difference, negation or product by a constant (below 2^14) is GLSL's own ivec3 operator,
 // limb by limb, exact as long as no limb leaves 32 bits; r14 carries the limbs and leaves
-// x, y in [0, 2^11]. Between two r14 the transforms add at most a few products of such limbs
-// (below 2^28), and their values stay below 2^36 (z below 2^14), so no limb overflows.
+// x, y in [0, 2^11]. Between two r14 the transforms add at most a few products of such limbs:
+// from any int32 inputs no limb exceeds 2^28 in magnitude (idct32 and iadst16 come nearest),
+// and no rounded value 2^36.
 
 #define DCT ivec3
 

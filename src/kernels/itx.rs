@@ -583,7 +583,7 @@ fn iadst8<T: Dct>(i: &[T], l: &Lanes) -> [T; 8] {
 }
 
 fn iadst16<T: Dct>(i: &[T], l: &Lanes) -> [T; 16] {
-    // First stage: eight rotations of input pairs (15,0), (13,2), ... (1,14), 32-bit.
+    // First stage: eight rotations of input pairs (15,0), (13,2), ... (1,14), not rounded.
     let pair =
         |hi: usize, lo: usize, c: i32, s: i32| (i[hi] * c + i[lo] * s, i[hi] * s - i[lo] * c);
     let (t0, t1) = pair(15, 0, 16364, 804);
