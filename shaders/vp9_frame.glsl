@@ -4,7 +4,7 @@
 //
 // Binding 0, the frame's data (src/vp9/frame/records.rs and header.rs): the header's words
 // (H_*), then the block records, coefficients, end-of-block positions, loop-filter levels and
-// masks, where each superblock's records are, the saved lines and the job lists, at the byte
+// masks, where each superblock's records are, and the job lists, at the byte
 // or word offsets the header gives. Seen as words, as 16-bit coefficients and as bytes.
 // Binding 1, the frame being reconstructed (its three planes in one buffer). Bindings 2-4, the
 // references last, golden and altref (each bound to the frame's data where there is none).

@@ -461,7 +461,7 @@ fn kernels_that_fail_to_build_leave_frames_to_ffmpeg_after_one_warning() {
 /// earlier frames still on the GPU), with one thread, frame threads and slice threads: one
 /// error, that frame and every later one reconstructed by FFmpeg from the same parsed data.
 #[test]
-fn a_failed_submission_mid_frame_leaves_the_frame_to_ffmpeg() {
+fn a_failed_submission_leaves_that_frame_and_later_ones_to_ffmpeg() {
     let stream = stream_named("cif");
     for (threading, at) in [
         (THREADING[0], "1"),

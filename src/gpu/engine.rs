@@ -1,7 +1,7 @@
 //! The one way work reaches the queue: command buffers, each with its fence, recorded as levels
 //! of dispatches with a barrier between levels, timed where the queue has timestamps, and
 //! waited for with a hang timeout. The per-call path's streams ([`super::stream`]), the frame
-//! path's parts (`crate::vp9::frame::submit`), AV1's CDEF rows and the kernel tests
+//! path's frames (`crate::vp9::frame::submit`), AV1's CDEF rows and the kernel tests
 //! ([`super::once`]) each own an [`Engine`] and the descriptor [`Sets`] their kernels bind.
 
 use super::memory::{point_set_at, BufferRef};

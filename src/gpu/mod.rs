@@ -1,7 +1,7 @@
 //! The Vulkan runtime on ash: one device per process, chosen once ([`select`]); pipelines built
 //! the first time the work needs them ([`pipeline`]); every submission recorded and waited for
 //! through one [`engine`], which the per-call path's per-thread [`stream`]s, the frame path's
-//! parts and the one-shot runs ([`once`]) own.
+//! frames and the one-shot runs ([`once`]) own.
 
 pub mod cache;
 pub mod engine;

@@ -288,7 +288,9 @@ fn gpu_wanted() -> bool {
 /// `ctx` must come from [`attach`] and not be used again.
 pub(crate) unsafe fn detach(ctx: *mut c_void) {
     let mut d = Box::from_raw(ctx as *mut Decoder);
-    // (The decoder finishes what it holds first; whatever is left is over once its GPU work is.)
+    // (A frame whose parse never ended is over; the decoder finishes what it holds first;
+    // whatever is left is over once its GPU work is.)
+    d.end_parse();
     for mut held in d.held.drain(..) {
         let _ = held.submitter.finish();
         FATES.end(held.frame.data0);
@@ -514,6 +516,28 @@ impl Decoder {
         gpu_failed(self.frame.as_mut().and_then(|f| f.on_gpu.as_mut()), why)
     }
 
+    /// The frame's parse is over, and nothing reads its parsed data any more (`parse_end`; and,
+    /// should the decoder never say so, its next frame or its end).
+    fn end_parse(&mut self) {
+        // A frame that ended before its reconstruction (an error at its start) submits
+        // nothing more: its readers need not wait, and nothing of it runs any more.
+        self.release();
+        if self.gpu.as_ref().is_some_and(|s| s.busy()) {
+            if let Err(why) = self.gpu.as_mut().expect("busy").finish() {
+                self.gpu_failed(why);
+            }
+        }
+        // Ended before its reconstruction decided (an error before any row was parsed, or a
+        // panic): FFmpeg's result stands, and what read it on the GPU meanwhile falls back.
+        if let Some(frame) = self.frame.as_ref() {
+            if let Some(f) = frame.on_gpu.as_ref().filter(|f| !f.decided) {
+                FATES.decide(f.seq, false, &f.read_pending);
+                copies::forget(frame.data0);
+            }
+        }
+        self.frame = None;
+    }
+
     /// The frame submits nothing more: the frames that read it may submit.
     fn release(&mut self) {
         if let Some(f) = self.frame.as_mut().and_then(|f| f.on_gpu.as_mut()) {
@@ -698,6 +722,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
         let data0 = info.frame.data[0] as usize;
         copies::forget(data0);
         // (A context decodes one frame at a time: one whose end never came is over.)
+        d.end_parse();
         d.frame_over();
         let mut holdable = true;
         if d.choosing {
@@ -774,7 +799,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
 }
 
 /// `reconstruct`: parsing ended (`error`: after `rows` complete rows). The GPU reconstructs
-/// the rest; where `may_hold` the decoder holds the frame meanwhile ([`HELD`]; [`finish`]
+/// what was parsed; where `may_hold` the decoder holds the frame meanwhile ([`HELD`]; [`finish`]
 /// decides), else the whole frame is waited for (0). Nonzero: FFmpeg's second pass
 /// reconstructs it.
 pub(crate) unsafe extern "C" fn reconstruct(
@@ -922,26 +947,7 @@ pub(crate) unsafe extern "C" fn finished(ctx: *mut c_void) {
 
 /// `parse_end`: the frame's parsed data is no longer read.
 pub(crate) unsafe extern "C" fn parse_end(ctx: *mut c_void) {
-    crate::log::guard("parse_end", (), || {
-        let d = decoder(ctx);
-        // A frame that ended before its reconstruction (an error at its start) submits
-        // nothing more: its readers need not wait, and nothing of it runs any more.
-        d.release();
-        if d.gpu.as_ref().is_some_and(|s| s.busy()) {
-            if let Err(why) = d.gpu.as_mut().expect("busy").finish() {
-                d.gpu_failed(why);
-            }
-        }
-        // Ended before its reconstruction decided (an error before any row was parsed, or a
-        // panic): FFmpeg's result stands, and what read it on the GPU meanwhile falls back.
-        if let Some(frame) = d.frame.as_ref() {
-            if let Some(f) = frame.on_gpu.as_ref().filter(|f| !f.decided) {
-                FATES.decide(f.seq, false, &f.read_pending);
-                copies::forget(frame.data0);
-            }
-        }
-        d.frame = None;
-    })
+    crate::log::guard("parse_end", (), || decoder(ctx).end_parse())
 }
 
 /// The decoder ended a frame (the per-call hook `frame_end`): one FFmpeg reconstructed is

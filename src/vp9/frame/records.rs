@@ -1,5 +1,5 @@
 //! What the patched decoder hands over on the frame path (`vp9provider.h`: the
-//! `FFVP9BlockRecord`, `FFVP9FrameParse` and `FFVP9ParseBuffers` of ABI 11), and where each of
+//! `FFVP9BlockRecord`, `FFVP9FrameParse` and `FFVP9ParseBuffers` of ABI 12), and where each of
 //! its arrays lies in the one buffer of a frame's data: the header the kernels read first
 //! ([`super::header`]), the parsed data, then the GPU's job lists.
 
