@@ -292,6 +292,21 @@ pub fn pick(class: usize, first: bool) -> (Pick, Option<Ticket>) {
     (pick, block.map(|block| Ticket { class, block }))
 }
 
+/// Whether a frame of `class` may go to the GPU: a trial runs or is to run for it, or its
+/// decision (this process's, else the cached one for the threading) is the frame path, or
+/// frames alternate.
+pub fn may_take(class: usize) -> bool {
+    if crate::config::get().testing.alternate.is_some() {
+        return true;
+    }
+    let trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(trial) = &trials[class].trial {
+        return trial.decision().is_none_or(|d| d.pick == Pick::Frame);
+    }
+    let threading = super::decisions::threading(CHOOSING.load(Relaxed));
+    super::decisions::cached()[class][threading].is_none_or(|d| d.pick == Pick::Frame)
+}
+
 /// Whether decoders may still leave frames of `class` to FFmpeg's own decode while several
 /// contexts choose (frame threads): a trial runs, its decision is FFmpeg's, or frames
 /// alternate. (A context's first frame, which always goes to FFmpeg, precedes the others.)

@@ -51,8 +51,10 @@ struct Counters {
     frames_gpu: AtomicU64,
     frames_ffmpeg: AtomicU64,
     fallbacks: AtomicU64,
-    /// Frames left to FFmpeg's own decode, not parsed whole (where decoders choose).
+    /// Frames left to FFmpeg's own decode, not parsed whole (where decoders choose); of those,
+    /// the ones that came while the device was being set up on its own thread.
     frames_declined: AtomicU64,
+    frames_before_device: AtomicU64,
     /// Frames the decoder held while it parsed the next ([`HELD`]).
     frames_held: AtomicU64,
     /// Blocks parsed, and those the GPU reconstructed.
@@ -74,6 +76,7 @@ static COUNTERS: Counters = Counters {
     frames_ffmpeg: AtomicU64::new(0),
     fallbacks: AtomicU64::new(0),
     frames_declined: AtomicU64::new(0),
+    frames_before_device: AtomicU64::new(0),
     frames_held: AtomicU64::new(0),
     blocks: AtomicU64::new(0),
     gpu_blocks: AtomicU64::new(0),
@@ -297,6 +300,7 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
     }
     if d.choosing {
         choice::decoder_detached();
+        wait_for_setup();
     }
     if let Some(ticket) = d.ticket {
         choice::untimed(ticket);
@@ -312,10 +316,56 @@ unsafe fn decoder<'a>(ctx: *mut c_void) -> &'a mut Decoder {
     &mut *(ctx as *mut Decoder)
 }
 
+/// Whether this process's device can reconstruct frames, once [`kernels_usable`] has told.
+static KERNELS_USABLE: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
+
+/// Where decoders choose: whether the device and the frame path's kernels are set up (or
+/// known unusable); where not, they are set up on a thread of their own (once), while FFmpeg
+/// decodes the frames that come meanwhile. (On the NVIDIA H200 host the set-up took about
+/// 150 ms, a sixth of a short 720p decode, which it would otherwise stall.)
+fn device_settled() -> bool {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    if KERNELS_USABLE.get().is_some() {
+        return true;
+    }
+    let mut begun = false;
+    STARTED.call_once(|| {
+        let spawned = std::thread::Builder::new()
+            .name("daedalus-setup".into())
+            .spawn(|| crate::log::guard("device set-up", (), || _ = kernels_usable()));
+        match spawned {
+            Ok(thread) => {
+                *lock_setup() = Some(thread);
+                begun = true;
+            }
+            // (No thread to spare: set up here, as the forced path does.)
+            Err(_) => _ = kernels_usable(),
+        }
+    });
+    // (The frame that begins the set-up goes to FFmpeg, whatever the thread's pace.)
+    !begun && KERNELS_USABLE.get().is_some()
+}
+
+/// The set-up thread of [`device_settled`] while it may run.
+fn lock_setup() -> std::sync::MutexGuard<'static, Option<std::thread::JoinHandle<()>>> {
+    static SETUP: std::sync::Mutex<Option<std::thread::JoinHandle<()>>> =
+        std::sync::Mutex::new(None);
+    SETUP.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Waits for the set-up thread, where one runs: a decoder that closes while the device is set
+/// up (a decode shorter than the set-up) must not leave a thread inside the driver as the
+/// program exits.
+fn wait_for_setup() {
+    let thread = lock_setup().take();
+    if let Some(thread) = thread {
+        let _ = thread.join();
+    }
+}
+
 /// Whether this process's device can reconstruct frames: its kernels built (once).
 fn kernels_usable() -> bool {
-    static USABLE: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
-    *USABLE.get_or_init(|| {
+    *KERNELS_USABLE.get_or_init(|| {
         let Some(gpu) = crate::gpu::get() else {
             return false;
         };
@@ -728,12 +778,24 @@ pub(crate) unsafe extern "C" fn parse_begin(
         if d.choosing {
             let class = choice::class_of(info.frame.width, info.frame.height);
             let first = !std::mem::replace(&mut d.chose_before, true);
+            // While the device is set up on its own thread, FFmpeg decodes the frames that
+            // would go to the GPU, outside any trial. (A context's first frame, which goes to
+            // FFmpeg anyway where a decision is kept, sets nothing up: a decoder that probes
+            // the stream decodes no more.)
+            if !first && choice::may_take(class) && !device_settled() {
+                stats::add(&COUNTERS.frames_before_device, 1);
+                return d.decline(data0);
+            }
             let (pick, ticket) = choice::pick(class, first);
             d.ticket = ticket;
             if pick == choice::Pick::Ffmpeg {
                 return d.decline(data0);
             }
             holdable = !choice::declines_among_threads(class);
+            if !device_settled() {
+                stats::add(&COUNTERS.frames_before_device, 1);
+                return d.decline_unable(data0, "the device is still being set up");
+            }
             if !gpu_wanted() {
                 return d.decline_unable(data0, "no usable device");
             }
@@ -1014,12 +1076,13 @@ pub fn describe() -> String {
     let c = &COUNTERS;
     let gpu_blocks = r(&c.gpu_blocks).max(1) as f64;
     format!(
-        "frames_parsed={} frames_declined={} frames_held={} blocks={} \
+        "frames_parsed={} frames_declined={} frames_before_device={} frames_held={} blocks={} \
          submit_cpu_ms={:.3} submit_ns_per_block={:.1} data_bytes_per_frame={:.0} \
          copied_to_device_bytes_per_frame={:.0} copied_back_bytes_per_frame={:.0} \
          gpu_ms_by_stage={} live_threads_cpu_ms={}",
         r(&c.frames),
         r(&c.frames_declined),
+        r(&c.frames_before_device),
         r(&c.frames_held),
         r(&c.blocks),
         r(&c.submit_cpu_ns) as f64 / 1e6,
