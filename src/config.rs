@@ -20,6 +20,7 @@
 //! | `DAEDALUS_TEST_MEMORY` | `pool`, `copies` (or both, comma-separated) | `pool`: the decoders' frames in daedalus's device memory, nothing imported (a device without host-memory import, as the Pi's); `copies`: the frame path on device-local copies (a discrete GPU's way) |
 //! | `DAEDALUS_TEST_ALTERNATE` | a number N | where `DAEDALUS_PATH` is unset, VP9's decoders switch between the frame path and FFmpeg's own decode every N frames instead of a trial (on a CPU device too), each decoder context's first frame FFmpeg's |
 //! | `DAEDALUS_TEST_FAIL_SUBMISSION` | a number N | the process's N-th queue submission fails as a lost device would |
+//! | `DAEDALUS_TEST_SETUP` | `wait` | where decoders follow a kept decision for the frame path, the frame that begins the device's set-up on its own thread waits for it, so that every later frame can take the GPU whatever the machine's pace |
 //! | `DAEDALUS_TEST_GROUPS_PER_DISPATCH` | a number N | a kernel's jobs go out in dispatches of at most N workgroups, as on a device whose `maxComputeWorkGroupCount` is N |
 //! | `DAEDALUS_TEST_FAIL_STEP` | `submit` (default), `submit-lost`, `wait`, `unpack`, `overflow` | the step of that submission that fails: the submission (`submit-lost`: with the device lost), the wait after the GPU ran it, or reading back what it wrote (`unpack`, `overflow`: the per-call path's) |
 //! | `DAEDALUS_TEST_FAIL_KERNELS` | `optional` | the kernels one decoder or path alone uses fail to build when first wanted |
@@ -69,6 +70,8 @@ pub struct Testing {
     pub alternate: Option<usize>,
     /// `DAEDALUS_TEST_GROUPS_PER_DISPATCH`: the most workgroups a dispatch takes.
     pub groups_per_dispatch: Option<u32>,
+    /// `DAEDALUS_TEST_SETUP=wait`: the frame that begins the device's set-up waits for it.
+    pub setup_wait: bool,
 }
 
 #[derive(Debug)]
@@ -197,6 +200,7 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
             groups_per_dispatch: var("DAEDALUS_TEST_GROUPS_PER_DISPATCH")
                 .and_then(|v| v.parse().ok())
                 .filter(|&n| n > 0),
+            setup_wait: var("DAEDALUS_TEST_SETUP").as_deref() == Some("wait"),
         },
     }
 });

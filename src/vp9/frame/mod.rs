@@ -330,18 +330,29 @@ fn device_settled() -> bool {
     }
     let mut begun = false;
     STARTED.call_once(|| {
+        // (The handle is kept before a decoder closing meanwhile could look for it.)
+        let mut setup = lock_setup();
+        // (lavapipe compiles the kernels with LLVM on this thread: a main thread's stack.)
         let spawned = std::thread::Builder::new()
             .name("daedalus-setup".into())
-            .spawn(|| crate::log::guard("device set-up", (), || _ = kernels_usable()));
+            .stack_size(8 << 20)
+            .spawn(|| {
+                crate::log::guard("device set-up", (), || _ = kernels_usable());
+                // (After a panic, no device: every frame is FFmpeg's.)
+                let _ = KERNELS_USABLE.set(false);
+            });
         match spawned {
             Ok(thread) => {
-                *lock_setup() = Some(thread);
+                *setup = Some(thread);
                 begun = true;
             }
             // (No thread to spare: set up here, as the forced path does.)
             Err(_) => _ = kernels_usable(),
         }
     });
+    if begun && crate::config::get().testing.setup_wait {
+        wait_for_setup();
+    }
     // (The frame that begins the set-up goes to FFmpeg, whatever the thread's pace.)
     !begun && KERNELS_USABLE.get().is_some()
 }
@@ -782,7 +793,11 @@ pub(crate) unsafe extern "C" fn parse_begin(
             // would go to the GPU, outside any trial. (A context's first frame, which goes to
             // FFmpeg anyway where a decision is kept, sets nothing up: a decoder that probes
             // the stream decodes no more.)
-            if !first && choice::may_take(class) && !device_settled() {
+            if !first
+                && KERNELS_USABLE.get().is_none()
+                && choice::may_take(class)
+                && !device_settled()
+            {
                 stats::add(&COUNTERS.frames_before_device, 1);
                 return d.decline(data0);
             }
