@@ -3,12 +3,18 @@
 // left[0 .. n) (the pixel left of row n - 1 - k), the top-left (k = n), then top[0 ..)
 // (k = n + 1 + i: up to 8 for a 4x4, whose diagonal modes read the top-right); IPRED_FN names
 // the predictor, IPRED_DC_FN the DC modes' value, which the caller computes once per block.
+// IPRED_BIT_DEPTH (8 unless the includer says otherwise) sets TM's clip and the values of
+// DC_127/128/129, the only ones that depend on the depth.
 //
 // Every mode's pixel is one formula over three pixels of the line, (a + 2 b + c + 2) >> 2 (a
 // copy: a = b = c; FFmpeg's avg2: `halved`), but TM's and the DC modes': a mode only picks
 // the three places. So a pixel costs three loads whatever the mode, on a device that runs every
 // mode's side of a divergent branch (lavapipe, a QPU's lanes): written as FFmpeg's functions
 // are, a mode each with its own loads, every pixel paid for all of them.
+
+#ifndef IPRED_BIT_DEPTH
+#define IPRED_BIT_DEPTH 8
+#endif
 
 // The value of an n x n block of a DC mode (converted): the rounded mean of its edges (0 for
 // other modes).
@@ -96,14 +102,15 @@ int IPRED_FN(uint mode, int n, int log2n, int x, int y, int dc)
     }
     int a = IPRED_LINE(i0), b = IPRED_LINE(i1), c = IPRED_LINE(i2);
     if (mode == TM_VP8_PRED)
-        return clamp(a + b - c, 0, 255);
+        return clamp(a + b - c, 0, (1 << IPRED_BIT_DEPTH) - 1);
     if (mode == DC_PRED || mode == LEFT_DC_PRED || mode == TOP_DC_PRED)
         return dc;
+    int mid = 128 << (IPRED_BIT_DEPTH - 8);
     if (mode == DC_128_PRED)
-        return 128;
+        return mid;
     if (mode == DC_127_PRED)
-        return 127;
+        return mid - 1;
     if (mode == DC_129_PRED)
-        return 129;
+        return mid + 1;
     return halved ? (a + b + 1) >> 1 : (a + 2 * b + c + 2) >> 2;
 }

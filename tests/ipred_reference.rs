@@ -123,6 +123,83 @@ fn random_edges(rng: &mut Rng, n: usize) -> EdgeSet {
     EdgeSet { left, top, topleft }
 }
 
+/// [`predict_high`] against FFmpeg's C predictors at 10 and 12 bits: every mode and size on
+/// edges spread over the depth's range and at its ends (TM's clip, DC_127/128/129's values),
+/// the block inside a larger strided area of 16-bit pixels.
+#[test]
+fn predict_high_matches_ffmpeg_c_at_10_and_12_bits() {
+    for bit_depth in [10u32, 12] {
+        let dsp = ffmpeg_c_at(bit_depth as i32);
+        let max = (1i64 << bit_depth) - 1;
+        let mut rng = Rng::new(0x1b7ed + bit_depth as u64);
+        for size_log2 in 0..4 {
+            let n = 4 << size_log2;
+            for mode in 0..N_MODES as u8 {
+                for case in 0..60 {
+                    let mut value = |i: usize| -> u16 {
+                        match case % 3 {
+                            0 => rng.range(0, max) as u16,
+                            1 => {
+                                (i as i64 * 37 % 5 + if case % 2 == 0 { 0 } else { max - 4 }) as u16
+                            }
+                            _ => rng.range(max - 8, max) as u16,
+                        }
+                    };
+                    let left: Vec<u16> = (0..n).map(&mut value).collect();
+                    let topleft = value(n);
+                    let top: Vec<u16> = (0..2 * n).map(&mut value).collect();
+                    // FFmpeg's buffers as intra_recon allocates them (16-bit), the rest random.
+                    let mut a_buf: Vec<u16> = (0..96).map(|_| rng.range(0, max) as u16).collect();
+                    a_buf[31] = topleft;
+                    a_buf[32..32 + 2 * n.min(32)].copy_from_slice(&top[..2 * n.min(32)]);
+                    let a_buf = Aligned::new(&a_buf);
+                    let mut l: Vec<u16> = (0..64).map(|_| rng.range(0, max) as u16).collect();
+                    l[..n].copy_from_slice(&left);
+                    let l = Aligned::new(&l);
+                    let stride = n + 16;
+                    let (x0, y0) = (8, 2);
+                    let area: Vec<u16> = (0..stride * (n + 4))
+                        .map(|_| rng.range(0, max) as u16)
+                        .collect();
+                    let mut ffmpeg = Aligned::new(&area);
+                    unsafe {
+                        ffmpeg_pred(&dsp, mode, size_log2)(
+                            ffmpeg.as_mut_slice().as_mut_ptr().add(y0 * stride + x0) as *mut u8,
+                            2 * stride as isize,
+                            l.as_slice().as_ptr() as *const u8,
+                            a_buf.as_slice().as_ptr().add(32) as *const u8,
+                        );
+                    }
+                    let tn = top_len(mode, size_log2);
+                    let mut out = vec![0u16; n * n];
+                    predict_high(
+                        mode,
+                        size_log2,
+                        (&left, &top[..tn], topleft),
+                        bit_depth,
+                        &mut out,
+                    );
+                    let mut ours = area.clone();
+                    for y in 0..n {
+                        ours[(y0 + y) * stride + x0..][..n].copy_from_slice(&out[y * n..][..n]);
+                    }
+                    if let Some(i) = (0..ours.len()).find(|&i| ours[i] != ffmpeg.as_slice()[i]) {
+                        panic!(
+                            "{} bits, {}: pixel ({}, {}) ffmpeg {} ours {}",
+                            bit_depth,
+                            name(mode, size_log2),
+                            (i % stride) as isize - x0 as isize,
+                            (i / stride) as isize - y0 as isize,
+                            ffmpeg.as_slice()[i],
+                            ours[i]
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn predict_matches_ffmpeg_c_on_random_edges() {
     let dsp = ffmpeg_c();

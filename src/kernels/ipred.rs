@@ -30,17 +30,15 @@
 //! mode reads a window of it. Every formula names the FFmpeg value it equals.
 //!
 //! # Bit depth
-//! Only 8-bit is implemented. The layout is ready for 10/12-bit: all arithmetic is in `i32`
-//! (pixel sums of a 32x32 DC fit easily), the constants are written from [`BIT_DEPTH`], and
-//! the clip is to `(1 << BIT_DEPTH) - 1`; pixel storage (`u8`) is what would change. (FFmpeg's
-//! 12-bit table reuses the 10-bit functions except TM and DC_127/128/129, the only ones whose
-//! result depends on the depth.)
+//! [`predict`] is 8-bit, [`predict_high`] 10- and 12-bit: all arithmetic is in `i32` (pixel
+//! sums of a 32x32 DC fit easily), and only TM's clip to `(1 << bit_depth) - 1` and the values
+//! of DC_127/128/129 depend on the depth (FFmpeg's 12-bit table reuses the 10-bit functions
+//! but for those). The edges [`check_intra_mode`] builds are 8-bit.
 
-/// The sample depth this reference implements.
-pub const BIT_DEPTH: u32 = 8;
-/// `128 << (BIT_DEPTH - 8)`: DC_128's value; FFmpeg's missing edges are this ± 1.
-const MID: i32 = 128 << (BIT_DEPTH - 8);
-const PIXEL_MAX: i32 = (1 << BIT_DEPTH) - 1;
+/// `128 << (bit_depth - 8)`: DC_128's value; FFmpeg's missing edges are this ± 1.
+fn mid(bit_depth: u32) -> i32 {
+    128 << (bit_depth - 8)
+}
 
 pub const VERT_PRED: u8 = 0;
 pub const HOR_PRED: u8 = 1;
@@ -102,10 +100,6 @@ fn avg3(a: i32, b: i32, c: i32) -> i32 {
     (a + b * 2 + c + 2) >> 2
 }
 
-fn clip_pixel(v: i32) -> i32 {
-    v.clamp(0, PIXEL_MAX)
-}
-
 /// Longest edge line: `left[32]`, `topleft`, `top[32]`.
 const EDGE_LINE: usize = 2 * 32 + 1;
 
@@ -121,33 +115,55 @@ const EDGE_LINE: usize = 2 * 32 + 1;
 ///
 /// Panics on a mode or size out of range, or on slices shorter than the above.
 pub fn predict(mode: u8, size_log2: usize, left: &[u8], top: &[u8], topleft: u8, out: &mut [u8]) {
+    let wide = |v: &[u8]| v.iter().map(|&p| p as i32).collect::<Vec<_>>();
+    let edges = (wide(left), wide(top), topleft as i32);
+    predict_depth(mode, size_log2, edges, 8, |i, v| out[i] = v as u8);
+}
+
+/// [`predict`] at 10 or 12 bits: pixels of `bit_depth` bits in 16-bit words.
+pub fn predict_high(
+    mode: u8,
+    size_log2: usize,
+    (left, top, topleft): (&[u16], &[u16], u16),
+    bit_depth: u32,
+    out: &mut [u16],
+) {
+    let wide = |v: &[u16]| v.iter().map(|&p| p as i32).collect::<Vec<_>>();
+    let edges = (wide(left), wide(top), topleft as i32);
+    predict_depth(mode, size_log2, edges, bit_depth, |i, v| out[i] = v as u16);
+}
+
+/// [`predict`] at `bit_depth`: pixel `i` (`y * n + x`) goes to `put(i, value)`.
+fn predict_depth(
+    mode: u8,
+    size_log2: usize,
+    (left, top, topleft): (Vec<i32>, Vec<i32>, i32),
+    bit_depth: u32,
+    mut put: impl FnMut(usize, i32),
+) {
     assert!((mode as usize) < N_MODES, "no intra mode {mode}");
     assert!(size_log2 < 4, "no transform size {size_log2}");
     let n = 4 << size_log2;
     let tn = top_len(mode, size_log2);
     assert!(left.len() >= n, "left needs {n} entries");
     assert!(top.len() >= tn, "top needs {tn} entries");
-    assert!(out.len() >= n * n, "out needs {} entries", n * n);
 
     // The edge line: e[0..n] = left as given, e[n] = topleft, e[n + 1 + i] = top[i].
     let mut e = [0i32; EDGE_LINE];
-    for i in 0..n {
-        e[i] = left[i] as i32;
-    }
-    e[n] = topleft as i32;
-    for i in 0..tn {
-        e[n + 1 + i] = top[i] as i32;
-    }
-    let dc = dc_value(mode, size_log2, &e);
+    e[..n].copy_from_slice(&left[..n]);
+    e[n] = topleft;
+    e[n + 1..n + 1 + tn].copy_from_slice(&top[..tn]);
+    let dc = dc_value(mode, size_log2, &e, bit_depth);
+    let max = (1 << bit_depth) - 1;
     for y in 0..n {
         for x in 0..n {
-            out[y * n + x] = pixel(mode, size_log2, x, y, &e, dc) as u8;
+            put(y * n + x, pixel(mode, size_log2, x, y, &e, dc, max));
         }
     }
 }
 
 /// The single value of the DC modes (0 for the others): FFmpeg's rounded means.
-fn dc_value(mode: u8, size_log2: usize, e: &[i32; EDGE_LINE]) -> i32 {
+fn dc_value(mode: u8, size_log2: usize, e: &[i32; EDGE_LINE], bit_depth: u32) -> i32 {
     let n = 4 << size_log2;
     let sum_left: i32 = e[..n].iter().sum();
     let sum_top: i32 = e[n + 1..2 * n + 1].iter().sum();
@@ -156,15 +172,24 @@ fn dc_value(mode: u8, size_log2: usize, e: &[i32; EDGE_LINE]) -> i32 {
         DC_PRED => (sum_left + sum_top + n as i32) >> (log2n + 1),
         LEFT_DC_PRED => (sum_left + (n as i32 >> 1)) >> log2n,
         TOP_DC_PRED => (sum_top + (n as i32 >> 1)) >> log2n,
-        DC_128_PRED => MID,
-        DC_127_PRED => MID - 1,
-        DC_129_PRED => MID + 1,
+        DC_128_PRED => mid(bit_depth),
+        DC_127_PRED => mid(bit_depth) - 1,
+        DC_129_PRED => mid(bit_depth) + 1,
         _ => 0,
     }
 }
 
-/// Pixel (`x`, `y`) of the block; `e` is the edge line of [`predict`], `dc` from [`dc_value`].
-fn pixel(mode: u8, size_log2: usize, x: usize, y: usize, e: &[i32; EDGE_LINE], dc: i32) -> i32 {
+/// Pixel (`x`, `y`) of the block; `e` is the edge line of [`predict`], `dc` from [`dc_value`],
+/// `max` the largest pixel value.
+fn pixel(
+    mode: u8,
+    size_log2: usize,
+    x: usize,
+    y: usize,
+    e: &[i32; EDGE_LINE],
+    dc: i32,
+    max: i32,
+) -> i32 {
     let n = 4 << size_log2;
     // left[i] (in the order given), topleft, top[i].
     let l = |i: usize| e[i];
@@ -174,7 +199,7 @@ fn pixel(mode: u8, size_log2: usize, x: usize, y: usize, e: &[i32; EDGE_LINE], d
         VERT_PRED => t(x),
         // Reversed left: row y's neighbour is left[n - 1 - y].
         HOR_PRED => l(n - 1 - y),
-        TM_VP8_PRED => clip_pixel(t(x) + l(n - 1 - y) - tl),
+        TM_VP8_PRED => (t(x) + l(n - 1 - y) - tl).clamp(0, max),
         DIAG_DOWN_LEFT_PRED => diag_down_left(n, x, y, e),
         DIAG_DOWN_RIGHT_PRED => {
             // v[k] of def_diag_downright (the same formula at 4x4), k = n - 1 - y + x:
@@ -467,13 +492,13 @@ pub fn check_intra_mode(
             let last = top[have - 1];
             top[have..n].fill(last);
         } else {
-            top[..n].fill((MID - 1) as u8);
+            top[..n].fill((mid(8) - 1) as u8);
         }
         if needs.topleft {
             edges.topleft = match (avail.have_left, avail.have_top) {
                 (true, true) => topleft_pixel(),
-                (false, true) => (MID + 1) as u8,
-                (_, false) => (MID - 1) as u8,
+                (false, true) => (mid(8) + 1) as u8,
+                (_, false) => (mid(8) - 1) as u8,
             };
         }
         if size_log2 == 0 && needs.topright {
@@ -508,7 +533,7 @@ pub fn check_intra_mode(
                 left[..n - have].fill(last);
             }
         } else {
-            left[..n].fill((MID + 1) as u8);
+            left[..n].fill((mid(8) + 1) as u8);
         }
     }
     edges

@@ -8,33 +8,34 @@ use crate::gpu::GpuResult;
 use crate::kernels::itx::{Transform, Tx1d};
 use crate::kernels::Kernel;
 
-/// One intra prediction for the GPU: the converted mode, the size (4 << size_log2), and the
-/// edges as `shaders/vp9_ipred.glsl` keeps them: the top-left, the row above (64), and the
-/// column left of the block top to bottom (32).
+/// One intra prediction for the GPU: the converted mode, the size (4 << size_log2), the bit
+/// depth (8, 10 or 12), and the edges as `shaders/vp9_ipred.glsl` keeps them: the top-left,
+/// the row above (64), and the column left of the block top to bottom (32).
 #[derive(Clone, Debug)]
 pub struct IntraCase {
     pub mode: u8,
     pub size_log2: usize,
-    pub topleft: u8,
-    pub top: [u8; 64],
-    pub left: [u8; 32],
+    pub bit_depth: u32,
+    pub topleft: u16,
+    pub top: [u16; 64],
+    pub left: [u16; 32],
 }
 
 const CASE_WORDS: usize = 98;
-const OUT_BYTES: usize = 1024;
+const OUT_PIXELS: usize = 1024;
 
 /// Predicts every case on the GPU (`shaders/vp9_ipred_check.comp`); returns each block,
 /// row-major.
-pub fn predict_intra(cases: &[IntraCase]) -> GpuResult<Vec<Vec<u8>>> {
+pub fn predict_intra(cases: &[IntraCase]) -> GpuResult<Vec<Vec<u16>>> {
     let gpu = crate::gpu::get().ok_or("no usable Vulkan device")?;
     if cases.is_empty() {
         return Ok(Vec::new());
     }
     let input = HostBuffer::coherent_zeroed(gpu, (cases.len() * CASE_WORDS * 4) as u64)?;
-    let output = HostBuffer::coherent_zeroed(gpu, (cases.len() * OUT_BYTES) as u64)?;
+    let output = HostBuffer::coherent_zeroed(gpu, (cases.len() * OUT_PIXELS * 2) as u64)?;
     let mut words = Vec::with_capacity(cases.len() * CASE_WORDS);
     for c in cases {
-        words.push(c.mode as u32 | (c.size_log2 as u32) << 8);
+        words.push(c.mode as u32 | (c.size_log2 as u32) << 8 | c.bit_depth << 12);
         words.push(c.topleft as u32);
         words.extend(c.top.iter().map(|&p| p as u32));
         words.extend(c.left.iter().map(|&p| p as u32));
@@ -51,8 +52,9 @@ pub fn predict_intra(cases: &[IntraCase]) -> GpuResult<Vec<Vec<u8>>> {
         .enumerate()
         .map(|(i, c)| {
             let n = 4usize << c.size_log2;
+            let at = (output.ptr as *const u16).wrapping_add(i * OUT_PIXELS);
             // SAFETY: inside the buffer, which the GPU no longer writes.
-            unsafe { std::slice::from_raw_parts(output.ptr.add(i * OUT_BYTES), n * n).to_vec() }
+            unsafe { std::slice::from_raw_parts(at, n * n).to_vec() }
         })
         .collect())
 }
