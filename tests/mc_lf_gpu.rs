@@ -554,6 +554,67 @@ fn lf_reference_matches_ffmpeg_c_everywhere() {
     }
 }
 
+/// Every loop filter at 10 and 12 bits against FFmpeg's C functions of those depths: lines
+/// painted as for 8 bits, scaled to the depth, with steps around the depth's flatness bound
+/// (`1 << (bit_depth - 8)`), and thresholds as a decoder derives them.
+#[test]
+fn lf_reference_matches_ffmpeg_c_at_10_and_12_bits() {
+    for bit_depth in [10u32, 12] {
+        let dsp = ffmpeg_c_at(bit_depth as i32);
+        let up = bit_depth - 8;
+        let mut rng = Rng::new(42 + bit_depth as u64);
+        for f in LfFunction::all() {
+            for _ in 0..300 {
+                let stride = 32 + rng.below(40);
+                let max = (1i64 << bit_depth) - 1;
+                let mut a: Vec<u16> = (0..stride * 32).map(|_| rng.range(0, max) as u16).collect();
+                let (x, y) = match f.dir() {
+                    LfDir::H => (16, 8),
+                    LfDir::V => (8, 16),
+                };
+                for n in 0..f.lines() {
+                    let mut line = [0u8; 16];
+                    paint_line(&mut rng, &mut line);
+                    for (k, &v) in line.iter().enumerate() {
+                        let (px, py) = match f.dir() {
+                            LfDir::H => (x + k - 8, y + n),
+                            LfDir::V => (x + n, y + k - 8),
+                        };
+                        // (A step of the bound or one past it, or none.)
+                        let fine: i64 = [0, 1 << up, (1 << up) + 1][rng.below(3)];
+                        a[py * stride + px] = (((v as i64) << up) + fine).min(max) as u16;
+                    }
+                }
+                let mut b = a.clone();
+                let (e, i, h) = loop {
+                    let t = thresholds(&mut rng, f);
+                    if [t.0, t.1, t.2].iter().all(|v| (0..1 << 16).contains(v)) {
+                        break t;
+                    }
+                };
+                unsafe {
+                    let at = y * stride + x;
+                    ffmpeg_lf(&dsp, f)(
+                        a.as_mut_ptr().add(at) as *mut u8,
+                        2 * stride as isize,
+                        e,
+                        i,
+                        h,
+                    );
+                    lf::lf_now_high(
+                        f,
+                        b.as_mut_ptr().add(at),
+                        stride as isize,
+                        (e, i, h),
+                        bit_depth,
+                    );
+                }
+                assert_eq!(a, b, "{} bits, {} E {e} I {i} H {h}", bit_depth, f.name());
+            }
+        }
+    }
+}
+
 /// Thousands of MC calls of every function in one flush; destinations overlap at times (the
 /// batch keeps FFmpeg's order), a tenth read sources that earlier calls of the batch write.
 #[test]

@@ -1,8 +1,9 @@
-//! VP9 loop filters, 8-bit: the CPU reference and the GPU job encoding.
+//! VP9 loop filters: the CPU reference at 8, 10 and 12 bits, and the GPU job encoding (8-bit).
 //!
 //! The reference reproduces FFmpeg 5.1's C `loop_filter` (`vp9dsp_template.c`): for each of 8
 //! lines across an edge, the filter mask from `E`/`I`, then the 16-wide, 8-wide or 4-wide
-//! filter by the flatness of the line, or the "hev" variant. Each line reads and writes only
+//! filter by the flatness of the line, or the "hev" variant. Above 8 bits the thresholds and
+//! the flatness bound scale by `1 << (bit_depth - 8)`, and the clips are the depth's. Each line reads and writes only
 //! its own pixels, so the lines of a call (and the two halves of a 16-line call) are
 //! independent: a GPU job is 8 lines, one invocation each (`shaders/lf.comp`).
 //!
@@ -173,9 +174,11 @@ impl LfJob {
     }
 }
 
-/// Filters one line: `px[k]` is the pixel at distance `k - 8` from the edge (`px[8]` = q0).
-fn filter_line(px: &mut [i32; 16], half: LfHalf) {
-    let LfHalf { wd, e, i, h } = half;
+/// Filters one line of `bit_depth` bits: `px[k]` is the pixel at distance `k - 8` from the edge
+/// (`px[8]` = q0).
+fn filter_line(px: &mut [i32; 16], half: LfHalf, bit_depth: u32) {
+    let up = bit_depth - 8;
+    let (wd, e, i, h) = (half.wd, half.e << up, half.i << up, half.h << up);
     let [p7, p6, p5, p4, p3, p2, p1, p0, q0, q1, q2, q3, q4, q5, q6, q7] = *px;
     let fm = (p3 - p2).abs() <= i
         && (p2 - p1).abs() <= i
@@ -187,12 +190,10 @@ fn filter_line(px: &mut [i32; 16], half: LfHalf) {
     if !fm {
         return;
     }
-    let flat = |a: &[i32]| a.iter().all(|&v| (v - p0).abs() <= 1);
-    let flat8out = wd >= 16
-        && flat(&[p7, p6, p5, p4])
-        && [q4, q5, q6, q7].iter().all(|&v| (v - q0).abs() <= 1);
-    let flat8in =
-        wd >= 8 && flat(&[p3, p2, p1]) && [q1, q2, q3].iter().all(|&v| (v - q0).abs() <= 1);
+    let f = 1 << up;
+    let flat = |a: &[i32], x: i32| a.iter().all(|&v| (v - x).abs() <= f);
+    let flat8out = wd >= 16 && flat(&[p7, p6, p5, p4], p0) && flat(&[q4, q5, q6, q7], q0);
+    let flat8in = wd >= 8 && flat(&[p3, p2, p1], p0) && flat(&[q1, q2, q3], q0);
     if wd >= 16 && flat8out && flat8in {
         // Output k (p6 ..= q6) averages the 15 taps centred on it, with the centre doubled and
         // the line extended by repeating p7 and q7.
@@ -216,13 +217,14 @@ fn filter_line(px: &mut [i32; 16], half: LfHalf) {
             px[k as usize] = sum >> 3;
         }
     } else {
-        let clip7 = |x: i32| x.clamp(-128, 127);
-        let pix = |x: i32| x.clamp(0, 255);
+        let half_range = 1 << (bit_depth - 1);
+        let clip7 = |x: i32| x.clamp(-half_range, half_range - 1);
+        let pix = |x: i32| x.clamp(0, (1 << bit_depth) - 1);
         let hev = (p1 - p0).abs() > h || (q1 - q0).abs() > h;
         let base = if hev { clip7(p1 - q1) } else { 0 };
         let f = clip7(3 * (q0 - p0) + base);
-        let f1 = (f + 4).min(127) >> 3;
-        let f2 = (f + 3).min(127) >> 3;
+        let f1 = (f + 4).min(half_range - 1) >> 3;
+        let f2 = (f + 3).min(half_range - 1) >> 3;
         px[7] = pix(p0 + f2);
         px[8] = pix(q0 - f1);
         if !hev {
@@ -238,6 +240,41 @@ fn filter_line(px: &mut [i32; 16], half: LfHalf) {
 /// # Safety
 /// The pixels `reach` before to `reach` after the edge on each of the 8 lines must be valid.
 pub unsafe fn filter_half(dst: *mut u8, stride: isize, dir: LfDir, half: LfHalf) {
+    filter_half_at(dst, stride, dir, half, 8)
+}
+
+/// A pixel of 8 bits in a byte, or of 10 or 12 in a 16-bit word.
+trait Pixel: Copy {
+    fn value(self) -> i32;
+    fn of(v: i32) -> Self;
+}
+
+impl Pixel for u8 {
+    fn value(self) -> i32 {
+        self as i32
+    }
+    fn of(v: i32) -> u8 {
+        v as u8
+    }
+}
+
+impl Pixel for u16 {
+    fn value(self) -> i32 {
+        self as i32
+    }
+    fn of(v: i32) -> u16 {
+        v as u16
+    }
+}
+
+/// [`filter_half`] on pixels of `bit_depth` bits (`stride` in pixels).
+unsafe fn filter_half_at<P: Pixel>(
+    dst: *mut P,
+    stride: isize,
+    dir: LfDir,
+    half: LfHalf,
+    bit_depth: u32,
+) {
     let (along, across) = match dir {
         LfDir::H => (stride, 1),
         LfDir::V => (1, stride),
@@ -247,14 +284,14 @@ pub unsafe fn filter_half(dst: *mut u8, stride: isize, dir: LfDir, half: LfHalf)
         let edge = dst.offset(line * along);
         let mut px = [0i32; 16];
         for k in -reach..reach {
-            px[(k + 8) as usize] = *edge.offset(k * across) as i32;
+            px[(k + 8) as usize] = (*edge.offset(k * across)).value();
         }
         let before = px;
-        filter_line(&mut px, half);
+        filter_line(&mut px, half, bit_depth);
         for k in -reach..reach {
             let v = px[(k + 8) as usize];
             if v != before[(k + 8) as usize] {
-                *edge.offset(k * across) = v as u8;
+                *edge.offset(k * across) = P::of(v);
             }
         }
     }
@@ -266,12 +303,42 @@ pub unsafe fn filter_half(dst: *mut u8, stride: isize, dir: LfDir, half: LfHalf)
 /// `dst` is the first pixel after the edge; the pixels [`LfFunction::reach`] on each side of every
 /// line must be valid.
 pub unsafe fn lf_now(f: LfFunction, dst: *mut u8, stride: isize, e: i32, i: i32, h: i32) {
+    lf_now_at(f, dst, stride, (e, i, h), 8)
+}
+
+/// [`lf_now`] at 10 or 12 bits: pixels of `bit_depth` bits in 16-bit words, `stride` in pixels.
+///
+/// # Safety
+/// As for [`lf_now`].
+pub unsafe fn lf_now_high(
+    f: LfFunction,
+    dst: *mut u16,
+    stride: isize,
+    thresholds: (i32, i32, i32),
+    bit_depth: u32,
+) {
+    lf_now_at(f, dst, stride, thresholds, bit_depth)
+}
+
+unsafe fn lf_now_at<P: Pixel>(
+    f: LfFunction,
+    dst: *mut P,
+    stride: isize,
+    (e, i, h): (i32, i32, i32),
+    bit_depth: u32,
+) {
     let along = match f.dir() {
         LfDir::H => stride,
         LfDir::V => 1,
     };
     for (n, half) in f.halves(e, i, h).into_iter().enumerate() {
-        filter_half(dst.offset(8 * n as isize * along), stride, f.dir(), half);
+        filter_half_at(
+            dst.offset(8 * n as isize * along),
+            stride,
+            f.dir(),
+            half,
+            bit_depth,
+        );
     }
 }
 
