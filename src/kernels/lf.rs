@@ -12,6 +12,7 @@
 //! running two calls that touch a common pixel in one submission.
 
 use super::job::{Job, JobHeader};
+use super::Pixel;
 
 /// Edge direction, FFmpeg's last index: `h` filters across a vertical edge (lines are rows),
 /// `v` across a horizontal edge (lines are columns).
@@ -241,30 +242,6 @@ fn filter_line(px: &mut [i32; 16], half: LfHalf, bit_depth: u32) {
 /// The pixels `reach` before to `reach` after the edge on each of the 8 lines must be valid.
 pub unsafe fn filter_half(dst: *mut u8, stride: isize, dir: LfDir, half: LfHalf) {
     filter_half_at(dst, stride, dir, half, 8)
-}
-
-/// A pixel of 8 bits in a byte, or of 10 or 12 in a 16-bit word.
-trait Pixel: Copy {
-    fn value(self) -> i32;
-    fn of(v: i32) -> Self;
-}
-
-impl Pixel for u8 {
-    fn value(self) -> i32 {
-        self as i32
-    }
-    fn of(v: i32) -> u8 {
-        v as u8
-    }
-}
-
-impl Pixel for u16 {
-    fn value(self) -> i32 {
-        self as i32
-    }
-    fn of(v: i32) -> u16 {
-        v as u16
-    }
 }
 
 /// [`filter_half`] on pixels of `bit_depth` bits (`stride` in pixels).

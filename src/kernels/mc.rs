@@ -1,11 +1,12 @@
-//! VP9 motion compensation, 8-bit: the CPU reference and the GPU job encoding.
+//! VP9 motion compensation: the CPU reference at 8, 10 and 12 bits, and the GPU job encoding
+//! (8-bit).
 //!
 //! The reference reproduces FFmpeg 5.1's C functions (`vp9dsp_template.c`, the `mc` table):
 //! - 8-tap filters read `src[-3..+4]` around each pixel, sum in 32 bits, round `(+64) >> 7`
-//!   and clip to 8 bits; the 2-D case filters rows `-3 .. h+4` horizontally into an 8-bit
-//!   intermediate, then filters that vertically;
-//! - bilinear: `a + ((m * (b - a) + 8) >> 4)`, the 2-D case through an 8-bit intermediate of
-//!   `h + 1` rows;
+//!   and clip to the pixel's depth; the 2-D case filters rows `-3 .. h+4` horizontally into an
+//!   intermediate of pixels, then filters that vertically;
+//! - bilinear: `a + ((m * (b - a) + 8) >> 4)`, the 2-D case through an intermediate of pixels
+//!   of `h + 1` rows;
 //! - avg: `(dst + p + 1) >> 1`; the full-pel functions copy or average.
 //!
 //! A function of the table ignores the offsets it has no pass for (the h functions ignore
@@ -17,6 +18,7 @@
 //! decoder does with its emulated-edge buffer.
 
 use super::job::{Job, JobHeader};
+use super::Pixel;
 
 /// FFmpeg's `FilterMode` order (the `mc` table's second index).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -350,23 +352,19 @@ impl McJob {
     }
 }
 
-fn clip(x: i32) -> u8 {
-    x.clamp(0, 255) as u8
-}
-
-/// One 8-tap output: `taps` applied to `at(-3) ..= at(4)`.
+/// One 8-tap output: `taps` applied to `at(-3) ..= at(4)`, clipped to `0 ..= max`.
 #[inline]
-fn tap8(taps: &[i32; 8], at: impl Fn(isize) -> i32) -> u8 {
+fn tap8(taps: &[i32; 8], max: i32, at: impl Fn(isize) -> i32) -> i32 {
     let mut sum = 64;
     for (k, t) in taps.iter().enumerate() {
         sum += t * at(k as isize - 3);
     }
-    clip(sum >> 7)
+    (sum >> 7).clamp(0, max)
 }
 
 #[inline]
-fn bilin(a: i32, b: i32, m: i32) -> u8 {
-    (a + ((m * (b - a) + 8) >> 4)) as u8
+fn bilin(a: i32, b: i32, m: i32) -> i32 {
+    a + ((m * (b - a) + 8) >> 4)
 }
 
 /// Runs one call at once on the CPU, as FFmpeg's C function does. A height outside
@@ -387,19 +385,48 @@ pub unsafe fn mc_now(
     mx: i32,
     my: i32,
 ) {
+    mc_now_at(f, (dst, dst_stride), (src, src_stride), h, (mx, my), 8)
+}
+
+/// [`mc_now`] at 10 or 12 bits: pixels of `bit_depth` bits in 16-bit words, strides in
+/// pixels. (FFmpeg's functions at those depths are the 8-bit ones over wider pixels, the clips
+/// the depth's.)
+///
+/// # Safety
+/// As for [`mc_now`].
+pub unsafe fn mc_now_high(
+    f: McFunction,
+    dst: (*mut u16, isize),
+    src: (*const u16, isize),
+    h: i32,
+    (mx, my): (i32, i32),
+    bit_depth: u32,
+) {
+    mc_now_at(f, dst, src, h, (mx, my), bit_depth)
+}
+
+unsafe fn mc_now_at<P: Pixel>(
+    f: McFunction,
+    (dst, dst_stride): (*mut P, isize),
+    (src, src_stride): (*const P, isize),
+    h: i32,
+    (mx, my): (i32, i32),
+    bit_depth: u32,
+) {
     if !(1..=MAX_HEIGHT).contains(&h) {
         return;
     }
+    let max = (1 << bit_depth) - 1;
     let (w, h) = (f.width, h as usize);
     let (mx, my) = (mx & 15, my & 15);
-    let px = |row: isize, col: isize| *src.offset(row * src_stride + col) as i32;
-    let put = |y: usize, x: usize, p: u8| {
+    let px = |row: isize, col: isize| (*src.offset(row * src_stride + col)).value();
+    let put = |y: usize, x: usize, p: i32| {
         let d = dst.offset(y as isize * dst_stride).add(x);
-        *d = if f.avg {
-            ((*d as u32 + p as u32 + 1) >> 1) as u8
+        *d = P::of(if f.avg {
+            ((*d).value() + p + 1) >> 1
         } else {
             p
-        };
+        });
     };
     if !(f.h && f.v) {
         // One pass (or a copy): FFmpeg reads and writes pixel by pixel, row by row, which
@@ -408,28 +435,32 @@ pub unsafe fn mc_now(
             for x in 0..w {
                 let (yi, xi) = (y as isize, x as isize);
                 let p = match (f.h, f.v, f.filter) {
-                    (false, false, _) => px(yi, xi) as u8,
+                    (false, false, _) => px(yi, xi),
                     (true, _, McFilter::Bilinear) => bilin(px(yi, xi), px(yi, xi + 1), mx),
                     (_, _, McFilter::Bilinear) => bilin(px(yi, xi), px(yi + 1, xi), my),
-                    (true, _, filter) => tap8(&SUBPEL_FILTERS[filter as usize][mx as usize], |k| {
-                        px(yi, xi + k)
-                    }),
-                    (_, _, filter) => tap8(&SUBPEL_FILTERS[filter as usize][my as usize], |k| {
-                        px(yi + k, xi)
-                    }),
+                    (true, _, filter) => {
+                        tap8(&SUBPEL_FILTERS[filter as usize][mx as usize], max, |k| {
+                            px(yi, xi + k)
+                        })
+                    }
+                    (_, _, filter) => {
+                        tap8(&SUBPEL_FILTERS[filter as usize][my as usize], max, |k| {
+                            px(yi + k, xi)
+                        })
+                    }
                 };
                 put(y, x, p);
             }
         }
         return;
     }
-    // Two passes: the whole 8-bit intermediate first, then the vertical pass into dst.
+    // Two passes: the whole intermediate (clipped pixels) first, then the vertical pass.
     if f.filter == McFilter::Bilinear {
         let mut mid = vec![0i32; w * (h + 1)];
         for y in 0..=h {
             for x in 0..w {
                 let (yi, xi) = (y as isize, x as isize);
-                mid[y * w + x] = bilin(px(yi, xi), px(yi, xi + 1), mx) as i32;
+                mid[y * w + x] = bilin(px(yi, xi), px(yi, xi + 1), mx);
             }
         }
         for y in 0..h {
@@ -444,12 +475,12 @@ pub unsafe fn mc_now(
     for y in 0..h + 7 {
         for x in 0..w {
             let (yi, xi) = (y as isize - 3, x as isize);
-            mid[y * w + x] = tap8(&taps[mx as usize], |k| px(yi, xi + k)) as i32;
+            mid[y * w + x] = tap8(&taps[mx as usize], max, |k| px(yi, xi + k));
         }
     }
     for y in 0..h {
         for x in 0..w {
-            let p = tap8(&taps[my as usize], |k| {
+            let p = tap8(&taps[my as usize], max, |k| {
                 mid[(y as isize + 3 + k) as usize * w + x]
             });
             put(y, x, p);

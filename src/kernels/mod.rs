@@ -16,6 +16,30 @@ pub mod mc;
 use itx::ItxKernel;
 pub use job::{Job, JobHeader};
 
+/// A pixel of the CPU references: of 8 bits in a byte, or of 10 or 12 in a 16-bit word.
+pub(crate) trait Pixel: Copy {
+    fn value(self) -> i32;
+    fn of(v: i32) -> Self;
+}
+
+impl Pixel for u8 {
+    fn value(self) -> i32 {
+        self as i32
+    }
+    fn of(v: i32) -> u8 {
+        v as u8
+    }
+}
+
+impl Pixel for u16 {
+    fn value(self) -> i32 {
+        self as i32
+    }
+    fn of(v: i32) -> u16 {
+        v as u16
+    }
+}
+
 /// A GPU kernel (a pipeline).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub enum Kernel {
