@@ -210,6 +210,7 @@ pub(super) unsafe fn run_job_on_cpu(
         | Kernel::Vp9Lf
         | Kernel::Vp9IpredCheck
         | Kernel::Vp9ItxHighCheck
+        | Kernel::LfFilterCheck
         | Kernel::CdefRowCopy
         | Kernel::CdefRow => unreachable!("{kernel:?} has no calls in the batch"),
     }

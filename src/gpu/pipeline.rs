@@ -201,6 +201,7 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         "vp9_lf",
         "vp9_ipred_check",
         "vp9_itx_high_check",
+        "lf_filter_check",
         "cdef_row_copy",
         "cdef_row",
     ] {

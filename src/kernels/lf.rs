@@ -236,6 +236,13 @@ fn filter_line(px: &mut [i32; 16], half: LfHalf, bit_depth: u32) {
     }
 }
 
+/// One line of `bit_depth` bits filtered: `px[k]` is the pixel at distance `k - 8` from the edge.
+/// For the tests of the GPU's arithmetic.
+#[doc(hidden)]
+pub fn one_line(px: &mut [i32; 16], half: LfHalf, bit_depth: u32) {
+    filter_line(px, half, bit_depth)
+}
+
 /// Filters 8 lines of one half at `dst` (the first pixel after the edge of line 0).
 ///
 /// # Safety

@@ -58,15 +58,16 @@ pub enum Kernel {
     /// job, of 64 invocations but for inter blocks: their prediction (a record each, as many
     /// invocations as the device's subgroup), then their residuals (a group of transform
     /// blocks each, 32), intra blocks (a superblock plane each, 32 on a device whose subgroups
-    /// are narrower), the loop filter (a superblock plane each), and two kernels for the
-    /// tests alone: the intra predictors, and the transforms at 10 and 12 bits (a block each,
-    /// 32).
+    /// are narrower), the loop filter (a superblock plane each), and three kernels for the
+    /// tests alone: the intra predictors, the transforms at 10 and 12 bits (a block each, 32),
+    /// and the loop filter's arithmetic at every depth (a line each).
     Vp9Inter,
     Vp9InterResidual,
     Vp9Intra,
     Vp9Lf,
     Vp9IpredCheck,
     Vp9ItxHighCheck,
+    LfFilterCheck,
     /// AV1's CDEF a superblock row at a time (`shaders/cdef_row*.comp`, [`cdef_row`]): the
     /// row's rows copied first (a workgroup per 256 bytes of a plane's row), then a workgroup
     /// of 64 invocations per 8x8 block.
@@ -79,7 +80,7 @@ pub enum Kernel {
 pub const RESIDUAL_GROUP: usize = 8;
 
 /// The kernels after the transforms, in index order.
-const AFTER_TRANSFORMS: [Kernel; 12] = [
+const AFTER_TRANSFORMS: [Kernel; 13] = [
     Kernel::Mc,
     Kernel::Lf,
     Kernel::Cdef,
@@ -90,6 +91,7 @@ const AFTER_TRANSFORMS: [Kernel; 12] = [
     Kernel::Vp9Lf,
     Kernel::Vp9IpredCheck,
     Kernel::Vp9ItxHighCheck,
+    Kernel::LfFilterCheck,
     Kernel::CdefRowCopy,
     Kernel::CdefRow,
 ];
@@ -114,8 +116,9 @@ impl Kernel {
             Kernel::Vp9Lf => after(7),
             Kernel::Vp9IpredCheck => after(8),
             Kernel::Vp9ItxHighCheck => after(9),
-            Kernel::CdefRowCopy => after(10),
-            Kernel::CdefRow => after(11),
+            Kernel::LfFilterCheck => after(10),
+            Kernel::CdefRowCopy => after(11),
+            Kernel::CdefRow => after(12),
         }
     }
 

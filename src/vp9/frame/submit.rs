@@ -57,6 +57,7 @@ fn stage_of(kernel: Kernel) -> Option<usize> {
         | Kernel::LfSb
         | Kernel::Vp9IpredCheck
         | Kernel::Vp9ItxHighCheck
+        | Kernel::LfFilterCheck
         | Kernel::CdefRowCopy
         | Kernel::CdefRow => None,
     }

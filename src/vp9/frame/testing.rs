@@ -1,6 +1,6 @@
 //! The frame path's kernels run alone, for the tests of their arithmetic against the CPU
-//! references (`tests/frame_ipred.rs`, `tests/itx_high_gpu.rs`). Not part of the decoder's
-//! path.
+//! references (`tests/frame_ipred.rs`, `tests/itx_high_gpu.rs`, `tests/mc_lf_gpu.rs`). Not
+//! part of the decoder's path.
 
 use crate::gpu::memory::HostBuffer;
 use crate::gpu::once::run_once;
@@ -113,5 +113,45 @@ pub fn high_residuals(cases: &[HighItxCase]) -> GpuResult<Vec<Vec<i32>>> {
                     .to_vec()
             }
         })
+        .collect())
+}
+
+/// One line across an edge for the loop filter's arithmetic (`shaders/lf_filter.glsl`): the
+/// width (4, 8 or 16), the bit depth, the thresholds E, I and H, and the 16 pixels from 8
+/// before the edge.
+#[derive(Clone, Debug)]
+pub struct LfCase {
+    pub wd: u32,
+    pub bit_depth: u32,
+    pub thresholds: (i32, i32, i32),
+    pub line: [i32; 16],
+}
+
+/// Each case's line filtered on the GPU (`shaders/lf_filter_check.comp`).
+pub fn filter_lines(cases: &[LfCase]) -> GpuResult<Vec<[i32; 16]>> {
+    let gpu = crate::gpu::get().ok_or("no usable Vulkan device")?;
+    if cases.is_empty() {
+        return Ok(Vec::new());
+    }
+    let input = HostBuffer::coherent_zeroed(gpu, (cases.len() * 20 * 4) as u64)?;
+    let output = HostBuffer::coherent_zeroed(gpu, (cases.len() * 16 * 4) as u64)?;
+    let mut words = Vec::with_capacity(cases.len() * 20);
+    for c in cases {
+        let (e, i, h) = c.thresholds;
+        words.extend([(c.wd | c.bit_depth << 8) as i32, e, i, h]);
+        words.extend(c.line);
+    }
+    // SAFETY: the buffer holds exactly these words.
+    unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), input.ptr as *mut i32, words.len()) };
+    run_once(
+        &[(Kernel::LfFilterCheck, cases.len() as u32)],
+        [&input, &output, &output, &output, &output].map(|b| b.as_ref()),
+    )?;
+    output.invalidate(0..output.size)?;
+    // SAFETY: inside the buffer, which the GPU no longer writes.
+    let all = unsafe { std::slice::from_raw_parts(output.ptr as *const i32, cases.len() * 16) };
+    Ok(all
+        .chunks(16)
+        .map(|l| l.try_into().expect("16 words"))
         .collect())
 }
