@@ -7,7 +7,8 @@
 mod common;
 
 use common::{dav1d_c, CdefFn, Rng};
-use daedalus::kernels::cdef::{self, Pixel, Strengths, BLOCK_SIZES, WINDOW_LEN};
+use daedalus::kernels::cdef::{self, Strengths, BLOCK_SIZES, WINDOW_LEN};
+use daedalus::kernels::Pixel;
 
 /// A frame area with the block at (16, 16), and dav1d's separate `left`, `top` and `bottom`
 /// inputs, all random (or extreme) pixels of `bits` bits.

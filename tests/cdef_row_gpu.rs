@@ -10,8 +10,8 @@ mod common;
 use common::cdef_rows::{lines, random_case, reference, row_of, to_bytes, Case, Frame};
 use common::{assert_validation_clean, Rng};
 use daedalus::av1::cdef_apply::filter_row_once;
-use daedalus::kernels::cdef::Pixel;
 use daedalus::kernels::cdef_row::Layout;
+use daedalus::kernels::Pixel;
 
 /// Every row of the case on the GPU, in order.
 fn on_gpu<P: Pixel>(case: &Case<P>) -> Frame<P> {

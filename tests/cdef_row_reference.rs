@@ -14,8 +14,9 @@ mod common;
 
 use common::cdef_rows::{random_case, reference, Case, Frame};
 use common::{dav1d_c, CdefDsp, CdefFn, Rng};
-use daedalus::kernels::cdef::{Pixel, HAVE_BOTTOM, HAVE_LEFT, HAVE_RIGHT, HAVE_TOP};
+use daedalus::kernels::cdef::{HAVE_BOTTOM, HAVE_LEFT, HAVE_RIGHT, HAVE_TOP};
 use daedalus::kernels::cdef_row::{self, Layout};
+use daedalus::kernels::Pixel;
 
 type Dir8 = unsafe extern "C" fn(*const u8, isize, *mut u32) -> i32;
 type Dir16 = unsafe extern "C" fn(*const u16, isize, *mut u32, i32) -> i32;

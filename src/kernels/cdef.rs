@@ -12,6 +12,7 @@
 //! later: the window is all the filter reads.
 
 use super::job::{Job, JobHeader};
+use super::Pixel;
 
 /// Row stride of the padded window, and its size: (8 + 4) x (8 + 4) values.
 pub const WINDOW_STRIDE: usize = 12;
@@ -49,30 +50,6 @@ const DIRECTIONS: [[i32; 2]; 12] = {
         [1, -S + 2],          // 1
     ]
 };
-
-/// A pixel of 8 or 16 bits.
-pub trait Pixel: Copy {
-    fn value(self) -> i32;
-    fn from_value(v: i32) -> Self;
-}
-
-impl Pixel for u8 {
-    fn value(self) -> i32 {
-        self as i32
-    }
-    fn from_value(v: i32) -> Self {
-        v as u8
-    }
-}
-
-impl Pixel for u16 {
-    fn value(self) -> i32 {
-        self as i32
-    }
-    fn from_value(v: i32) -> Self {
-        v as u16
-    }
-}
 
 /// One call's filter settings, as dav1d passes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

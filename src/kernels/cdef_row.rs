@@ -16,9 +16,10 @@
 //! strengths, each 64x64 block's `cdef_idx` and each 8x8 block's "has coefficients" bit.
 
 use super::cdef::{
-    filter_pixel, Pixel, Strengths, HAVE_BOTTOM, HAVE_LEFT, HAVE_RIGHT, HAVE_TOP, WINDOW_LEN,
+    filter_pixel, Strengths, HAVE_BOTTOM, HAVE_LEFT, HAVE_RIGHT, HAVE_TOP, WINDOW_LEN,
     WINDOW_ORIGIN, WINDOW_STRIDE,
 };
+use super::Pixel;
 
 /// dav1d's `Dav1dPixelLayout`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -275,7 +275,7 @@ unsafe fn filter_half_at<P: Pixel>(
         for k in -reach..reach {
             let v = px[(k + 8) as usize];
             if v != before[(k + 8) as usize] {
-                *edge.offset(k * across) = P::of(v);
+                *edge.offset(k * across) = P::from_value(v);
             }
         }
     }

@@ -422,7 +422,7 @@ unsafe fn mc_now_at<P: Pixel>(
     let px = |row: isize, col: isize| (*src.offset(row * src_stride + col)).value();
     let put = |y: usize, x: usize, p: i32| {
         let d = dst.offset(y as isize * dst_stride).add(x);
-        *d = P::of(if f.avg {
+        *d = P::from_value(if f.avg {
             ((*d).value() + p + 1) >> 1
         } else {
             p

@@ -16,17 +16,18 @@ pub mod mc;
 use itx::ItxKernel;
 pub use job::{Job, JobHeader};
 
-/// A pixel of the CPU references: of 8 bits in a byte, or of 10 or 12 in a 16-bit word.
-pub(crate) trait Pixel: Copy {
+/// A pixel of the CPU references: of 8 bits in a byte, or of more (10, 12, dav1d's 16-bit
+/// builds) in a 16-bit word.
+pub trait Pixel: Copy {
     fn value(self) -> i32;
-    fn of(v: i32) -> Self;
+    fn from_value(v: i32) -> Self;
 }
 
 impl Pixel for u8 {
     fn value(self) -> i32 {
         self as i32
     }
-    fn of(v: i32) -> u8 {
+    fn from_value(v: i32) -> Self {
         v as u8
     }
 }
@@ -35,7 +36,7 @@ impl Pixel for u16 {
     fn value(self) -> i32 {
         self as i32
     }
-    fn of(v: i32) -> u16 {
+    fn from_value(v: i32) -> Self {
         v as u16
     }
 }

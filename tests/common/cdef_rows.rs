@@ -2,8 +2,8 @@
 //! reference run over a whole frame a row at a time.
 
 use super::Rng;
-use daedalus::kernels::cdef::Pixel;
 use daedalus::kernels::cdef_row::{self, FrameParams, Layout, PlaneAt, Row, RowInput};
+use daedalus::kernels::Pixel;
 
 /// A frame's planes (strides in pixels; rows to a multiple of 8 luma rows, and 8 more so
 /// that dav1d's `bottom` pointer of the last strip stays inside).
