@@ -8,6 +8,26 @@ use crate::gpu::GpuResult;
 use crate::kernels::itx::{Transform, Tx1d};
 use crate::kernels::Kernel;
 
+/// Runs `kernel` alone, a workgroup for each of `cases` cases: `words` in binding 0, and in
+/// binding 1 `out_words` zeroed 32-bit words, which it returns once the GPU is done.
+fn run_alone(kernel: Kernel, cases: usize, words: &[u32], out_words: usize) -> GpuResult<Vec<u32>> {
+    let gpu = crate::gpu::get().ok_or("no usable Vulkan device")?;
+    if cases == 0 {
+        return Ok(Vec::new());
+    }
+    let input = HostBuffer::coherent_zeroed(gpu, (words.len() * 4) as u64)?;
+    let output = HostBuffer::coherent_zeroed(gpu, (out_words * 4) as u64)?;
+    // SAFETY: the buffer holds exactly these words.
+    unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), input.ptr as *mut u32, words.len()) };
+    run_once(
+        &[(kernel, cases as u32)],
+        [&input, &output, &output, &output, &output].map(|b| b.as_ref()),
+    )?;
+    output.invalidate(0..output.size)?;
+    // SAFETY: the buffer's words, which the GPU no longer writes.
+    Ok(unsafe { std::slice::from_raw_parts(output.ptr as *const u32, out_words).to_vec() })
+}
+
 /// One intra prediction for the GPU: the converted mode, the size (4 << size_log2), the bit
 /// depth (8, 10 or 12), and the edges as `shaders/vp9_ipred.glsl` keeps them: the top-left,
 /// the row above (64), and the column left of the block top to bottom (32).
@@ -27,12 +47,6 @@ const OUT_PIXELS: usize = 1024;
 /// Predicts every case on the GPU (`shaders/vp9_ipred_check.comp`); returns each block,
 /// row-major.
 pub fn predict_intra(cases: &[IntraCase]) -> GpuResult<Vec<Vec<u16>>> {
-    let gpu = crate::gpu::get().ok_or("no usable Vulkan device")?;
-    if cases.is_empty() {
-        return Ok(Vec::new());
-    }
-    let input = HostBuffer::coherent_zeroed(gpu, (cases.len() * CASE_WORDS * 4) as u64)?;
-    let output = HostBuffer::coherent_zeroed(gpu, (cases.len() * OUT_PIXELS * 2) as u64)?;
     let mut words = Vec::with_capacity(cases.len() * CASE_WORDS);
     for c in cases {
         words.push(c.mode as u32 | (c.size_log2 as u32) << 8 | c.bit_depth << 12);
@@ -40,22 +54,21 @@ pub fn predict_intra(cases: &[IntraCase]) -> GpuResult<Vec<Vec<u16>>> {
         words.extend(c.top.iter().map(|&p| p as u32));
         words.extend(c.left.iter().map(|&p| p as u32));
     }
-    // SAFETY: the buffer holds exactly these words.
-    unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), input.ptr as *mut u32, words.len()) };
-    run_once(
-        &[(Kernel::Vp9IpredCheck, cases.len() as u32)],
-        [&input, &output, &output, &output, &output].map(|b| b.as_ref()),
+    // (Two 16-bit pixels a word, the first in the low half.)
+    let out = run_alone(
+        Kernel::Vp9IpredCheck,
+        cases.len(),
+        &words,
+        cases.len() * OUT_PIXELS / 2,
     )?;
-    output.invalidate(0..output.size)?;
+    let pixels: Vec<u16> = out
+        .iter()
+        .flat_map(|&w| [w as u16, (w >> 16) as u16])
+        .collect();
     Ok(cases
         .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let n = 4usize << c.size_log2;
-            let at = (output.ptr as *const u16).wrapping_add(i * OUT_PIXELS);
-            // SAFETY: inside the buffer, which the GPU no longer writes.
-            unsafe { std::slice::from_raw_parts(at, n * n).to_vec() }
-        })
+        .zip(pixels.chunks(OUT_PIXELS))
+        .map(|(c, block)| block[..(4usize << c.size_log2).pow(2)].to_vec())
         .collect())
 }
 
@@ -73,12 +86,6 @@ const ITX_OUT_WORDS: usize = 1024;
 
 /// Each case's residual on the GPU (`shaders/vp9_itx_high_check.comp`), row-major.
 pub fn high_residuals(cases: &[HighItxCase]) -> GpuResult<Vec<Vec<i32>>> {
-    let gpu = crate::gpu::get().ok_or("no usable Vulkan device")?;
-    if cases.is_empty() {
-        return Ok(Vec::new());
-    }
-    let input = HostBuffer::coherent_zeroed(gpu, (cases.len() * ITX_CASE_WORDS * 4) as u64)?;
-    let output = HostBuffer::coherent_zeroed(gpu, (cases.len() * ITX_OUT_WORDS * 4) as u64)?;
     let kind = |k: Tx1d| match k {
         Tx1d::Dct => 0u32,
         Tx1d::Adst => 1,
@@ -95,24 +102,16 @@ pub fn high_residuals(cases: &[HighItxCase]) -> GpuResult<Vec<Vec<i32>>> {
             *w = v as u32;
         }
     }
-    // SAFETY: the buffer holds exactly these words.
-    unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), input.ptr as *mut u32, words.len()) };
-    run_once(
-        &[(Kernel::Vp9ItxHighCheck, cases.len() as u32)],
-        [&input, &output, &output, &output, &output].map(|b| b.as_ref()),
+    let out = run_alone(
+        Kernel::Vp9ItxHighCheck,
+        cases.len(),
+        &words,
+        cases.len() * ITX_OUT_WORDS,
     )?;
-    output.invalidate(0..output.size)?;
     Ok(cases
         .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let n2 = c.tx.coefs();
-            // SAFETY: inside the buffer, which the GPU no longer writes.
-            unsafe {
-                std::slice::from_raw_parts((output.ptr as *const i32).add(i * ITX_OUT_WORDS), n2)
-                    .to_vec()
-            }
-        })
+        .zip(out.chunks(ITX_OUT_WORDS))
+        .map(|(c, res)| res[..c.tx.coefs()].iter().map(|&w| w as i32).collect())
         .collect())
 }
 
@@ -129,29 +128,15 @@ pub struct LfCase {
 
 /// Each case's line filtered on the GPU (`shaders/lf_filter_check.comp`).
 pub fn filter_lines(cases: &[LfCase]) -> GpuResult<Vec<[i32; 16]>> {
-    let gpu = crate::gpu::get().ok_or("no usable Vulkan device")?;
-    if cases.is_empty() {
-        return Ok(Vec::new());
-    }
-    let input = HostBuffer::coherent_zeroed(gpu, (cases.len() * 20 * 4) as u64)?;
-    let output = HostBuffer::coherent_zeroed(gpu, (cases.len() * 16 * 4) as u64)?;
     let mut words = Vec::with_capacity(cases.len() * 20);
     for c in cases {
         let (e, i, h) = c.thresholds;
-        words.extend([(c.wd | c.bit_depth << 8) as i32, e, i, h]);
-        words.extend(c.line);
+        words.extend([c.wd | c.bit_depth << 8, e as u32, i as u32, h as u32]);
+        words.extend(c.line.map(|p| p as u32));
     }
-    // SAFETY: the buffer holds exactly these words.
-    unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), input.ptr as *mut i32, words.len()) };
-    run_once(
-        &[(Kernel::LfFilterCheck, cases.len() as u32)],
-        [&input, &output, &output, &output, &output].map(|b| b.as_ref()),
-    )?;
-    output.invalidate(0..output.size)?;
-    // SAFETY: inside the buffer, which the GPU no longer writes.
-    let all = unsafe { std::slice::from_raw_parts(output.ptr as *const i32, cases.len() * 16) };
-    Ok(all
+    let out = run_alone(Kernel::LfFilterCheck, cases.len(), &words, cases.len() * 16)?;
+    Ok(out
         .chunks(16)
-        .map(|l| l.try_into().expect("16 words"))
+        .map(|l| std::array::from_fn(|k| l[k] as i32))
         .collect())
 }
