@@ -199,6 +199,18 @@ fn paint_line(rng: &mut Rng, line: &mut [u8; 16]) {
     }
 }
 
+/// [`paint_line`] at `bit_depth`: the 8-bit line scaled, each pixel a step of the depth's
+/// flatness bound (`1 << (bit_depth - 8)`) or one past it away, or none.
+fn paint_line_at_depth(rng: &mut Rng, bit_depth: u32) -> [i32; 16] {
+    let mut painted = [0u8; 16];
+    paint_line(rng, &mut painted);
+    let (up, max) = (bit_depth - 8, (1 << bit_depth) - 1);
+    painted.map(|v| {
+        let fine = [0, 1 << up, (1 << up) + 1][rng.below(3)];
+        (((v as i32) << up) + fine).min(max)
+    })
+}
+
 /// A random loop-filter call inside its canvas, its lines painted first.
 fn random_lf(rng: &mut Rng, canvases: &mut [Canvas], dsts: &[usize]) -> Call {
     let all = LfFunction::all();
@@ -615,7 +627,6 @@ fn lf_reference_matches_ffmpeg_c_everywhere() {
 fn lf_reference_matches_ffmpeg_c_at_10_and_12_bits() {
     for bit_depth in [10u32, 12] {
         let dsp = ffmpeg_c_at(bit_depth as i32);
-        let up = bit_depth - 8;
         let mut rng = Rng::new(42 + bit_depth as u64);
         for f in LfFunction::all() {
             for _ in 0..300 {
@@ -627,16 +638,13 @@ fn lf_reference_matches_ffmpeg_c_at_10_and_12_bits() {
                     LfDir::V => (8, 16),
                 };
                 for n in 0..f.lines() {
-                    let mut line = [0u8; 16];
-                    paint_line(&mut rng, &mut line);
+                    let line = paint_line_at_depth(&mut rng, bit_depth);
                     for (k, &v) in line.iter().enumerate() {
                         let (px, py) = match f.dir() {
                             LfDir::H => (x + k - 8, y + n),
                             LfDir::V => (x + n, y + k - 8),
                         };
-                        // (A step of the bound or one past it, or none.)
-                        let fine: i64 = [0, 1 << up, (1 << up) + 1][rng.below(3)];
-                        a[py * stride + px] = (((v as i64) << up) + fine).min(max) as u16;
+                        a[py * stride + px] = v as u16;
                     }
                 }
                 let mut b = a.clone();
@@ -679,16 +687,9 @@ fn lf_arithmetic_on_the_gpu_at_every_depth_equals_the_reference() {
     let mut rng = Rng::new(43);
     let mut cases = Vec::new();
     for bit_depth in [8u32, 10, 12] {
-        let up = bit_depth - 8;
-        let max = (1i64 << bit_depth) - 1;
         for wd in [4u32, 8, 16] {
             for _ in 0..400 {
-                let mut painted = [0u8; 16];
-                paint_line(&mut rng, &mut painted);
-                let line = painted.map(|v| {
-                    let fine: i64 = [0, 1 << up, (1 << up) + 1][rng.below(3)];
-                    (((v as i64) << up) + fine).min(max) as i32
-                });
+                let line = paint_line_at_depth(&mut rng, bit_depth);
                 let f = LfFunction::Lines8 {
                     wd: wd as u8,
                     dir: LfDir::H,
