@@ -1,6 +1,7 @@
 //! Build steps:
 //! 1. every `shaders/*.comp` -> SPIR-V (Vulkan 1.1) with glslangValidator, embedded in the
-//!    library through `$OUT_DIR/shaders.rs`; a shader that does not compile fails the build;
+//!    library through `$OUT_DIR/shaders.rs`, and again for each variant it names (a line
+//!    `// variant: NAME DEFINE`); a shader that does not compile fails the build;
 //! 2. the C header from `src/ffi/dsp.rs`, `src/ffi.rs` and the providers' lookups
 //!    (`src/vp9/lookup.rs`, `src/av1/lookup.rs`) with cbindgen into
 //!    `$OUT_DIR/daedalus.h`; with `DAEDALUS_BLESS_HEADER=1` it is also written to
@@ -68,31 +69,67 @@ fn compile_shaders(dir: &Path, out: &Path) {
     table.push_str("pub static SHADERS: &[(&str, &[u8])] = &[\n");
     for src in &sources {
         let stem = src.file_stem().unwrap().to_str().unwrap();
-        let spv = out.join(format!("{stem}.spv"));
-        let result = Command::new("glslangValidator")
-            .args(["-V", "--target-env", "vulkan1.1"])
-            .arg(format!("-I{}", dir.display()))
-            .arg("-o")
-            .arg(&spv)
-            .arg(src)
-            .output()
-            .unwrap_or_else(|e| {
-                panic!("cannot run glslangValidator ({e}): install glslang-tools (scripts/setup)")
-            });
-        if !result.status.success() {
-            panic!(
-                "shader {} does not compile:\n{}{}",
-                src.display(),
-                String::from_utf8_lossy(&result.stdout),
-                String::from_utf8_lossy(&result.stderr)
+        let text = fs::read_to_string(src)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", src.display()));
+        let mut builds = vec![(stem.to_string(), None)];
+        builds.extend(variants(src, &text));
+        for (name, define) in builds {
+            compile_shader(
+                dir,
+                src,
+                &out.join(format!("{name}.spv")),
+                define.as_deref(),
             );
+            table.push_str(&format!(
+                "    ({name:?}, include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{name}.spv\"))),\n"
+            ));
         }
-        table.push_str(&format!(
-            "    ({stem:?}, include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{stem}.spv\"))),\n"
-        ));
     }
     table.push_str("];\n");
     fs::write(out.join("shaders.rs"), table).unwrap();
+}
+
+/// A shader's variants: each line `// variant: NAME DEFINE` builds the file once more as
+/// shader NAME with DEFINE defined (the frame path's kernels at 10 and 12 bits, say).
+fn variants(src: &Path, text: &str) -> Vec<(String, Option<String>)> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("// variant: "))
+        .map(
+            |rest| match rest.split_whitespace().collect::<Vec<_>>()[..] {
+                [name, define] => (name.to_string(), Some(define.to_string())),
+                _ => panic!(
+                    "{}: `// variant: NAME DEFINE` expected, not `{rest}`",
+                    src.display()
+                ),
+            },
+        )
+        .collect()
+}
+
+fn compile_shader(dir: &Path, src: &Path, spv: &Path, define: Option<&str>) {
+    let mut command = Command::new("glslangValidator");
+    command.args(["-V", "--target-env", "vulkan1.1"]);
+    if let Some(define) = define {
+        command.arg(format!("-D{define}"));
+    }
+    let result = command
+        .arg(format!("-I{}", dir.display()))
+        .arg("-o")
+        .arg(spv)
+        .arg(src)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run glslangValidator ({e}): install glslang-tools (scripts/setup)")
+        });
+    if !result.status.success() {
+        panic!(
+            "shader {}{} does not compile:\n{}{}",
+            src.display(),
+            define.map(|d| format!(" with {d}")).unwrap_or_default(),
+            String::from_utf8_lossy(&result.stdout),
+            String::from_utf8_lossy(&result.stderr)
+        );
+    }
 }
 
 /// The DSP exports, among them those that macros define.

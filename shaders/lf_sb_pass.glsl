@@ -2,7 +2,9 @@
 // workgroup per plane) and the frame path's vp9_lf.comp, which loads the record itself
 // (LF_RECORD_FROM_INCLUDER). The includer declares `coefs` (but for that one), and the frame's
 // pixels as `px` and `px_coherent` (the same bytes; the passes read and write them through
-// `px_coherent`, since the rows pass reads what other invocations wrote in the columns pass).
+// `px_coherent`, since the rows pass reads what other invocations wrote in the columns pass),
+// of type LF_PIXEL (8 bits unless it says otherwise; at 16, LF_BIT_DEPTH gives the depth and
+// the pixels are read one at a time, not by words). Offsets and strides count pixels.
 // The workgroup first walks the plane's edge masks as FFmpeg's `ff_vp9_loopfilter_sb`
 // does, an invocation per segment and step of the walk, into a table per pass; then each pass
 // filters: invocation `line` filters line `line` of the superblock (a row for the columns
@@ -22,6 +24,10 @@
 // thresholds of each level).
 
 #include "lf_filter.glsl"
+
+#ifndef LF_PIXEL
+#define LF_PIXEL uint8_t
+#endif
 
 const uint EDGES = 16u;
 // A line's pixels across: 8 before the superblock to 8 after it. Read into registers (or the
@@ -148,9 +154,9 @@ uint load_pixel(uint at, bool both)
 void store_pixel(uint at, int v, bool both)
 {
     if (both)
-        px_coherent[at] = uint8_t(v);
+        px_coherent[at] = LF_PIXEL(v);
     else
-        px[at] = uint8_t(v);
+        px[at] = LF_PIXEL(v);
 }
 
 uint load_word(uint at, bool both)
@@ -308,7 +314,8 @@ void filter_recorded_plane(uvec4 jb, int line)
     barrier();
     // The same for every line. (Offsets count from the buffer's binding, at offset 0, where
     // the word view starts too.)
-    bool tiled = ((jb.x | jb.y) & 3u) == 0u;
+    // (16-bit pixels are read one at a time.)
+    bool tiled = ((jb.x | jb.y) & 3u) == 0u && LF_BIT_DEPTH == 8;
     // Both passes read and write through `px_coherent`. (Chosen at run time from the job's
     // bits 4 and 5, always 0: with the choice known when compiled, NVIDIA's compiler made the
     // frame path's loop filter 4 % slower on the H200, docs/benchmarks-history.md.)

@@ -5,8 +5,11 @@
 // prediction (vp9_mc.glsl), so that both compute the same; each fetches its own pixels and
 // taps. Taps and pixels travel as vectors of 4, not arrays (see shift_in).
 
-// av_clip_pixel.
-int clip_pixel(int x) { return clamp(x, 0, 255); }
+// av_clip_pixel (MC_PIXEL_MAX: the includer's pixel maximum, 255 unless it says otherwise).
+#ifndef MC_PIXEL_MAX
+#define MC_PIXEL_MAX 255
+#endif
+int clip_pixel(int x) { return clamp(x, 0, MC_PIXEL_MAX); }
 
 // The 8 taps of a filter phase: a = taps 0 .. 3, b = taps 4 .. 7.
 struct Taps {

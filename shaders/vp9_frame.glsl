@@ -8,6 +8,9 @@
 // or word offsets the header gives. Seen as words, as 16-bit coefficients and as bytes.
 // Binding 1, the frame being reconstructed (its three planes in one buffer). Bindings 2-4, the
 // references last, golden and altref (each bound to the frame's data where there is none).
+//
+// VP9_HIGH (the `_high` variants of the kernels): 10 and 12 bits, the depth the header's; pixels
+// of 16 bits, coefficients of 32 (FFmpeg's at those depths). Otherwise 8 bits.
 
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_16bit_storage : require
@@ -17,14 +20,28 @@
 #define WORKGROUP 64
 #endif
 
+#ifdef VP9_HIGH
+#define PIXEL uint16_t
+// log2 of a pixel's bytes, of the pixels in a word, and a pixel's bits
+#define PIXEL_SHIFT 1u
+#define WORD_PIXELS_LOG2 1
+#define PIXEL_BITS 16
+#else
+#define PIXEL uint8_t
+#define PIXEL_SHIFT 0u
+#define WORD_PIXELS_LOG2 2
+#define PIXEL_BITS 8
+#endif
+#define WORD_PIXELS (1 << WORD_PIXELS_LOG2)
+
 layout(std430, set = 0, binding = 0) buffer Data { uint data[]; };
 layout(std430, set = 0, binding = 0) readonly buffer DataCoefs { int16_t data_coefs[]; };
 layout(std430, set = 0, binding = 0) buffer DataBytes { uint8_t data_bytes[]; };
-layout(std430, set = 0, binding = 1) coherent buffer Cur { uint8_t cur[]; };
-layout(std430, set = 0, binding = 2) readonly buffer Ref0 { uint8_t ref0[]; };
-layout(std430, set = 0, binding = 3) readonly buffer Ref1 { uint8_t ref1[]; };
-layout(std430, set = 0, binding = 4) readonly buffer Ref2 { uint8_t ref2[]; };
-// The same, a word (4 pixels) at a time.
+layout(std430, set = 0, binding = 1) coherent buffer Cur { PIXEL cur[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Ref0 { PIXEL ref0[]; };
+layout(std430, set = 0, binding = 3) readonly buffer Ref1 { PIXEL ref1[]; };
+layout(std430, set = 0, binding = 4) readonly buffer Ref2 { PIXEL ref2[]; };
+// The same, a word (WORD_PIXELS pixels) at a time.
 layout(std430, set = 0, binding = 2) readonly buffer Ref0Words { uint ref0_words[]; };
 layout(std430, set = 0, binding = 3) readonly buffer Ref1Words { uint ref1_words[]; };
 layout(std430, set = 0, binding = 4) readonly buffer Ref2Words { uint ref2_words[]; };
@@ -45,10 +62,11 @@ const uint H_LOSSLESS = 6u;
 const uint H_STATUS = 7u;        // what the kernels found: STATUS_*
 const uint H_PLANE = 8u;         // 3 x (byte offset in binding 1, stride in bytes)
 const uint H_RECORDS = 14u;      // word offset of the records
-const uint H_COEFS = 15u;        // 3 x index of the plane's first coefficient (16-bit)
+const uint H_COEFS = 15u;        // 3 x index of the plane's first coefficient (see coef_at)
 const uint H_EOBS = 18u;         // 3 x byte offset of the plane's end-of-block positions
 const uint H_LOOPFILTER = 21u;   // byte offset of the superblocks' levels and masks
 const uint H_SB_BLOCKS = 22u;    // word offset of where each superblock's records are
+const uint H_BIT_DEPTH = 23u;
 const uint H_JOBS = 26u;         // word offset of the job lists
 const uint H_REF = 32u;          // 3 x 16 words: see REF_*
 const uint H_TAPS = 80u;         // the 8-tap filters: [smooth, regular, sharp][16][8] bytes
@@ -66,6 +84,17 @@ const uint REF_STEP = 10u;
 const uint STATUS_OVERFLOW = 1u;
 
 uint header(uint word) { return data[word]; }
+
+#ifdef VP9_HIGH
+int bit_depth() { return int(header(H_BIT_DEPTH)); }
+// Coefficient `i` of the parsed data: 32-bit words.
+int coef_at(uint i) { return int(data[i]); }
+#else
+int bit_depth() { return 8; }
+// Coefficient `i` of the parsed data: 16 bits each.
+int coef_at(uint i) { return int(data_coefs[i]); }
+#endif
+int pixel_max() { return (1 << bit_depth()) - 1; }
 
 // FFmpeg's enum BlockSize and the record's flags (src/vp9/frame/records.rs).
 const uint BS_8X8 = 9u;
@@ -136,10 +165,11 @@ const uint BWH4[13] = uint[13](0x1010u, 0x0810u, 0x1008u, 0x0808u, 0x0408u, 0x08
 uvec2 bw4(uint bs) { return uvec2(BWH4[bs] & 0xffu, BWH4[bs] >> 8); }
 uvec2 bw8(uint bs) { return max(bw4(bs) >> 1, uvec2(1u)); }
 
-// A plane's pixels: byte offset in binding 1, stride, and its decoded size (FFmpeg writes
-// whole 8x8 blocks: cols * 8 by rows * 8 luma pixels, subsampled for chroma).
-uint plane_offset(uint p) { return header(H_PLANE + 2u * p); }
-int plane_stride(uint p) { return int(header(H_PLANE + 2u * p + 1u)); }
+// A plane's pixels: offset in binding 1 and stride, in pixels (the header has bytes), and its
+// decoded size (FFmpeg writes whole 8x8 blocks: cols * 8 by rows * 8 luma pixels, subsampled
+// for chroma).
+uint plane_offset(uint p) { return header(H_PLANE + 2u * p) >> PIXEL_SHIFT; }
+int plane_stride(uint p) { return int(header(H_PLANE + 2u * p + 1u) >> PIXEL_SHIFT); }
 uint ss_h(uint p) { return p == 0u ? 0u : header(H_SS_H); }
 uint ss_v(uint p) { return p == 0u ? 0u : header(H_SS_V); }
 ivec2 plane_size(uint p)
@@ -163,7 +193,7 @@ void put_pixel(uint p, int x, int y, int v)
 {
     ivec2 size = plane_size(p);
     if (x < size.x && y < size.y)
-        cur[cur_at(p, x, y)] = uint8_t(v);
+        cur[cur_at(p, x, y)] = PIXEL(v);
 }
 
 int get_pixel(uint p, int x, int y) { return int(uint(cur[cur_at(p, x, y)])); }

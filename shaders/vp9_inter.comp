@@ -6,6 +6,7 @@
 // Job: the record index (first_job + workgroup).
 #version 450
 #extension GL_GOOGLE_include_directive : require
+// variant: vp9_inter_high VP9_HIGH
 
 // A block's workgroup is one SIMD group of the device (its subgroup size, set by the host:
 // src/gpu/pipeline.rs): most blocks are small, and the lanes of a bigger workgroup would idle

@@ -7,6 +7,7 @@
 // the plane) or NONE past the group's blocks.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+// variant: vp9_inter_residual_high VP9_HIGH
 
 #define WORKGROUP 32
 layout(local_size_x = WORKGROUP, local_size_y = 1, local_size_z = 1) in;
@@ -54,7 +55,8 @@ void main()
         int y = at.y + int(r);
         if (x < plane.size.x && y < plane.size.y) {
             uint a = plane.offset + uint(y * plane.stride + x);
-            cur[a] = uint8_t(clamp(int(uint(cur[a])) + itx_residual_at(n, slot, r, lane), 0, 255));
+            cur[a] = PIXEL(clamp(int(uint(cur[a])) + itx_residual_at(n, slot, r, lane), 0,
+                                 pixel_max()));
         }
     }
 }

@@ -5,7 +5,8 @@
 // superblock reads the ones left of it, above it and above left of it), so no workgroup waits
 // on another.
 //
-// Inside the superblock the workgroup works on its plane in shared memory: it loads the
+// Inside the superblock the workgroup works on its plane in shared memory (at 10 and 12 bits,
+// VP9_HIGH, whose pixels would not fit there, on the frame itself): it loads the
 // superblock's pixels and the line above and the column left of it, orders its intra
 // transform blocks by what each reads (a level above every block it reads: in decode order
 // each reads only blocks before it), and reconstructs a level's blocks side by side, the
@@ -19,6 +20,7 @@
 // that line from before its loop filter.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+// variant: vp9_intra_high VP9_HIGH
 
 // The workgroup: 64 invocations, or 32 (the host's choice, src/gpu/pipeline.rs): a level's
 // small blocks go 64 / N at once, but on a narrow device the lanes of a level with few blocks
@@ -35,12 +37,17 @@ layout(local_size_x = 64, local_size_x_id = 0, local_size_y = 1, local_size_z = 
 #include "vp9_residual.glsl"
 #include "vp9_ipred.glsl"
 
+#ifndef VP9_HIGH
 // The frame's pixels a word (4 pixels) at a time.
 layout(std430, set = 0, binding = 1) coherent buffer CurWords { uint cur_words[]; };
 
 // The superblock's plane: 64 rows of 16 words, 4 pixels each (a transform block's rows are
 // whole words, so each word has one writer).
 shared uint tile[1024];
+#endif
+// The superblock's plane and its place in the frame (set once by main).
+uint sb_plane;
+ivec2 sb_origin;
 // The line above the superblock from the top-left pixel on, and the column left of it.
 shared int sb_above[65];
 shared int sb_left[64];
@@ -69,6 +76,7 @@ shared int slot_line[SLOTS * SLOT_LINE];
 // The slot whose edges predict_slot reads.
 uint pred_slot;
 
+#define IPRED_BIT_DEPTH bit_depth()
 #define IPRED_LINE(k) ipred_line[k]
 #define IPRED_FN predict_shared
 #define IPRED_DC_FN dc_shared
@@ -93,8 +101,29 @@ int local_pixel(int x, int y)
         return sb_above[x + 1];
     if (x < 0)
         return sb_left[y];
+#ifdef VP9_HIGH
+    return get_pixel(sb_plane, sb_origin.x + x, sb_origin.y + y);
+#else
     return int((tile[y * 16 + (x >> 2)] >> (8u * uint(x & 3))) & 255u);
+#endif
 }
+
+// Writes pixels c .. c + 3 of row r of the transform block at `at` (in the superblock's
+// plane), `v` (the 8-bit tile's word: whole words of a block's row have one writer).
+void put_four(ivec2 at, int r, int c, ivec4 v)
+{
+#ifdef VP9_HIGH
+    for (int k = 0; k < 4; k++)
+        put_pixel(sb_plane, sb_origin.x + at.x + c + k, sb_origin.y + at.y + r, v[k]);
+#else
+    tile[(at.y + r) * 16 + ((at.x + c) >> 2)] =
+        uint(v.x) | (uint(v.y) << 8) | (uint(v.z) << 16) | (uint(v.w) << 24);
+#endif
+}
+
+// check_intra_mode's values where an edge is missing: 127 and 129 at 8 bits.
+int edge_below() { return (128 << (bit_depth() - 8)) - 1; }
+int edge_above() { return (128 << (bit_depth() - 8)) + 1; }
 
 // A transform block of an intra block, as check_intra_mode sees it.
 struct Tx {
@@ -142,7 +171,7 @@ Tx tx_block(Block b, uint p, TxGrid g, int t, ivec2 origin)
 int edge_top(Tx x, int i)
 {
     if (!x.have_top)
-        return 127;
+        return edge_below();
     if (i < x.n)
         return local_pixel(x.at.x + min(i, x.top_have - 1), x.at.y - 1);
     if (x.have_right && x.n + 4 <= x.top_have)
@@ -155,12 +184,13 @@ int edge_topleft(Tx x)
 {
     if (x.have_left && x.have_top)
         return local_pixel(x.at.x - 1, x.at.y - 1);
-    return x.have_top ? 129 : 127;
+    return x.have_top ? edge_above() : edge_below();
 }
 
 int edge_left(Tx x, int i)
 {
-    return x.have_left ? local_pixel(x.at.x - 1, x.at.y + min(i, x.left_have - 1)) : 129;
+    return x.have_left ? local_pixel(x.at.x - 1, x.at.y + min(i, x.left_have - 1))
+                       : edge_above();
 }
 
 // A round of small transform blocks of 4 << size_log2 (N) pixels: up to 64 / N of them, the
@@ -203,15 +233,15 @@ void small_tx_round(uint size_log2, uint first, uint count, uint first_record, u
         int r = int(lane);
         int dc = dc_slot(x.conv, x.n, x.log2n);
         for (int w = 0; w < x.n / 4; w++) {
-            uint word = 0u;
+            ivec4 four;
             for (int k = 0; k < 4; k++) {
                 int c = w * 4 + k;
                 int v = predict_slot(x.conv, x.n, x.log2n, c, r, dc);
                 if (x.eob != 0)
-                    v = clamp(v + itx_residual_at(n, slot, uint(r), uint(c)), 0, 255);
-                word |= uint(v) << (8 * k);
+                    v = clamp(v + itx_residual_at(n, slot, uint(r), uint(c)), 0, pixel_max());
+                four[k] = v;
             }
-            tile[(x.at.y + r) * 16 + (x.at.x >> 2) + w] = word;
+            put_four(x.at, r, w * 4, four);
         }
     }
     // The round's edges and residuals read before the next round replaces them.
@@ -239,15 +269,15 @@ void big_tx_block(Tx x)
     int dc = dc_shared(x.conv, x.n, x.log2n);
     for (int i = int(inv); i < x.n * words; i += WORKGROUP) {
         int r = i / words, w = i % words;
-        uint word = 0u;
+        ivec4 four;
         for (int k = 0; k < 4; k++) {
             int c = w * 4 + k;
             int v = predict_shared(x.conv, x.n, x.log2n, c, r, dc);
             if (x.eob != 0)
-                v = clamp(v + itx_residual_at(uint(x.n), 0u, uint(r), uint(c)), 0, 255);
-            word |= uint(v) << (8 * k);
+                v = clamp(v + itx_residual_at(uint(x.n), 0u, uint(r), uint(c)), 0, pixel_max());
+            four[k] = v;
         }
-        tile[(x.at.y + r) * 16 + (x.at.x >> 2) + w] = word;
+        put_four(x.at, r, w * 4, four);
     }
     // The block's pixels before the next reads them, its edges and residual before they are
     // replaced.
@@ -269,8 +299,10 @@ void main()
     ivec2 size = ivec2(64 >> sh, 64 >> sv);
     // the part of the superblock inside the plane's decoded size
     ivec2 inside = min(size, plane_size(p) - origin);
-    int stride = plane_stride(p);
+    sb_plane = p;
+    sb_origin = origin;
 
+#ifndef VP9_HIGH
     // The superblock's pixels, the line above and the column left; every load issued before
     // the first is waited for.
     uint loaded[32];
@@ -283,6 +315,7 @@ void main()
     for (int k = 0; k < 1024 / WORKGROUP; k++)
         if (int(inv) + WORKGROUP * k < size.y * 16)
             tile[int(inv) + WORKGROUP * k] = loaded[k];
+#endif
     for (uint i = inv; i < 2u * min(count, 64u); i += uint(WORKGROUP))
         sb_records[i] = data[header(H_RECORDS) + 13u * (first + (i >> 1)) + (i & 1u)];
     for (int x = int(inv) - 1; x < size.x; x += WORKGROUP) {
@@ -381,13 +414,19 @@ void main()
             Block b = load_block(first + ((entry >> 8) & 0xffu));
             big_tx_block(tx_block(b, p, tx_grid(b, p), int(entry & 0xffu), origin));
         }
+#ifdef VP9_HIGH
+        // The level's pixels, written to the frame, before the next level reads them.
+        memoryBarrierBuffer();
+#endif
         barrier();
     }
 
+#ifndef VP9_HIGH
     // The intra blocks' pixels back to the frame, a word at a time.
     for (int i = int(inv); i < size.y * 16; i += WORKGROUP) {
         int y = i >> 4, w = i & 15;
         if (y < inside.y && w * 4 < inside.x && cell_level[(y >> 2) * 16 + w] != 0u)
             cur_words[(cur_at(p, origin.x + w * 4, origin.y + y)) >> 2] = tile[i];
     }
+#endif
 }

@@ -1,13 +1,28 @@
 // The frame path's inverse transforms (vp9_inter_residual.comp, vp9_intra.comp): the residual
 // of up to WORKGROUP / N transform blocks of N x N at once, for the includer to add to the
-// frame, with FFmpeg 5.1's 8-bit arithmetic: the 1-D transforms of itx_1d.glsl
-// (src/kernels/itx.rs line for line) in the 2-D order of itx_main.glsl, FFmpeg's DC shortcut
-// for idct_idct with eob 1, and the lanes FFmpeg's SIMD keeps in 16 bits watched: where one
-// overflows (damaged streams), FFmpeg's C and SIMD may differ, and the frame is reported
+// frame, with FFmpeg 5.1's arithmetic at the frame's depth (VP9_HIGH: 10 and 12 bits, its
+// 64-bit dctint): the 1-D transforms of itx_1d.glsl (src/kernels/itx.rs line for line) in the
+// 2-D order of itx_main.glsl, FFmpeg's DC shortcut for idct_idct with eob 1, and where
+// FFmpeg's SIMD may differ from its C watched (at 8 bits the lanes it keeps in 16 bits, at 10
+// and 12 itx_high_watch.glsl): where it may (damaged streams), the frame is reported
 // (STATUS_OVERFLOW) for the host to redo it with FFmpeg's own functions. Needs vp9_frame.glsl
 // and a workgroup of 32 or 64.
 
+#ifdef VP9_HIGH
+#define ITX_HIGH
+#endif
 #include "itx_1d.glsl"
+
+#ifdef ITX_HIGH
+// A 1-D output as FFmpeg stores it between the passes: an int32 dctcoef at these depths.
+int stored(int x) { return x; }
+// FFmpeg's DC shortcut, in its 64-bit dctint.
+int dc_only_value(int dc) { return dct_store(r14(r14(dct_of(dc) * 11585) * 11585)); }
+#else
+// A 1-D output as FFmpeg stores it between the passes: an int16_t dctcoef at 8 bits.
+int stored(int x) { return trunc16(x); }
+int dc_only_value(int dc) { return r14(r14(dc * 11585) * 11585); }
+#endif
 
 // The 1-D kinds, from FFmpeg's tx type (DCT_DCT, DCT_ADST, ADST_DCT, ADST_ADST): the first
 // pass runs over the coefficients' columns with bit 0, the second with bit 1.
@@ -17,6 +32,10 @@ const uint TX_WHT = 2u;
 
 uint first_kind(uint tx_type) { return tx_type & 1u; }
 uint second_kind(uint tx_type) { return (tx_type >> 1) & 1u; }
+
+#ifdef ITX_HIGH
+#include "itx_high_watch.glsl"
+#endif
 
 // The intermediate, then the residual, of each block: 64 / N blocks of N rows of N + 1 (the
 // padding spreads the transposed accesses over memory banks; an includer that works on one

@@ -10,6 +10,20 @@ void ITX_1D(uint kind, in int v[ITX_N], bool first_pass, out int o[ITX_N])
         return;
     }
 #endif
+#ifdef ITX_HIGH
+    // FFmpeg's dctint: the values widened, transformed exactly, stored as int32.
+    DCT i[ITX_N], r[ITX_N];
+    for (int k = 0; k < ITX_N; k++)
+        i[k] = dct_of(v[k]);
+#ifdef ITX_IADST
+    if (kind == TX_ADST)
+        ITX_IADST(i, r);
+    else
+#endif
+        ITX_IDCT(i, r);
+    for (int k = 0; k < ITX_N; k++)
+        o[k] = dct_store(r[k]);
+#else
 #ifdef ITX_IADST
     if (kind == TX_ADST) {
         ITX_IADST(v, o);
@@ -17,6 +31,7 @@ void ITX_1D(uint kind, in int v[ITX_N], bool first_pass, out int o[ITX_N])
     }
 #endif
     ITX_IDCT(v, o);
+#endif
 }
 
 // The residual of each live slot's block into itx_mid (slot s's row r, column c at
@@ -37,9 +52,15 @@ void ITX_RESIDUAL(bool live, uint coef, int eob, uint first, uint second)
         int c[ITX_N];
         bool coded = false;
         for (int k = 0; k < ITX_N; k++) {
-            c[k] = int(data_coefs[coef + uint(k * ITX_N) + lane]);
+            c[k] = coef_at(coef + uint(k * ITX_N) + lane);
             coded = coded || c[k] != 0;
+#ifdef ITX_HIGH
+            watch_input(ITX_N, wht, true, c[k]);
+#endif
         }
+#ifdef ITX_HIGH
+        watch_sums(ITX_N, first, wht, true, c[0], c[1], c[2], c[3]);
+#endif
         // A column without coefficients (most, in a big block) transforms to zeros: its
         // invocations skip the arithmetic.
         if (coded) {
@@ -49,27 +70,40 @@ void ITX_RESIDUAL(bool live, uint coef, int eob, uint first, uint second)
                 o[k] = 0;
         }
         for (int k = 0; k < ITX_N; k++)
-            itx_mid[base + lane * uint(ITX_N + 1) + uint(k)] = trunc16(o[k]);
+            itx_mid[base + lane * uint(ITX_N + 1) + uint(k)] = stored(o[k]);
     }
     barrier();
     if (live) {
         int res[ITX_N];
         if (dc_only) {
             // No 16-bit lane can overflow here: |dc| <= 32768 keeps every step in range.
-            int t = r14(r14(int(data_coefs[coef]) * 11585) * 11585);
+            int t = dc_only_value(coef_at(coef));
             int r = v(t + (1 << (ITX_SHIFT - 1))) >> ITX_SHIFT;
+#ifdef ITX_HIGH
+            watch_dc_only(ITX_N, coef_at(coef), r);
+#endif
             for (int k = 0; k < ITX_N; k++)
                 res[k] = r;
         } else {
             // Second pass: column `lane` of the intermediate -> column `lane` of the residual,
             // in its place (no other invocation reads that column).
             int c[ITX_N];
-            for (int k = 0; k < ITX_N; k++)
+            for (int k = 0; k < ITX_N; k++) {
                 c[k] = itx_mid[base + uint(k * (ITX_N + 1)) + lane];
+#ifdef ITX_HIGH
+                watch_input(ITX_N, wht, false, c[k]);
+#endif
+            }
+#ifdef ITX_HIGH
+            watch_sums(ITX_N, second, wht, false, c[0], c[1], c[2], c[3]);
+#endif
             ITX_1D(second, c, false, o);
             for (int k = 0; k < ITX_N; k++) {
-                int x = trunc16(o[k]);
+                int x = stored(o[k]);
                 res[k] = wht ? x : v(x + (1 << (ITX_SHIFT - 1))) >> ITX_SHIFT;
+#ifdef ITX_HIGH
+                watch_output(ITX_N, wht, x, res[k]);
+#endif
             }
         }
         for (int r = 0; r < ITX_N; r++)

@@ -4,18 +4,29 @@
 // parsing (FFmpeg's VP9Filter) and the frame's thresholds from the frame's data. The
 // dispatches keep FFmpeg's order as a wavefront over the superblocks.
 //
+// VP9_HIGH (the variant vp9_lf_high): 10 and 12 bits, the depth the header's, 16-bit pixels.
+//
 // Job (a word of the frame's job list): the superblock (bits 0-23), the plane (24-25).
 #version 450
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_GOOGLE_include_directive : require
+// variant: vp9_lf_high VP9_HIGH
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer Data { uint data[]; };
+#ifdef VP9_HIGH
+#define LF_PIXEL uint16_t
+#define LF_BIT_DEPTH int(data[H_BIT_DEPTH])
+const uint PIXEL_SHIFT = 1u;
+#else
+#define LF_PIXEL uint8_t
+const uint PIXEL_SHIFT = 0u;
+#endif
 // The frame's pixels four ways, as lf_sb_pass.glsl reads them.
-layout(std430, set = 0, binding = 1) buffer Pixels { uint8_t px[]; };
-layout(std430, set = 0, binding = 1) coherent buffer CoherentPixels { uint8_t px_coherent[]; };
+layout(std430, set = 0, binding = 1) buffer Pixels { LF_PIXEL px[]; };
+layout(std430, set = 0, binding = 1) coherent buffer CoherentPixels { LF_PIXEL px_coherent[]; };
 layout(std430, set = 0, binding = 1) buffer PixelWords { uint px_words[]; };
 layout(std430, set = 0, binding = 1) coherent buffer CoherentPixelWords { uint px_words_coherent[]; };
 
@@ -24,17 +35,18 @@ layout(push_constant) uniform Push {
     uint job_count;
 } pc;
 
-#define LF_RECORD_FROM_INCLUDER
-#include "lf_sb_pass.glsl"
-
 // Header words (vp9_frame.glsl).
 const uint H_SB_COLS = 2u;
 const uint H_SS_H = 4u;
 const uint H_SS_V = 5u;
 const uint H_PLANE = 8u;
 const uint H_LOOPFILTER = 21u;
+const uint H_BIT_DEPTH = 23u;
 const uint H_JOBS = 26u;
 const uint H_LIMITS = 176u;
+
+#define LF_RECORD_FROM_INCLUDER
+#include "lf_sb_pass.glsl"
 
 void main()
 {
@@ -57,8 +69,10 @@ void main()
         record[l] = data[H_LIMITS + (l - 32u)];
     uint sb_cols = data[H_SB_COLS];
     uint col = sb % sb_cols, row = sb / sb_cols;
-    uint stride = data[H_PLANE + 2u * p + 1u];
-    uint at = data[H_PLANE + 2u * p] + (row * 64u >> sv) * stride + (col * 64u >> sh);
+    // (in pixels: the header has bytes)
+    uint stride = data[H_PLANE + 2u * p + 1u] >> PIXEL_SHIFT;
+    uint at = (data[H_PLANE + 2u * p] >> PIXEL_SHIFT) + (row * 64u >> sv) * stride +
+              (col * 64u >> sh);
     uint params = sh | (sv << 1) | (col == 0u ? 4u : 0u) | (row == 0u ? 8u : 0u);
     filter_recorded_plane(uvec4(at, stride, params, 0u), int(l));
 }

@@ -1,5 +1,5 @@
 // Inter prediction of the frame path (vp9_inter.comp): FFmpeg 5.1's VP9 motion compensation,
-// 8-bit, for one prediction unit at a time. A reference is read clamped to its visible size,
+// at the frame's depth (vp9_frame.glsl), for one prediction unit at a time. A reference is read clamped to its visible size,
 // which equals FFmpeg's emulated edges (vp9recon.c switches to them wherever a block and its
 // taps would read outside that size). Unscaled units mirror mc_luma_unscaled and
 // mc_chroma_unscaled with the 8-tap and bilinear functions of vp9dsp_template.c (2-D: a
@@ -8,6 +8,7 @@
 // with do_scaled_8tap_c and do_scaled_bilin_c; their arithmetic is mc_filter.glsl's, which the
 // per-call kernel (mc.comp) shares. Needs vp9_frame.glsl.
 
+#define MC_PIXEL_MAX pixel_max()
 #include "mc_filter.glsl"
 
 const uint FILTER_BILINEAR = 3u;
@@ -27,7 +28,7 @@ void load_taps(uint interp)
 // The 8 taps of a phase.
 Taps taps_of(uint phase) { return unpack_taps(mc_taps[phase * 2u], mc_taps[phase * 2u + 1u]); }
 
-// Where a reference plane is: its binding, byte offset, stride and visible size.
+// Where a reference plane is: its binding, offset and stride in pixels, and visible size.
 struct RefView {
     uint binding;
     uint offset;
@@ -43,8 +44,8 @@ RefView ref_view(uint r, uint p)
     uint base = H_REF + 16u * r;
     RefView v;
     v.binding = r;
-    v.offset = data[base + 2u * p];
-    v.stride = int(data[base + 2u * p + 1u]);
+    v.offset = data[base + 2u * p] >> PIXEL_SHIFT;
+    v.stride = int(data[base + 2u * p + 1u] >> PIXEL_SHIFT);
     int w = int(data[base + REF_WIDTH]), h = int(data[base + REF_HEIGHT]);
     int sh = int(ss_h(p)), sv = int(ss_v(p));
     v.size = ivec2((w + sh) >> sh, (h + sv) >> sv);
@@ -76,9 +77,9 @@ int tap8_row(RefView v, int x, int y, uint phase)
 }
 
 // The reference window of an unscaled unit: columns -3 .. w + 4 and rows -3 .. h + 4 around
-// its source position, read clamped once into shared memory, 4 pixels a word, 18 words a row
-// (units are at most 64 x 64); the filters read it there.
-const int WINDOW_WORDS = 18;
+// its source position, read clamped once into shared memory, WORD_PIXELS pixels a word, 72
+// pixels a row (units are at most 64 x 64); the filters read it there.
+const int WINDOW_WORDS = 72 / WORD_PIXELS;
 shared uint mc_window[71 * WINDOW_WORDS];
 
 // Word `w` of row `row` of a window at `origin` of reference `v`, read clamped a pixel at a
@@ -86,42 +87,45 @@ shared uint mc_window[71 * WINDOW_WORDS];
 uint window_word_clamped(RefView v, ivec2 origin, int row, int w)
 {
     uint word = 0u;
-    for (int k = 0; k < 4; k++)
-        word |= uint(ref_pixel(v, origin.x + w * 4 + k, origin.y + row)) << (8 * k);
+    for (int k = 0; k < WORD_PIXELS; k++)
+        word |= uint(ref_pixel(v, origin.x + w * WORD_PIXELS + k, origin.y + row))
+                << (PIXEL_BITS * k);
     return word;
 }
 
-// The word of reference `r`'s buffer holding byte `at`, and the one after: the 4 bytes from
-// `at` (a window inside the reference; the frame pool's planes leave padding after the last
+// The word of pixels of reference `r`'s buffer from pixel `at`: the word holding it and the one
+// after (a window inside the reference; the frame pool's planes leave padding after the last
 // row, so the word after is in the buffer).
+#define WORD_MASK uint(WORD_PIXELS - 1)
 #define WORDS_AT(words, at)                                                                    \
-    ((at & 3u) == 0u ? words[at >> 2]                                                         \
-                     : (words[at >> 2] >> (8u * (at & 3u))) |                                 \
-                           (words[(at >> 2) + 1u] << (32u - 8u * (at & 3u))))
+    ((at & WORD_MASK) == 0u                                                                   \
+         ? words[at >> WORD_PIXELS_LOG2]                                                      \
+         : (words[at >> WORD_PIXELS_LOG2] >> (uint(PIXEL_BITS) * (at & WORD_MASK))) |          \
+               (words[(at >> WORD_PIXELS_LOG2) + 1u] << (32u - uint(PIXEL_BITS) * (at & WORD_MASK))))
 
 void load_window(RefView v, ivec2 src, ivec2 size)
 {
     ivec2 origin = src - 3;
-    int words = (size.x + 7 + 3) >> 2, rows = size.y + 7;
+    int words = (size.x + 7 + WORD_PIXELS - 1) >> WORD_PIXELS_LOG2, rows = size.y + 7;
     // Wholly inside the reference (most are): words read as they are, from one binding
     // chosen once (a choice per pixel costs every binding's load on some compilers).
-    bool inside = origin.x >= 0 && origin.y >= 0 && origin.x + 4 * words <= v.size.x &&
+    bool inside = origin.x >= 0 && origin.y >= 0 && origin.x + WORD_PIXELS * words <= v.size.x &&
                   origin.y + rows <= v.size.y;
     uint base = v.offset + uint(origin.y * v.stride + origin.x);
     int i = int(gl_LocalInvocationID.x);
     if (inside && v.binding == 0u) {
         for (; i < words * rows; i += WORKGROUP) {
-            uint at = base + uint((i / words) * v.stride + (i % words) * 4);
+            uint at = base + uint((i / words) * v.stride + (i % words) * WORD_PIXELS);
             mc_window[(i / words) * WINDOW_WORDS + i % words] = WORDS_AT(ref0_words, at);
         }
     } else if (inside && v.binding == 1u) {
         for (; i < words * rows; i += WORKGROUP) {
-            uint at = base + uint((i / words) * v.stride + (i % words) * 4);
+            uint at = base + uint((i / words) * v.stride + (i % words) * WORD_PIXELS);
             mc_window[(i / words) * WINDOW_WORDS + i % words] = WORDS_AT(ref1_words, at);
         }
     } else if (inside) {
         for (; i < words * rows; i += WORKGROUP) {
-            uint at = base + uint((i / words) * v.stride + (i % words) * 4);
+            uint at = base + uint((i / words) * v.stride + (i % words) * WORD_PIXELS);
             mc_window[(i / words) * WINDOW_WORDS + i % words] = WORDS_AT(ref2_words, at);
         }
     } else {
@@ -143,15 +147,27 @@ ivec4 unpack_pixels(uint w)
     return ivec4(int(w & 255u), int((w >> 8) & 255u), int((w >> 16) & 255u), int(w >> 24));
 }
 
-// Pixels x - 3 .. x + 4 of window row y (a: -3 .. 0, b: 1 .. 4), from the three words that
-// hold them: a load per word, not per pixel.
+// Pixels x - 3 .. x + 4 of window row y (a: -3 .. 0, b: 1 .. 4): at 8 bits from the three
+// words that hold them, a load per word, not per pixel.
 void window_row8(int x, int y, out ivec4 a, out ivec4 b)
 {
-    int at = (y + 3) * WINDOW_WORDS + (x >> 2);
+    int at = (y + 3) * WINDOW_WORDS + (x >> WORD_PIXELS_LOG2);
+#ifdef VP9_HIGH
+    uint s = uint(x & 1);
+    uint w[5] = uint[5](mc_window[at], mc_window[at + 1], mc_window[at + 2], mc_window[at + 3],
+                        mc_window[at + 4]);
+    uvec4 lo = uvec4(w[0], w[1], w[1], w[2]), hi = uvec4(w[2], w[3], w[3], w[4]);
+    // pixel k of the 8 is pixel (s + k) & 1 of word (s + k) >> 1
+    a = s == 0u ? ivec4(lo.x & 0xffffu, lo.x >> 16, lo.z & 0xffffu, lo.z >> 16)
+                : ivec4(lo.x >> 16, lo.y & 0xffffu, lo.z >> 16, lo.w & 0xffffu);
+    b = s == 0u ? ivec4(hi.x & 0xffffu, hi.x >> 16, hi.z & 0xffffu, hi.z >> 16)
+                : ivec4(hi.x >> 16, hi.y & 0xffffu, hi.z >> 16, hi.w & 0xffffu);
+#else
     uint s = uint(x & 3);
     uint w0 = mc_window[at], w1 = mc_window[at + 1], w2 = mc_window[at + 2];
     a = unpack_pixels(bytes_from(w0, w1, s));
     b = unpack_pixels(bytes_from(w1, w2, s));
+#endif
 }
 
 // Rows r0 .. r0 + n - 1 (n <= 8) of column x of an unscaled unit from its window, at phases
@@ -276,7 +292,7 @@ void put_column(Plane plane, ivec2 at, int n, bool avg, int o[8])
             int value = o[i];
             if (avg)
                 value = (int(uint(cur[a])) + value + 1) >> 1;
-            cur[a] = uint8_t(value);
+            cur[a] = PIXEL(value);
         }
     }
 }

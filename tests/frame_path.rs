@@ -58,7 +58,7 @@ fn check(
     if parsed == 0 || count("blocks")? == 0 {
         return Err(format!("{what}: nothing parsed: {}", out.stderr));
     }
-    // The CPU side reconstructs every frame with FFmpeg, the GPU every frame of an 8-bit stream.
+    // The CPU side reconstructs every frame with FFmpeg, the GPU every frame.
     let (by_gpu, fallbacks) = (count("frames_gpu")?, count("fallbacks")?);
     let expected = if path == "frame" {
         (parsed, 0)
@@ -141,10 +141,11 @@ fn cpu_side_equals_debian_ffmpeg() {
 /// The streams the GPU reconstructs with every threading: one of each kind the corpus has
 /// (tiny, odd and multi-superblock sizes, every subsampling, lossless, scaled references,
 /// alt-ref and show-existing frames, keyframes only, extreme quantizer and sharpness, error
-/// resilience). The larger ones (two tile layouts, natural content) go through one threading
-/// each, in turn ([`LARGE`]); both lists together cover every code path of the frame path's
-/// kernels on lavapipe, where a 720p frame takes a second.
-const STREAMS: [&str; 16] = [
+/// resilience, 10 and 12 bits in every subsampling). The larger ones (two tile layouts,
+/// natural content at 8, 10 and 12 bits) go through one threading each, in turn ([`LARGE`]);
+/// both lists together cover every code path of the frame path's kernels on lavapipe, where a
+/// 720p frame takes a second.
+const STREAMS: [&str; 20] = [
     "size-002x002",
     "size-017x017",
     "size-065x065",
@@ -161,16 +162,22 @@ const STREAMS: [&str; 16] = [
     "show-existing",
     "profile1-422",
     "profile1-440",
+    "profile2-10bit",
+    "profile3-10bit-422",
+    "profile3-12bit-440",
+    "profile3-12bit-444",
 ];
 
 /// One threading each, in turn.
-const LARGE: [&str; 6] = [
+const LARGE: [&str; 8] = [
     "tiles-720p",
     "tiles-1080p",
     "profile1-444",
     "resize",
     "natural-carphone",
     "natural-bikes",
+    "natural-bikes-10bit",
+    "natural-carphone-12bit-444",
 ];
 
 /// Streams the linked program decodes on the frame path too (the way daedalus is found is

@@ -208,6 +208,10 @@ pub(super) unsafe fn run_job_on_cpu(
         | Kernel::Vp9InterResidual
         | Kernel::Vp9Intra
         | Kernel::Vp9Lf
+        | Kernel::Vp9InterHigh
+        | Kernel::Vp9InterResidualHigh
+        | Kernel::Vp9IntraHigh
+        | Kernel::Vp9LfHigh
         | Kernel::Vp9IpredCheck
         | Kernel::Vp9ItxHighCheck
         | Kernel::LfFilterCheck

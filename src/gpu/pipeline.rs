@@ -190,7 +190,8 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
             optional: false,
         });
     }
-    // In kernel order (`Kernel::Cdef`, `LfSb`, the frame path's `Vp9*`, `CdefRow*`). Each
+    // In kernel order (`Kernel::Cdef`, `LfSb`, the frame path's `Vp9*` (8 bits, then 10 and 12),
+    // `CdefRow*`). Each
     // serves one decoder or path only: a device that cannot run one keeps the others.
     for stem in [
         "cdef",
@@ -199,6 +200,10 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         "vp9_inter_residual",
         "vp9_intra",
         "vp9_lf",
+        "vp9_inter_high",
+        "vp9_inter_residual_high",
+        "vp9_intra_high",
+        "vp9_lf_high",
         "vp9_ipred_check",
         "vp9_itx_high_check",
         "lf_filter_check",
@@ -209,10 +214,12 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         // jobs a workgroup takes: 64 and one job, but for the frame path's inter blocks
         // (mostly small) and intra blocks.
         let (expected, spec, jobs_per_group) = match stem {
-            "vp9_inter" => (32, vec![simd_workgroup(info)], 1),
+            "vp9_inter" | "vp9_inter_high" => (32, vec![simd_workgroup(info)], 1),
             // (The residuals' jobs are words, a group of them a workgroup.)
-            "vp9_inter_residual" => (32, Vec::new(), kernels::RESIDUAL_GROUP as u32),
-            "vp9_intra" => (64, vec![intra_workgroup(info)], 1),
+            "vp9_inter_residual" | "vp9_inter_residual_high" => {
+                (32, Vec::new(), kernels::RESIDUAL_GROUP as u32)
+            }
+            "vp9_intra" | "vp9_intra_high" => (64, vec![intra_workgroup(info)], 1),
             "vp9_itx_high_check" => (32, Vec::new(), 1),
             _ => (64, Vec::new(), 1),
         };

@@ -61,11 +61,16 @@ pub enum Kernel {
     /// blocks each, 32), intra blocks (a superblock plane each, 32 on a device whose subgroups
     /// are narrower), the loop filter (a superblock plane each), and three kernels for the
     /// tests alone: the intra predictors, the transforms at 10 and 12 bits (a block each, 32),
-    /// and the loop filter's arithmetic at every depth (a line each).
+    /// and the loop filter's arithmetic at every depth (a line each). The `High` ones are the
+    /// same at 10 and 12 bits (`_high` variants of the shaders: 16-bit pixels).
     Vp9Inter,
     Vp9InterResidual,
     Vp9Intra,
     Vp9Lf,
+    Vp9InterHigh,
+    Vp9InterResidualHigh,
+    Vp9IntraHigh,
+    Vp9LfHigh,
     Vp9IpredCheck,
     Vp9ItxHighCheck,
     LfFilterCheck,
@@ -81,7 +86,7 @@ pub enum Kernel {
 pub const RESIDUAL_GROUP: usize = 8;
 
 /// The kernels after the transforms, in index order.
-const AFTER_TRANSFORMS: [Kernel; 13] = [
+const AFTER_TRANSFORMS: [Kernel; 17] = [
     Kernel::Mc,
     Kernel::Lf,
     Kernel::Cdef,
@@ -90,6 +95,10 @@ const AFTER_TRANSFORMS: [Kernel; 13] = [
     Kernel::Vp9InterResidual,
     Kernel::Vp9Intra,
     Kernel::Vp9Lf,
+    Kernel::Vp9InterHigh,
+    Kernel::Vp9InterResidualHigh,
+    Kernel::Vp9IntraHigh,
+    Kernel::Vp9LfHigh,
     Kernel::Vp9IpredCheck,
     Kernel::Vp9ItxHighCheck,
     Kernel::LfFilterCheck,
@@ -115,11 +124,15 @@ impl Kernel {
             Kernel::Vp9InterResidual => after(5),
             Kernel::Vp9Intra => after(6),
             Kernel::Vp9Lf => after(7),
-            Kernel::Vp9IpredCheck => after(8),
-            Kernel::Vp9ItxHighCheck => after(9),
-            Kernel::LfFilterCheck => after(10),
-            Kernel::CdefRowCopy => after(11),
-            Kernel::CdefRow => after(12),
+            Kernel::Vp9InterHigh => after(8),
+            Kernel::Vp9InterResidualHigh => after(9),
+            Kernel::Vp9IntraHigh => after(10),
+            Kernel::Vp9LfHigh => after(11),
+            Kernel::Vp9IpredCheck => after(12),
+            Kernel::Vp9ItxHighCheck => after(13),
+            Kernel::LfFilterCheck => after(14),
+            Kernel::CdefRowCopy => after(15),
+            Kernel::CdefRow => after(16),
         }
     }
 

@@ -121,8 +121,8 @@ pub(super) unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *
         match (taken.path, taken.why) {
             (Path::Own, _) => std::ptr::null_mut(),
             (Path::Calls, _) => attach_calls(dsp, bpp),
-            (Path::Frame, "trial") => frame::attach_choosing(bpp).unwrap_or(std::ptr::null_mut()),
-            (Path::Frame, _) => frame::attach(bpp),
+            (Path::Frame, "trial") => frame::attach_choosing().unwrap_or(std::ptr::null_mut()),
+            (Path::Frame, _) => frame::attach(),
         }
     })
 }
@@ -135,13 +135,13 @@ fn decide(bpp: c_int) -> Taken {
     let (path, why) = match (config.path, config.mode) {
         (DecoderPath::Ffmpeg, _) => (Path::Own, "DAEDALUS_PATH"),
         (DecoderPath::Frame, _) => (Path::Frame, "DAEDALUS_PATH"),
-        // (Other bit depths keep FFmpeg's functions until their kernels exist.)
+        // (The per-call path is 8-bit: other bit depths keep FFmpeg's functions there.)
         (DecoderPath::Calls, _) | (DecoderPath::Auto, Mode::Cpu) if bpp != 8 => {
             (Path::Own, "high-bit-depth")
         }
         (DecoderPath::Calls, _) => (Path::Calls, "DAEDALUS_PATH"),
         (DecoderPath::Auto, Mode::Cpu) => (Path::Calls, "DAEDALUS=cpu"),
-        (DecoderPath::Auto, _) => match frame::choosing_declined(bpp) {
+        (DecoderPath::Auto, _) => match frame::choosing_declined() {
             None => (Path::Frame, "trial"),
             Some(why) => (Path::Own, why),
         },

@@ -1,5 +1,5 @@
 //! `DAEDALUS_PATH` unset: whether the frame path or FFmpeg's own decode is faster here, measured
-//! on the decode itself, per frame-size class, by frames per second.
+//! on the decode itself, per frame class (size, and 8 bits or 10 and 12), by frames per second.
 //!
 //! Which one wins depends on the device, the frame size, the decoder's threads and how fast the
 //! CPU side is (FFmpeg's SIMD or its C), so nothing measured apart from the decode can say. Each
@@ -15,8 +15,8 @@
 //! FFmpeg's, the trial ends there. The frames between the trial's last and its decision (frame
 //! threads) go to FFmpeg. A decision is kept for later runs ([`super::decisions`]).
 
-use super::decisions::CLASSES;
 pub use super::decisions::{Decision, Pick};
+use super::decisions::{CLASSES, HIGH_CLASSES};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -44,15 +44,25 @@ pub const MARGIN_THREADED: f64 = 0.7;
 pub const EARLY_STOP: f64 = 2.0;
 
 /// The log's key of each class's decision (said once).
-const DECIDED: [&str; 4] = ["trial sd", "trial hd", "trial fhd", "trial uhd"];
+const DECIDED: [&str; CLASSES.len()] = [
+    "trial sd",
+    "trial hd",
+    "trial fhd",
+    "trial uhd",
+    "trial sd-high",
+    "trial hd-high",
+    "trial fhd-high",
+    "trial uhd-high",
+];
 
-/// The class of a `width` x `height` frame.
-pub fn class_of(width: i32, height: i32) -> usize {
+/// The class of a `width` x `height` frame of `bpp` bits.
+pub fn class_of(width: i32, height: i32, bpp: i32) -> usize {
     let pixels = width.max(0) as u64 * height.max(0) as u64;
-    CLASSES
+    let by_size = CLASSES[..HIGH_CLASSES]
         .iter()
         .position(|&(max, _)| pixels <= max)
-        .expect("the last class takes every size")
+        .expect("the last class takes every size");
+    by_size + if bpp > 8 { HIGH_CLASSES } else { 0 }
 }
 
 /// A frame of a measured trial block, until it ends.
@@ -214,7 +224,7 @@ impl Trial {
     }
 }
 
-/// What this process chose for a class (decoders of one size class share it: the
+/// What this process chose for a class (decoders of one class share it: the
 /// measurement is of the device and the decoder, not of a stream).
 struct Class {
     /// The decision taken from the cache, where one was.
@@ -449,11 +459,13 @@ mod tests {
 
     #[test]
     fn classes_split_by_frame_size() {
-        assert_eq!(class_of(640, 272), 0);
-        assert_eq!(class_of(1280, 720), 1);
-        assert_eq!(class_of(1920, 1080), 2);
-        assert_eq!(class_of(3840, 2160), 3);
-        assert_eq!(class_of(-1, 5), 0);
+        assert_eq!(class_of(640, 272, 8), 0);
+        assert_eq!(class_of(1280, 720, 8), 1);
+        assert_eq!(class_of(1920, 1080, 8), 2);
+        assert_eq!(class_of(3840, 2160, 8), 3);
+        assert_eq!(class_of(-1, 5, 8), 0);
+        assert_eq!(class_of(640, 272, 10), 4);
+        assert_eq!(class_of(3840, 2160, 12), 7);
     }
 
     #[test]

@@ -27,13 +27,21 @@ pub struct Decision {
     pub cached: bool,
 }
 
-/// Frame-size classes by luma pixels: up to 640x640, 1280x800 (720p), 2048x1152 (1080p), more.
-pub const CLASSES: [(u64, &str); 4] = [
+/// Frame classes: by luma pixels, up to 640x640, 1280x800 (720p), 2048x1152 (1080p), more; at
+/// 8 bits, then at 10 and 12 (`-high`), whose frames cost both sides differently.
+pub const CLASSES: [(u64, &str); 8] = [
     (640 * 640, "sd"),
     (1280 * 800, "hd"),
     (2048 * 1152, "fhd"),
     (u64::MAX, "uhd"),
+    (640 * 640, "sd-high"),
+    (1280 * 800, "hd-high"),
+    (2048 * 1152, "fhd-high"),
+    (u64::MAX, "uhd-high"),
 ];
+
+/// The first class of 10 and 12 bits.
+pub const HIGH_CLASSES: usize = 4;
 
 /// The threadings a decision is kept for, by how many decoder contexts choose.
 const THREADINGS: [&str; 2] = ["one-context", "frame-threads"];

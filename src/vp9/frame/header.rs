@@ -22,6 +22,8 @@ pub const COEFS: usize = 15;
 pub const EOBS: usize = 18;
 pub const LOOPFILTER: usize = 21;
 pub const SB_BLOCKS: usize = 22;
+/// The frame's bit depth: 8, 10 or 12.
+pub const BIT_DEPTH: usize = 23;
 pub const JOBS: usize = 26;
 /// Per reference, 16 words: per plane byte offset and stride, luma width and height, the Q14
 /// scale and the step of each direction.
@@ -62,8 +64,11 @@ pub fn words(
         w[PLANE + 2 * p + 1] = stride;
     }
     w[RECORDS] = (layout.records / 4) as u32;
+    w[BIT_DEPTH] = info.frame.bpp as u32;
+    // (An index in coefficients: 16 bits at 8 bits, 32 at 10 and 12.)
+    let coef_bytes = 2 * g.bytes_per_pixel;
     for p in 0..3 {
-        w[COEFS + p] = (layout.coefs[p] / 2) as u32;
+        w[COEFS + p] = (layout.coefs[p] / coef_bytes) as u32;
         w[EOBS + p] = layout.eobs[p] as u32;
     }
     w[LOOPFILTER] = layout.loopfilter as u32;

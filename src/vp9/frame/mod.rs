@@ -195,15 +195,12 @@ struct FrameCopies {
 }
 
 /// Why decoders may not choose per frame between the frame path and FFmpeg's own decode
-/// (`DAEDALUS_PATH` unset), where only FFmpeg could win: 10 and 12 bits, no device or none that
-/// builds the frame path's kernels, and a CPU device, whose work takes the decoder's own cores
+/// (`DAEDALUS_PATH` unset), where only FFmpeg could win: no device or none that builds the
+/// frame path's kernels, and a CPU device, whose work takes the decoder's own cores
 /// (unless `DAEDALUS_TRIAL_FRAMES` asks for a trial or `DAEDALUS_TEST_ALTERNATE` for switches).
 /// Where an earlier run's trial decided, the device is not set up here but when a frame first
 /// takes the GPU (a frame it cannot take then goes to FFmpeg).
-pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
-    if bpp != 8 {
-        return Some("high-bit-depth");
-    }
+pub(crate) fn choosing_declined() -> Option<&'static str> {
     if decisions::any() {
         crate::regions::defer_device();
         return None;
@@ -224,8 +221,8 @@ pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
 
 /// A decoder context of FFmpeg's that chooses per frame between the frame path and FFmpeg's
 /// own decode; `None` where it may not ([`choosing_declined`]).
-pub(crate) fn attach_choosing(bpp: c_int) -> Option<*mut c_void> {
-    if choosing_declined(bpp).is_some() {
+pub(crate) fn attach_choosing() -> Option<*mut c_void> {
+    if choosing_declined().is_some() {
         return None;
     }
     TAKEN.store(true, Relaxed);
@@ -235,23 +232,17 @@ pub(crate) fn attach_choosing(bpp: c_int) -> Option<*mut c_void> {
 }
 
 /// A decoder context of FFmpeg's that takes the frame path (`attach`).
-pub(crate) fn attach(bpp: c_int) -> *mut c_void {
-    if !TAKEN.swap(true, Relaxed) {
-        let why = match crate::config::get().mode {
-            crate::config::Mode::Cpu => Some("DAEDALUS=cpu"),
-            _ if bpp != 8 => Some("10 and 12 bits are not reconstructed on the GPU yet"),
-            _ => None,
-        };
-        if let Some(why) = why {
-            crate::log::once(
-                crate::log::Level::Info,
-                "frame path on the CPU",
-                format_args!(
-                    "the frame path: frames parsed whole first, FFmpeg's second pass \
-                     reconstructs them ({why})"
-                ),
-            );
-        }
+pub(crate) fn attach() -> *mut c_void {
+    let on_cpu = crate::config::get().mode == crate::config::Mode::Cpu;
+    if !TAKEN.swap(true, Relaxed) && on_cpu {
+        crate::log::once(
+            crate::log::Level::Info,
+            "frame path on the CPU",
+            format_args!(
+                "the frame path: frames parsed whole first, FFmpeg's second pass reconstructs \
+                 them (DAEDALUS=cpu)"
+            ),
+        );
     }
     new_decoder(false)
 }
@@ -382,14 +373,28 @@ fn kernels_usable() -> bool {
         };
         // (Built one after another: the first that fails says so once, the others are not
         // tried.)
-        let kernels = [
+        kernels_of(1).into_iter().all(|k| gpu.pipelines.has(k))
+    })
+}
+
+/// The frame path's kernels for pixels of `bytes_per_pixel` bytes (1: 8 bits, 2: 10 and 12):
+/// inter prediction, the inter blocks' residuals, intra blocks and the loop filter.
+fn kernels_of(bytes_per_pixel: usize) -> [Kernel; 4] {
+    if bytes_per_pixel == 1 {
+        [
             Kernel::Vp9Inter,
             Kernel::Vp9InterResidual,
             Kernel::Vp9Intra,
             Kernel::Vp9Lf,
-        ];
-        kernels.into_iter().all(|k| gpu.pipelines.has(k))
-    })
+        ]
+    } else {
+        [
+            Kernel::Vp9InterHigh,
+            Kernel::Vp9InterResidualHigh,
+            Kernel::Vp9IntraHigh,
+            Kernel::Vp9LfHigh,
+        ]
+    }
 }
 
 /// Where the kernels find a frame's planes: its buffer, kept alive, and each plane's byte
@@ -422,8 +427,14 @@ impl Decoder {
     /// FFmpeg's second pass) where the GPU cannot take it.
     fn gpu_frame(&mut self, info: &FrameParse, layout: Layout) -> Result<GpuFrame, String> {
         let gpu = crate::gpu::get().ok_or("no usable device")?;
-        if info.frame.bpp != 8 {
-            return Err("10 and 12 bits are reconstructed by FFmpeg".into());
+        if layout.geometry.bytes_per_pixel > 1 {
+            // (Built at the first such frame, several at once; a device that cannot run one
+            // leaves these frames to FFmpeg.)
+            let kernels = kernels_of(layout.geometry.bytes_per_pixel);
+            gpu.pipelines.ensure(kernels.into_iter())?;
+            if !kernels.into_iter().all(|k| gpu.pipelines.has(k)) {
+                return Err("the device lacks the frame path's kernels at 10 and 12 bits".into());
+            }
         }
         let records = layout.geometry.superblocks() * records::RECORDS_PER_SB;
         if records > residuals::MAX_RECORDS as usize {
@@ -659,6 +670,7 @@ fn frame_levels(
     filtered: std::ops::Range<usize>,
 ) -> Result<(Levels, u64), String> {
     let layout = submitter.layout;
+    let [inter_kernel, residual_kernel, intra_kernel, lf_kernel] = kernels_of(g.bytes_per_pixel);
     let sbs = g.superblocks();
     // SAFETY: the arrays are inside the buffer; the decoder has parsed the rows.
     let (sb_words, records) = unsafe {
@@ -683,7 +695,7 @@ fn frame_levels(
     // record), then their residuals by transform block.
     if on_gpu.inter {
         let prediction = ranges.iter().map(|&(first, count)| Dispatch {
-            kernel: Kernel::Vp9Inter,
+            kernel: inter_kernel,
             first,
             count,
         });
@@ -696,7 +708,7 @@ fn frame_levels(
     });
     if !residual_jobs.is_empty() {
         levels.push(vec![Dispatch {
-            kernel: Kernel::Vp9InterResidual,
+            kernel: residual_kernel,
             first: submitter.push_jobs(&residual_jobs)?,
             count: residual_jobs.len() as u32,
         }]);
@@ -712,7 +724,7 @@ fn frame_levels(
     });
     for level in wave {
         let mut dispatches = Vec::new();
-        for (kernel, jobs) in [(Kernel::Vp9Intra, &level.intra), (Kernel::Vp9Lf, &level.lf)] {
+        for (kernel, jobs) in [(intra_kernel, &level.intra), (lf_kernel, &level.lf)] {
             if !jobs.is_empty() {
                 let first = submitter.push_jobs(jobs)?;
                 dispatches.push(Dispatch {
@@ -787,7 +799,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
         d.frame_over();
         let mut holdable = true;
         if d.choosing {
-            let class = choice::class_of(info.frame.width, info.frame.height);
+            let class = choice::class_of(info.frame.width, info.frame.height, info.frame.bpp);
             let first = !std::mem::replace(&mut d.chose_before, true);
             // While the device is set up on its own thread, FFmpeg decodes the frames that
             // would go to the GPU, outside any trial. (A context's first frame, which goes to

@@ -47,9 +47,9 @@ const COPY_OUT: usize = 4;
 /// The stage of a level by its first dispatch's kernel.
 fn stage_of(kernel: Kernel) -> Option<usize> {
     match kernel {
-        Kernel::Vp9Inter => Some(1),
-        Kernel::Vp9InterResidual => Some(2),
-        Kernel::Vp9Intra | Kernel::Vp9Lf => Some(3),
+        Kernel::Vp9Inter | Kernel::Vp9InterHigh => Some(1),
+        Kernel::Vp9InterResidual | Kernel::Vp9InterResidualHigh => Some(2),
+        Kernel::Vp9Intra | Kernel::Vp9Lf | Kernel::Vp9IntraHigh | Kernel::Vp9LfHigh => Some(3),
         Kernel::Itx(_)
         | Kernel::Mc
         | Kernel::Lf
