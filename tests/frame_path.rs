@@ -142,7 +142,8 @@ fn cpu_side_equals_debian_ffmpeg() {
 /// (tiny, odd and multi-superblock sizes, every subsampling, lossless, scaled references,
 /// alt-ref and show-existing frames, keyframes only, extreme quantizer and sharpness, error
 /// resilience, 10 and 12 bits in every subsampling). The larger ones (two tile layouts,
-/// natural content at 8, 10 and 12 bits) go through one threading each, in turn ([`LARGE`]);
+/// scaled references at 8 and 10 bits, natural content at 8, 10 and 12 bits) go through one
+/// threading each, in turn ([`LARGE`]);
 /// both lists together cover every code path of the frame path's kernels on lavapipe, where a
 /// 720p frame takes a second.
 const STREAMS: [&str; 20] = [
@@ -169,11 +170,12 @@ const STREAMS: [&str; 20] = [
 ];
 
 /// One threading each, in turn.
-const LARGE: [&str; 8] = [
+const LARGE: [&str; 9] = [
     "tiles-720p",
     "tiles-1080p",
     "profile1-444",
     "resize",
+    "resize-10bit",
     "natural-carphone",
     "natural-bikes",
     "natural-bikes-10bit",
