@@ -227,11 +227,18 @@ fn gpu_equals_debian_ffmpeg() {
 /// stays Debian's across such switches, both ways, with every threading, in host memory and on
 /// device-local copies (a reference FFmpeg wrote uploaded, a buffer the GPU wrote reused by
 /// FFmpeg): switching every 1 or 3 frames for a whole decode (`DAEDALUS_TEST_ALTERNATE`), and
-/// in a trial of 2-frame blocks, which decides. (A CPU device gets a trial only when asked.)
+/// in a trial of 2-frame blocks, which decides; at 8 bits and at 10. (A CPU device gets a
+/// trial only when asked.)
 /// Frames are held meanwhile with one context, but not with frame threads.
 #[test]
 fn switching_paths_between_frames_equals_debian_ffmpeg() {
-    const STREAMS: [&str; 4] = ["resize", "show-existing", "altref-2pass", "profile1-444"];
+    const STREAMS: [&str; 5] = [
+        "resize",
+        "show-existing",
+        "altref-2pass",
+        "profile1-444",
+        "profile3-10bit-422",
+    ];
     let mut jobs = Vec::new();
     for (i, name) in STREAMS.into_iter().enumerate() {
         for (t, threading) in THREADING.into_iter().enumerate() {
