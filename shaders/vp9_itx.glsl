@@ -11,6 +11,10 @@
 #ifdef VP9_HIGH
 #define ITX_HIGH
 #endif
+// What a block that may differ from FFmpeg's SIMD does (a check kernel names its own).
+#ifndef ITX_REPORT
+#define ITX_REPORT() report(STATUS_OVERFLOW)
+#endif
 #include "itx_1d.glsl"
 
 #ifdef ITX_HIGH

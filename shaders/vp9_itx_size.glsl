@@ -116,6 +116,6 @@ void ITX_RESIDUAL(bool live, uint coef, int eob, uint first, uint second)
         for (uint k = 0u; k < uint(ITX_N); k++)
             all |= itx_lanes[inv + k];
         if (lanes_overflowed(all))
-            report(STATUS_OVERFLOW);
+            ITX_REPORT();
     }
 }

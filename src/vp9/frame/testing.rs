@@ -72,47 +72,73 @@ pub fn predict_intra(cases: &[IntraCase]) -> GpuResult<Vec<Vec<u16>>> {
         .collect())
 }
 
-/// One transform block at 10 or 12 bits for the GPU: its coefficients (row-major, `n * n`),
-/// and whether FFmpeg's DC shortcut takes it (`idct_idct` with `eob` 1: `coefs[0]` alone).
+/// One transform block at 10 or 12 bits for the GPU: its depth, its coefficients (row-major,
+/// `n * n`) and end-of-block position (FFmpeg's DC shortcut takes `idct_idct` with `eob` 1).
 #[derive(Clone, Debug)]
 pub struct HighItxCase {
     pub tx: Transform,
-    pub dc_only: bool,
+    pub bit_depth: u32,
+    pub eob: i32,
     pub coefs: Vec<i32>,
 }
 
-const ITX_CASE_WORDS: usize = 1025;
-const ITX_OUT_WORDS: usize = 1024;
+/// What the frame path's transform made of a [`HighItxCase`]: the residual (row-major), and
+/// whether its watch flagged the block as one FFmpeg's SIMD may compute differently.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HighItxResult {
+    pub residual: Vec<i32>,
+    pub flagged: bool,
+}
 
-/// Each case's residual on the GPU (`shaders/vp9_itx_high_check.comp`), row-major.
-pub fn high_residuals(cases: &[HighItxCase]) -> GpuResult<Vec<Vec<i32>>> {
+/// Where the check kernel's cases start in its data, after a frame header's words.
+const ITX_CASES: usize = 32;
+const ITX_CASE_WORDS: usize = 1026;
+const ITX_OUT_WORDS: usize = 1025;
+
+/// Each case through the frame path's transforms at its depth on the GPU
+/// (`shaders/vp9_itx_high_check.comp`, a dispatch per depth).
+pub fn high_residuals(cases: &[HighItxCase]) -> GpuResult<Vec<HighItxResult>> {
     let kind = |k: Tx1d| match k {
-        Tx1d::Dct => 0u32,
+        Tx1d::Dct | Tx1d::Wht => 0u32,
         Tx1d::Adst => 1,
-        Tx1d::Wht => 2,
     };
-    let mut words = vec![0u32; cases.len() * ITX_CASE_WORDS];
-    for (c, case) in words.chunks_mut(ITX_CASE_WORDS).zip(cases) {
-        let tx = case.tx;
-        c[0] = tx.size as u32
-            | kind(tx.first) << 2
-            | kind(tx.second) << 4
-            | (case.dc_only as u32) << 6;
-        for (w, &v) in c[1..].iter_mut().zip(&case.coefs) {
-            *w = v as u32;
+    let mut results = vec![None; cases.len()];
+    for bit_depth in [10, 12] {
+        let at_depth: Vec<usize> = (0..cases.len())
+            .filter(|&i| cases[i].bit_depth == bit_depth)
+            .collect();
+        let mut words = vec![0u32; ITX_CASES + at_depth.len() * ITX_CASE_WORDS];
+        words[super::header::BIT_DEPTH] = bit_depth;
+        for (c, &i) in words[ITX_CASES..].chunks_mut(ITX_CASE_WORDS).zip(&at_depth) {
+            let tx = cases[i].tx;
+            c[0] = tx.size as u32
+                | (kind(tx.first) | kind(tx.second) << 1) << 2
+                | ((tx.first == Tx1d::Wht) as u32) << 4;
+            c[1] = cases[i].eob as u32;
+            for (w, &v) in c[2..].iter_mut().zip(&cases[i].coefs) {
+                *w = v as u32;
+            }
+        }
+        let out = run_alone(
+            Kernel::Vp9ItxHighCheck,
+            at_depth.len(),
+            &words,
+            at_depth.len() * ITX_OUT_WORDS,
+        )?;
+        for (&i, res) in at_depth.iter().zip(out.chunks(ITX_OUT_WORDS)) {
+            results[i] = Some(HighItxResult {
+                residual: res[..cases[i].tx.coefs()]
+                    .iter()
+                    .map(|&w| w as i32)
+                    .collect(),
+                flagged: res[ITX_OUT_WORDS - 1] != 0,
+            });
         }
     }
-    let out = run_alone(
-        Kernel::Vp9ItxHighCheck,
-        cases.len(),
-        &words,
-        cases.len() * ITX_OUT_WORDS,
-    )?;
-    Ok(cases
-        .iter()
-        .zip(out.chunks(ITX_OUT_WORDS))
-        .map(|(c, res)| res[..c.tx.coefs()].iter().map(|&w| w as i32).collect())
-        .collect())
+    results
+        .into_iter()
+        .map(|r| r.ok_or_else(|| "a case of neither 10 nor 12 bits".into()))
+        .collect()
 }
 
 /// One line across an edge for the loop filter's arithmetic (`shaders/lf_filter.glsl`): the
