@@ -43,7 +43,13 @@ void ITX_RESIDUAL(bool live, uint coef, int eob, uint first, uint second)
     uint inv = gl_LocalInvocationID.x;
     uint lane = inv % uint(ITX_N);
     uint base = inv / uint(ITX_N) * uint(ITX_N * (ITX_N + 1));
+#if ITX_N == 32
+    // FFmpeg has no other 32x32 transform: idct_idct takes every type (an intra block's mode
+    // names one), its DC shortcut too, whose arithmetic its SIMD at 10 and 12 bits has apart.
+    bool dc_only = eob == 1;
+#else
     bool dc_only = first == TX_DCT && second == TX_DCT && eob == 1;
+#endif
     bool wht = first == TX_WHT;
     lanes = 0;
     int o[ITX_N];

@@ -7,7 +7,7 @@
 //! tile columns apart), proves the cut between parsing and reconstruction; it is also what runs
 //! wherever the GPU cannot reconstruct a frame.
 //!
-//! On the GPU (lavapipe here): every 8-bit stream reconstructed from the parsed blocks equals
+//! On the GPU (lavapipe here): every stream reconstructed from the parsed blocks equals
 //! Debian's ffmpeg with the three threading modes (and linked, a stream of each kind); without a
 //! device, with the frame path's kernels failing to build, and with a submission failing
 //! mid-frame, the frames are FFmpeg's second pass's, after one message. (Damaged streams:
@@ -146,7 +146,7 @@ fn cpu_side_equals_debian_ffmpeg() {
 /// threading each, in turn ([`LARGE`]);
 /// both lists together cover every code path of the frame path's kernels on lavapipe, where a
 /// 720p frame takes a second.
-const STREAMS: [&str; 20] = [
+const STREAMS: [&str; 21] = [
     "size-002x002",
     "size-017x017",
     "size-065x065",
@@ -164,6 +164,7 @@ const STREAMS: [&str; 20] = [
     "profile1-422",
     "profile1-440",
     "profile2-10bit",
+    "lossless-10bit",
     "profile3-10bit-422",
     "profile3-12bit-440",
     "profile3-12bit-444",

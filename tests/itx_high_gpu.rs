@@ -46,6 +46,7 @@ fn gpu_transforms_at_10_and_12_bits_equal_the_reference() {
                 bit_depth,
                 eob,
                 coefs,
+                mode_type: None,
             });
             valid.push(realistic);
         }

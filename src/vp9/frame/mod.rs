@@ -3,9 +3,9 @@
 //! coefficients and end-of-block positions, the loop filter's levels and edge masks per
 //! superblock: [`records`]), and the GPU reconstructs the frame from them, one submission at
 //! the parse's end ([`submit`]: [`inter`], [`intra`], [`loopfilter`]). Where the GPU does
-//! not (`DAEDALUS=cpu`, no device, 10 and 12 bits, a failure), FFmpeg's own second pass
-//! reconstructs the frame from the same data. Frame threads wait on each other's parsing, not
-//! on pixels. Where `DAEDALUS_PATH` is unset, a trial picks per frame-size class between the
+//! not (`DAEDALUS=cpu`, no device, a failure), FFmpeg's own second pass reconstructs the frame
+//! from the same data. Frame threads wait on each other's parsing, not on pixels. Where
+//! `DAEDALUS_PATH` is unset, a trial picks per frame class (size and bit depth) between the
 //! frame path and FFmpeg's own decode ([`choice`]): the decoder then parses and reconstructs
 //! the frames it is left block by block, as without daedalus.
 //!
@@ -428,10 +428,9 @@ impl Decoder {
     fn gpu_frame(&mut self, info: &FrameParse, layout: Layout) -> Result<GpuFrame, String> {
         let gpu = crate::gpu::get().ok_or("no usable device")?;
         if layout.geometry.bytes_per_pixel > 1 {
-            // (Built at the first such frame, several at once; a device that cannot run one
-            // leaves these frames to FFmpeg.)
+            // (Built at the first such frame, one after another as the 8-bit ones: the first
+            // that fails says so once, and these frames go to FFmpeg.)
             let kernels = kernels_of(layout.geometry.bytes_per_pixel);
-            gpu.pipelines.ensure(kernels.into_iter())?;
             if !kernels.into_iter().all(|k| gpu.pipelines.has(k)) {
                 return Err("the device lacks the frame path's kernels at 10 and 12 bits".into());
             }

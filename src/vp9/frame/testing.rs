@@ -73,13 +73,16 @@ pub fn predict_intra(cases: &[IntraCase]) -> GpuResult<Vec<Vec<u16>>> {
 }
 
 /// One transform block at 10 or 12 bits for the GPU: its depth, its coefficients (row-major,
-/// `n * n`) and end-of-block position (FFmpeg's DC shortcut takes `idct_idct` with `eob` 1).
+/// `n * n`) and end-of-block position (FFmpeg's DC shortcut takes `idct_idct` with `eob` 1),
+/// and where an intra block's mode names a type the transform does not have (a 32x32, which
+/// FFmpeg runs as `idct_idct` whatever the type), FFmpeg's type (0 to 3).
 #[derive(Clone, Debug)]
 pub struct HighItxCase {
     pub tx: Transform,
     pub bit_depth: u32,
     pub eob: i32,
     pub coefs: Vec<i32>,
+    pub mode_type: Option<u32>,
 }
 
 /// What the frame path's transform made of a [`HighItxCase`]: the residual (row-major), and
@@ -111,9 +114,10 @@ pub fn high_residuals(cases: &[HighItxCase]) -> GpuResult<Vec<HighItxResult>> {
         words[super::header::BIT_DEPTH] = bit_depth;
         for (c, &i) in words[ITX_CASES..].chunks_mut(ITX_CASE_WORDS).zip(&at_depth) {
             let tx = cases[i].tx;
-            c[0] = tx.size as u32
-                | (kind(tx.first) | kind(tx.second) << 1) << 2
-                | ((tx.first == Tx1d::Wht) as u32) << 4;
+            let tx_type = cases[i]
+                .mode_type
+                .unwrap_or(kind(tx.first) | kind(tx.second) << 1);
+            c[0] = tx.size as u32 | tx_type << 2 | ((tx.first == Tx1d::Wht) as u32) << 4;
             c[1] = cases[i].eob as u32;
             for (w, &v) in c[2..].iter_mut().zip(&cases[i].coefs) {
                 *w = v as u32;
