@@ -4,7 +4,8 @@
 // pixels as `px` and `px_coherent` (the same bytes; the passes read and write them through
 // `px_coherent`, since the rows pass reads what other invocations wrote in the columns pass),
 // of type LF_PIXEL (8 bits unless it says otherwise; at 16, LF_BIT_DEPTH gives the depth and
-// the pixels are read one at a time, not by words). Offsets and strides count pixels.
+// LF_WORD_PIXELS is 2: the pixels a word of `px_words` holds). Offsets and strides count
+// pixels.
 // The workgroup first walks the plane's edge masks as FFmpeg's `ff_vp9_loopfilter_sb`
 // does, an invocation per segment and step of the walk, into a table per pass; then each pass
 // filters: invocation `line` filters line `line` of the superblock (a row for the columns
@@ -27,7 +28,13 @@
 
 #ifndef LF_PIXEL
 #define LF_PIXEL uint8_t
+#define LF_WORD_PIXELS 4
 #endif
+const int WORD_PIXELS = LF_WORD_PIXELS;
+const uint PIXEL_BITS = 32u / uint(LF_WORD_PIXELS);
+const uint PIXEL_MASK = (1u << PIXEL_BITS) - 1u;
+// A superblock's row of 64 pixels in words.
+const uint ROW_WORDS = 64u / uint(LF_WORD_PIXELS);
 
 const uint EDGES = 16u;
 // A line's pixels across: 8 before the superblock to 8 after it. Read into registers (or the
@@ -42,11 +49,12 @@ const int SPAN = 80;
 shared uint record[64];
 shared uint table[2u * EDGES * 8u];
 // Where the plane's rows start on a word, the rows pass's pixels are first read by the whole
-// workgroup into `rows_tile`: its 80 rows (8 above the superblock to 8 below), 16 words each,
-// consecutive invocations reading consecutive words, a fourth of the accesses of reading a
-// pixel at a time (on the H100, with frames in host memory, a fifth less GPU time for the
-// loop filter). `segment_reach`: what each segment's edges reach, the rows read.
-const uint TILE_WORDS = 80u * 16u;
+// workgroup into `rows_tile`: its 80 rows (8 above the superblock to 8 below), ROW_WORDS words
+// each, consecutive invocations reading consecutive words, a fourth (at 16 bits a half) of the
+// accesses of reading a pixel at a time (on the H100, with frames in host memory, a fifth
+// less GPU time for the loop filter). `segment_reach`: what each segment's edges reach, the
+// rows read.
+const uint TILE_WORDS = 80u * ROW_WORDS;
 shared uint rows_tile[TILE_WORDS];
 shared ivec2 segment_reach[8];
 
@@ -197,11 +205,13 @@ void load_rows_tile(uvec4 jb, uint inv, bool both)
         segment_reach[inv] = line_reach(1u, inv);
     barrier();
     for (uint i = inv; i < TILE_WORDS; i += 64u) {
-        int row = int(i / 16u) - 8;
-        uint word = i % 16u; // of segment word / 2: 8 columns a segment
-        ivec2 reach = segment_reach[word / 2u];
+        int row = int(i / ROW_WORDS) - 8;
+        uint word = i % ROW_WORDS; // of segment word * WORD_PIXELS / 8: 8 columns a segment
+        ivec2 reach = segment_reach[word * uint(WORD_PIXELS) / 8u];
         if (row >= reach.x && row < reach.y)
-            rows_tile[i] = load_word((jb.x + uint(row * int(jb.y)) + 4u * word) >> 2, both);
+            rows_tile[i] = load_word((jb.x + uint(row * int(jb.y)) + uint(WORD_PIXELS) * word) /
+                                         uint(WORD_PIXELS),
+                                     both);
     }
     barrier();
 }
@@ -209,8 +219,8 @@ void load_rows_tile(uvec4 jb, uint inv, bool both)
 // Pixel `at` of column `line` from `rows_tile`.
 int rows_tile_pixel(int line, int at)
 {
-    uint word = rows_tile[uint(at + 8) * 16u + uint(line) / 4u];
-    return int((word >> (8u * (uint(line) & 3u))) & 0xffu);
+    uint word = rows_tile[uint(at + 8) * ROW_WORDS + uint(line / WORD_PIXELS)];
+    return int((word >> (PIXEL_BITS * uint(line % WORD_PIXELS))) & PIXEL_MASK);
 }
 
 // Filters line `line` of pass `pass` (0: columns, 1: rows) of the plane `jb`, whose table is
@@ -237,11 +247,11 @@ void filter_line(uvec4 jb, uint pass, int line, bool both, bool tiled)
     // reaches are multiples of 4). A rows pass reads its tile, where the plane has one.
     bool by_words = columns && tiled;
     if (by_words) {
-        for (int b = 0; b < SPAN; b += 4) {
+        for (int b = 0; b < SPAN; b += WORD_PIXELS) {
             bool reached = b - 8 >= lo && b - 8 < hi;
-            uint w = reached ? load_word((first + uint(b - 8)) >> 2, both) : 0u;
-            for (int k = 0; k < 4; k++)
-                buf[b + k] = int((w >> (8u * uint(k))) & 0xffu);
+            uint w = reached ? load_word((first + uint(b - 8)) / uint(WORD_PIXELS), both) : 0u;
+            for (int k = 0; k < WORD_PIXELS; k++)
+                buf[b + k] = int((w >> (PIXEL_BITS * uint(k))) & PIXEL_MASK);
         }
     } else if (tiled) {
         for (int b = 0; b < SPAN; b++) {
@@ -279,13 +289,16 @@ void filter_line(uvec4 jb, uint pass, int line, bool both, bool tiled)
     }
     if (by_words) {
         // Whole words: the unchanged pixels they carry are this line's own, read above.
-        int word_lo = changed_lo & ~3, word_hi = (changed_hi + 3) & ~3;
-        for (int b = 0; b < SPAN; b += 4)
-            if (b - 8 >= word_lo && b - 8 < word_hi)
-                store_word((first + uint(b - 8)) >> 2,
-                           uint(buf[b]) | (uint(buf[b + 1]) << 8) | (uint(buf[b + 2]) << 16) |
-                               (uint(buf[b + 3]) << 24),
-                           both);
+        int word_lo = changed_lo & -WORD_PIXELS;
+        int word_hi = (changed_hi + WORD_PIXELS - 1) & -WORD_PIXELS;
+        for (int b = 0; b < SPAN; b += WORD_PIXELS) {
+            if (b - 8 >= word_lo && b - 8 < word_hi) {
+                uint w = 0u;
+                for (int k = 0; k < WORD_PIXELS; k++)
+                    w |= uint(buf[b + k]) << (PIXEL_BITS * uint(k));
+                store_word((first + uint(b - 8)) / uint(WORD_PIXELS), w, both);
+            }
+        }
     } else {
         for (int b = 0; b < SPAN; b++)
             if (b - 8 >= changed_lo && b - 8 < changed_hi)
@@ -314,8 +327,7 @@ void filter_recorded_plane(uvec4 jb, int line)
     barrier();
     // The same for every line. (Offsets count from the buffer's binding, at offset 0, where
     // the word view starts too.)
-    // (16-bit pixels are read one at a time.)
-    bool tiled = ((jb.x | jb.y) & 3u) == 0u && LF_BIT_DEPTH == 8;
+    bool tiled = ((jb.x | jb.y) & uint(WORD_PIXELS - 1)) == 0u;
     // Both passes read and write through `px_coherent`. (Chosen at run time from the job's
     // bits 4 and 5, always 0: with the choice known when compiled, NVIDIA's compiler made the
     // frame path's loop filter 4 % slower on the H200, docs/benchmarks-history.md.)

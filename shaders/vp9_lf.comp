@@ -18,10 +18,12 @@ layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 layout(std430, set = 0, binding = 0) readonly buffer Data { uint data[]; };
 #ifdef VP9_HIGH
 #define LF_PIXEL uint16_t
+#define LF_WORD_PIXELS 2
 #define LF_BIT_DEPTH int(data[H_BIT_DEPTH])
 const uint PIXEL_SHIFT = 1u;
 #else
 #define LF_PIXEL uint8_t
+#define LF_WORD_PIXELS 4
 const uint PIXEL_SHIFT = 0u;
 #endif
 // The frame's pixels four ways, as lf_sb_pass.glsl reads them.
