@@ -313,8 +313,9 @@ static KERNELS_USABLE: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCe
 /// Where decoders choose: whether the device and the frame path's kernels are set up (or
 /// known unusable); where not, they are set up on a thread of their own (once), while FFmpeg
 /// decodes the frames that come meanwhile. (On the NVIDIA H200 host the set-up took about
-/// 150 ms, a sixth of a short 720p decode, which it would otherwise stall.)
-fn device_settled() -> bool {
+/// 150 ms, a sixth of a short 720p decode, which it would otherwise stall.) The thread also
+/// builds the kernels of the frame's depth (`bytes_per_pixel`), where they are others.
+fn device_settled(bytes_per_pixel: usize) -> bool {
     static STARTED: std::sync::Once = std::sync::Once::new();
     if KERNELS_USABLE.get().is_some() {
         return true;
@@ -327,8 +328,14 @@ fn device_settled() -> bool {
         let spawned = std::thread::Builder::new()
             .name("daedalus-setup".into())
             .stack_size(8 << 20)
-            .spawn(|| {
-                crate::log::guard("device set-up", (), || _ = kernels_usable());
+            .spawn(move || {
+                crate::log::guard("device set-up", (), || {
+                    let gpu = crate::gpu::get().filter(|_| kernels_usable());
+                    if let Some(gpu) = gpu.filter(|_| bytes_per_pixel > 1) {
+                        let high = kernels_of(bytes_per_pixel);
+                        _ = high.into_iter().all(|k| gpu.pipelines.has(k));
+                    }
+                });
                 // (After a panic, no device: every frame is FFmpeg's.)
                 let _ = KERNELS_USABLE.set(false);
             });
@@ -807,7 +814,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
             if !first
                 && KERNELS_USABLE.get().is_none()
                 && choice::may_take(class)
-                && !device_settled()
+                && !device_settled(layout.geometry.bytes_per_pixel)
             {
                 stats::add(&COUNTERS.frames_before_device, 1);
                 return d.decline(data0);
@@ -818,7 +825,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
                 return d.decline(data0);
             }
             holdable = !choice::declines_among_threads(class);
-            if !device_settled() {
+            if !device_settled(layout.geometry.bytes_per_pixel) {
                 stats::add(&COUNTERS.frames_before_device, 1);
                 return d.decline_unable(data0, "the device is still being set up");
             }
