@@ -45,9 +45,11 @@ layout(std430, set = 0, binding = 1) coherent buffer CurWords { uint cur_words[]
 // whole words, so each word has one writer).
 shared uint tile[1024];
 #endif
-// The superblock's plane and its place in the frame (set once by main).
-uint sb_plane;
-ivec2 sb_origin;
+// The superblock's plane in the frame: where its first pixel is, the stride, and how much of
+// the superblock lies inside the plane's decoded size (set once by main).
+uint sb_first;
+int sb_stride;
+ivec2 sb_inside;
 // The line above the superblock from the top-left pixel on, and the column left of it.
 shared int sb_above[65];
 shared int sb_left[64];
@@ -102,7 +104,7 @@ int local_pixel(int x, int y)
     if (x < 0)
         return sb_left[y];
 #ifdef VP9_HIGH
-    return get_pixel(sb_plane, sb_origin.x + x, sb_origin.y + y);
+    return int(uint(cur[sb_first + uint(y * sb_stride + x)]));
 #else
     return int((tile[y * 16 + (x >> 2)] >> (8u * uint(x & 3))) & 255u);
 #endif
@@ -113,8 +115,11 @@ int local_pixel(int x, int y)
 void put_four(ivec2 at, int r, int c, ivec4 v)
 {
 #ifdef VP9_HIGH
-    for (int k = 0; k < 4; k++)
-        put_pixel(sb_plane, sb_origin.x + at.x + c + k, sb_origin.y + at.y + r, v[k]);
+    ivec2 p = at + ivec2(c, r);
+    if (p.y < sb_inside.y)
+        for (int k = 0; k < 4; k++)
+            if (p.x + k < sb_inside.x)
+                cur[sb_first + uint(p.y * sb_stride + p.x + k)] = PIXEL(v[k]);
 #else
     tile[(at.y + r) * 16 + ((at.x + c) >> 2)] =
         uint(v.x) | (uint(v.y) << 8) | (uint(v.z) << 16) | (uint(v.w) << 24);
@@ -299,8 +304,9 @@ void main()
     ivec2 size = ivec2(64 >> sh, 64 >> sv);
     // the part of the superblock inside the plane's decoded size
     ivec2 inside = min(size, plane_size(p) - origin);
-    sb_plane = p;
-    sb_origin = origin;
+    sb_first = cur_at(p, origin.x, origin.y);
+    sb_stride = plane_stride(p);
+    sb_inside = inside;
 
 #ifndef VP9_HIGH
     // The superblock's pixels, the line above and the column left; every load issued before
