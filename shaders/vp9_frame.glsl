@@ -86,10 +86,16 @@ const uint STATUS_OVERFLOW = 1u;
 uint header(uint word) { return data[word]; }
 
 #ifdef VP9_HIGH
-int bit_depth() { return int(header(H_BIT_DEPTH)); }
+// The frame's depth, read once by each kernel (read_depth) before anything uses it: read from
+// the header where it is used, it would be read again after every pixel stored, the compiler
+// not knowing that the frame's bindings are apart.
+int frame_depth = 10;
+void read_depth() { frame_depth = int(header(H_BIT_DEPTH)); }
+int bit_depth() { return frame_depth; }
 // Coefficient `i` of the parsed data: 32-bit words.
 int coef_at(uint i) { return int(data[i]); }
 #else
+void read_depth() {}
 int bit_depth() { return 8; }
 // Coefficient `i` of the parsed data: 16 bits each.
 int coef_at(uint i) { return int(data_coefs[i]); }

@@ -22,6 +22,7 @@ void main()
 {
     if (gl_WorkGroupID.x >= pc.job_count)
         return;
+    read_depth();
     Block b = load_block(pc.first_job + gl_WorkGroupID.x);
     if ((b.flags & (BLOCK_INTRA | BLOCK_UNPREDICTED)) != 0u)
         return;

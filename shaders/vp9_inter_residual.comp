@@ -31,6 +31,7 @@ void main()
 {
     if (GROUP * gl_WorkGroupID.x >= pc.job_count)
         return;
+    read_depth();
     uint jobs = header(H_JOBS) + pc.first_job + GROUP * gl_WorkGroupID.x;
     // The group's size, from its first block (uniform across the workgroup).
     uint size_log2 = tx_size_of(data[jobs]);

@@ -293,6 +293,7 @@ void main()
 {
     if (gl_WorkGroupID.x >= pc.job_count)
         return;
+    read_depth();
     uint inv = gl_LocalInvocationID.x;
     uint job = data[header(H_JOBS) + pc.first_job + gl_WorkGroupID.x];
     uint sb = job & 0xffffffu, p = (job >> 24) & 3u;

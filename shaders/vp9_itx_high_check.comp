@@ -33,6 +33,7 @@ void main()
 {
     if (gl_WorkGroupID.x >= pc.job_count)
         return;
+    read_depth();
     uint c = pc.first_job + gl_WorkGroupID.x;
     uint at = CASES + c * CASE_WORDS;
     case_out = c * OUT_WORDS;

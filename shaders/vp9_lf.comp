@@ -19,7 +19,8 @@ layout(std430, set = 0, binding = 0) readonly buffer Data { uint data[]; };
 #ifdef VP9_HIGH
 #define LF_PIXEL uint16_t
 #define LF_WORD_PIXELS 2
-#define LF_BIT_DEPTH int(data[H_BIT_DEPTH])
+// (Read once by main: see vp9_frame.glsl's read_depth.)
+#define LF_BIT_DEPTH lf_depth
 const uint PIXEL_SHIFT = 1u;
 #else
 #define LF_PIXEL uint8_t
@@ -47,6 +48,9 @@ const uint H_BIT_DEPTH = 23u;
 const uint H_JOBS = 26u;
 const uint H_LIMITS = 176u;
 
+#ifdef VP9_HIGH
+int lf_depth = 10;
+#endif
 #define LF_RECORD_FROM_INCLUDER
 #include "lf_sb_pass.glsl"
 
@@ -54,6 +58,9 @@ void main()
 {
     if (gl_WorkGroupID.x >= pc.job_count)
         return;
+#ifdef VP9_HIGH
+    lf_depth = int(data[H_BIT_DEPTH]);
+#endif
     uint job = data[data[H_JOBS] + pc.first_job + gl_WorkGroupID.x];
     uint sb = job & 0xffffffu, p = (job >> 24) & 3u;
     uint l = gl_LocalInvocationID.x;
