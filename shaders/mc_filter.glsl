@@ -1,9 +1,9 @@
-// The arithmetic of VP9's motion compensation, 8-bit, as FFmpeg 5.1's vp9dsp_template.c has
+// The arithmetic of VP9's motion compensation, at any depth, as FFmpeg 5.1's vp9dsp_template.c has
 // it: FILTER_8TAP and FILTER_BILIN with av_clip_pixel, which do_8tap_1d_c, do_8tap_2d_c,
 // do_bilin_1d_c, do_bilin_2d_c, do_scaled_8tap_c and do_scaled_bilin_c apply (CPU reference:
 // src/kernels/mc.rs). Shared by the per-call kernel (mc.comp) and the frame path's inter
-// prediction (vp9_mc.glsl), so that both compute the same; each fetches its own pixels and
-// taps. Taps and pixels travel as vectors of 4, not arrays (see shift_in).
+// prediction (vp9_mc.glsl), so that both compute the same; each fetches its own pixels and taps.
+// Taps and pixels travel as vectors of 4, not arrays (see shift_in).
 
 // av_clip_pixel (MC_PIXEL_MAX: the includer's pixel maximum, 255 unless it says otherwise).
 #ifndef MC_PIXEL_MAX

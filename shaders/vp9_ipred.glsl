@@ -1,4 +1,4 @@
-// VP9 intra prediction as FFmpeg 5.1 does it, 8-bit (src/kernels/ipred.rs is the reference):
+// VP9 intra prediction as FFmpeg 5.1 does it (src/kernels/ipred.rs is the reference):
 // the modes and what each reads (check_intra_mode's tables, vp9recon.c), and the predictors
 // of vp9dsp_template.c written per pixel (vp9_ipred_fn.glsl), so that an invocation computes
 // any pixel alone.
