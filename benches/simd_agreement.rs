@@ -252,15 +252,7 @@ fn the_frame_path_watches_where_simd_differs_at_10_and_12_bits() {
     let (mut differ, mut flagged) = (0, 0);
     for ((c, g), valid) in cases.iter().zip(&gpu).zip(valid) {
         let n = c.tx.size.n();
-        let what = format!(
-            "{} at {} bits, eob {}; first coefs {:?}",
-            c.tx.name(),
-            c.bit_depth,
-            c.eob,
-            &c.coefs[..8.min(c.coefs.len())]
-        );
-        let mut res = vec![0i32; n * n];
-        residual_high(c.tx, &c.coefs, c.tx.is_dc_only_call(c.eob), &mut res);
+        let (what, res) = high_case_reference(c);
         assert_eq!(
             g.residual, res,
             "{what}: the GPU's residual is not the reference's"

@@ -4,6 +4,13 @@
 
 void ITX_1D(uint kind, in int v[ITX_N], bool first_pass, out int o[ITX_N])
 {
+#ifdef ITX_HIGH
+    // (A pass of zeros, which the caller skips, flags nothing.)
+    bool wht = kind == TX_WHT;
+    for (int k = 0; k < ITX_N; k++)
+        watch_input(ITX_N, wht, first_pass, v[k]);
+    watch_sums(ITX_N, kind, wht, first_pass, v[0], v[1], v[2], v[3]);
+#endif
 #ifdef ITX_HAS_WHT
     if (kind == TX_WHT) {
         iwht4(v, first_pass, o);
@@ -60,13 +67,7 @@ void ITX_RESIDUAL(bool live, uint coef, int eob, uint first, uint second)
         for (int k = 0; k < ITX_N; k++) {
             c[k] = coef_at(coef + uint(k * ITX_N) + lane);
             coded = coded || c[k] != 0;
-#ifdef ITX_HIGH
-            watch_input(ITX_N, wht, true, c[k]);
-#endif
         }
-#ifdef ITX_HIGH
-        watch_sums(ITX_N, first, wht, true, c[0], c[1], c[2], c[3]);
-#endif
         // A column without coefficients (most, in a big block) transforms to zeros: its
         // invocations skip the arithmetic.
         if (coded) {
@@ -94,15 +95,8 @@ void ITX_RESIDUAL(bool live, uint coef, int eob, uint first, uint second)
             // Second pass: column `lane` of the intermediate -> column `lane` of the residual,
             // in its place (no other invocation reads that column).
             int c[ITX_N];
-            for (int k = 0; k < ITX_N; k++) {
+            for (int k = 0; k < ITX_N; k++)
                 c[k] = itx_mid[base + uint(k * (ITX_N + 1)) + lane];
-#ifdef ITX_HIGH
-                watch_input(ITX_N, wht, false, c[k]);
-#endif
-            }
-#ifdef ITX_HIGH
-            watch_sums(ITX_N, second, wht, false, c[0], c[1], c[2], c[3]);
-#endif
             ITX_1D(second, c, false, o);
             for (int k = 0; k < ITX_N; k++) {
                 int x = stored(o[k]);

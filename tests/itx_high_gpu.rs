@@ -10,7 +10,7 @@
 mod common;
 
 use common::*;
-use daedalus::kernels::itx::{residual_high, Transform};
+use daedalus::kernels::itx::Transform;
 use daedalus::vp9::frame::testing::{high_residuals, HighItxCase};
 
 #[test]
@@ -56,15 +56,7 @@ fn gpu_transforms_at_10_and_12_bits_equal_the_reference() {
     let mut extreme = 0;
     for ((c, g), valid) in cases.iter().zip(&gpu).zip(valid) {
         let n = c.tx.size.n();
-        let what = format!(
-            "{} at {} bits, eob {}; first coefs {:?}",
-            c.tx.name(),
-            c.bit_depth,
-            c.eob,
-            &c.coefs[..8.min(c.coefs.len())]
-        );
-        let mut want = vec![0i32; n * n];
-        residual_high(c.tx, &c.coefs, c.tx.is_dc_only_call(c.eob), &mut want);
+        let (what, want) = high_case_reference(c);
         if let Some(i) = want.iter().zip(&g.residual).position(|(a, b)| a != b) {
             panic!(
                 "{what}: residual ({}, {}) is {} on the GPU, {} in the reference",

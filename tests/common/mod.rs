@@ -230,6 +230,27 @@ pub fn realistic_block(rng: &mut Rng, tx: Transform) -> Vec<i16> {
     c
 }
 
+/// A 10- or 12-bit transform case of the GPU's checks, for their messages, and its residual
+/// by the CPU reference (`residual_high`, FFmpeg's C).
+pub fn high_case_reference(c: &daedalus::vp9::frame::testing::HighItxCase) -> (String, Vec<i32>) {
+    let what = format!(
+        "{} at {} bits, eob {}; first coefs {:?}",
+        c.tx.name(),
+        c.bit_depth,
+        c.eob,
+        &c.coefs[..8.min(c.coefs.len())]
+    );
+    let n = c.tx.size.n();
+    let mut residual = vec![0i32; n * n];
+    daedalus::kernels::itx::residual_high(
+        c.tx,
+        &c.coefs,
+        c.tx.is_dc_only_call(c.eob),
+        &mut residual,
+    );
+    (what, residual)
+}
+
 /// A block of 32-bit coefficients as the 10- and 12-bit parse leaves them: a token times its
 /// dequantizer in wrapping 32-bit arithmetic, so any value can come, from realistic blocks
 /// scaled as a higher bit depth scales them to the ends of the range.
