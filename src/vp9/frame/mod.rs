@@ -200,7 +200,7 @@ struct FrameCopies {
 /// (unless `DAEDALUS_TRIAL_FRAMES` asks for a trial or `DAEDALUS_TEST_ALTERNATE` for switches).
 /// Where an earlier run's trial decided, the device is not set up here but when a frame first
 /// takes the GPU (a frame it cannot take then goes to FFmpeg).
-pub(crate) fn choosing_declined() -> Option<&'static str> {
+pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
     if decisions::any() {
         crate::regions::defer_device();
         return None;
@@ -212,7 +212,7 @@ pub(crate) fn choosing_declined() -> Option<&'static str> {
     if !gpu_wanted() {
         return Some("no-device");
     }
-    if !kernels_usable() {
+    if !kernels_usable(bytes_per_pixel(bpp)) {
         return Some("no-kernels");
     }
     crate::decisions::note_host_import();
@@ -220,9 +220,9 @@ pub(crate) fn choosing_declined() -> Option<&'static str> {
 }
 
 /// A decoder context of FFmpeg's that chooses per frame between the frame path and FFmpeg's
-/// own decode; `None` where it may not ([`choosing_declined`]).
-pub(crate) fn attach_choosing() -> Option<*mut c_void> {
-    if choosing_declined().is_some() {
+/// own decode, for frames of `bpp` bits; `None` where it may not ([`choosing_declined`]).
+pub(crate) fn attach_choosing(bpp: c_int) -> Option<*mut c_void> {
+    if choosing_declined(bpp).is_some() {
         return None;
     }
     TAKEN.store(true, Relaxed);
@@ -307,21 +307,37 @@ unsafe fn decoder<'a>(ctx: *mut c_void) -> &'a mut Decoder {
     &mut *(ctx as *mut Decoder)
 }
 
-/// Whether this process's device can reconstruct frames, once [`kernels_usable`] has told.
-static KERNELS_USABLE: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
+/// Whether this process's device can reconstruct frames of each depth ([`depth`]), once
+/// [`kernels_usable`] has told.
+static KERNELS_USABLE: [once_cell::sync::OnceCell<bool>; 2] =
+    [const { once_cell::sync::OnceCell::new() }; 2];
 
-/// Where decoders choose: whether the device and the frame path's kernels are set up (or
-/// known unusable); where not, they are set up on a thread of their own (once), while FFmpeg
-/// decodes the frames that come meanwhile. (On the NVIDIA H200 host the set-up took about
-/// 150 ms, a sixth of a short 720p decode, which it would otherwise stall.) The thread also
-/// builds the kernels of the frame's depth (`bytes_per_pixel`), where they are others.
+/// The index of a frame's depth in [`KERNELS_USABLE`]: 8 bits, or 10 and 12 (16-bit pixels).
+fn depth(bytes_per_pixel: usize) -> usize {
+    usize::from(bytes_per_pixel > 1)
+}
+
+/// The bytes of a pixel at `bpp` bits.
+fn bytes_per_pixel(bpp: c_int) -> usize {
+    if bpp > 8 {
+        2
+    } else {
+        1
+    }
+}
+
+/// Where decoders choose: whether the device and the frame path's kernels for pixels of
+/// `bytes_per_pixel` bytes are set up (or known unusable); where not, they are set up on a
+/// thread of their own (once per depth), while FFmpeg decodes the frames that come meanwhile.
+/// (On the NVIDIA H200 host the set-up took about 150 ms, a sixth of a short 720p decode,
+/// which it would otherwise stall.)
 fn device_settled(bytes_per_pixel: usize) -> bool {
-    static STARTED: std::sync::Once = std::sync::Once::new();
-    if KERNELS_USABLE.get().is_some() {
+    static STARTED: [std::sync::Once; 2] = [const { std::sync::Once::new() }; 2];
+    if KERNELS_USABLE[depth(bytes_per_pixel)].get().is_some() {
         return true;
     }
     let mut begun = false;
-    STARTED.call_once(|| {
+    STARTED[depth(bytes_per_pixel)].call_once(|| {
         // (The handle is kept before a decoder closing meanwhile could look for it.)
         let mut setup = lock_setup();
         // (lavapipe compiles the kernels with LLVM on this thread: a main thread's stack.)
@@ -329,58 +345,55 @@ fn device_settled(bytes_per_pixel: usize) -> bool {
             .name("daedalus-setup".into())
             .stack_size(8 << 20)
             .spawn(move || {
-                crate::log::guard("device set-up", (), || {
-                    let gpu = crate::gpu::get().filter(|_| kernels_usable());
-                    if let Some(gpu) = gpu.filter(|_| bytes_per_pixel > 1) {
-                        let high = kernels_of(bytes_per_pixel);
-                        _ = high.into_iter().all(|k| gpu.pipelines.has(k));
-                    }
-                });
-                // (After a panic, no device: every frame is FFmpeg's.)
-                let _ = KERNELS_USABLE.set(false);
+                crate::log::guard("device set-up", false, || kernels_usable(bytes_per_pixel));
+                // (After a panic, no device: every frame of the depth is FFmpeg's.)
+                let _ = KERNELS_USABLE[depth(bytes_per_pixel)].set(false);
             });
         match spawned {
             Ok(thread) => {
-                *setup = Some(thread);
+                setup.push(thread);
                 begun = true;
             }
             // (No thread to spare: set up here, as the forced path does.)
-            Err(_) => _ = kernels_usable(),
+            Err(_) => _ = kernels_usable(bytes_per_pixel),
         }
     });
     if begun && crate::config::get().testing.setup_wait {
         wait_for_setup();
     }
     // (The frame that begins the set-up goes to FFmpeg, whatever the thread's pace.)
-    !begun && KERNELS_USABLE.get().is_some()
+    !begun && KERNELS_USABLE[depth(bytes_per_pixel)].get().is_some()
 }
 
-/// The set-up thread of [`device_settled`] while it may run.
-fn lock_setup() -> std::sync::MutexGuard<'static, Option<std::thread::JoinHandle<()>>> {
-    static SETUP: std::sync::Mutex<Option<std::thread::JoinHandle<()>>> =
-        std::sync::Mutex::new(None);
+/// The set-up threads of [`device_settled`] while they may run.
+fn lock_setup() -> std::sync::MutexGuard<'static, Vec<std::thread::JoinHandle<()>>> {
+    static SETUP: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> =
+        std::sync::Mutex::new(Vec::new());
     SETUP.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Waits for the set-up thread, where one runs: a decoder that closes while the device is set
-/// up (a decode shorter than the set-up) must not leave a thread inside the driver as the
+/// Waits for the set-up threads, where any runs: a decoder that closes while the device is
+/// set up (a decode shorter than the set-up) must not leave a thread inside the driver as the
 /// program exits.
 fn wait_for_setup() {
-    let thread = lock_setup().take();
-    if let Some(thread) = thread {
+    let threads = std::mem::take(&mut *lock_setup());
+    for thread in threads {
         let _ = thread.join();
     }
 }
 
-/// Whether this process's device can reconstruct frames: its kernels built (once).
-fn kernels_usable() -> bool {
-    *KERNELS_USABLE.get_or_init(|| {
+/// Whether this process's device can reconstruct frames of pixels of `bytes_per_pixel` bytes:
+/// the kernels of that depth built (once per depth; a stream of one depth builds no others).
+fn kernels_usable(bytes_per_pixel: usize) -> bool {
+    *KERNELS_USABLE[depth(bytes_per_pixel)].get_or_init(|| {
         let Some(gpu) = crate::gpu::get() else {
             return false;
         };
         // (Built one after another: the first that fails says so once, the others are not
         // tried.)
-        kernels_of(1).into_iter().all(|k| gpu.pipelines.has(k))
+        kernels_of(bytes_per_pixel)
+            .into_iter()
+            .all(|k| gpu.pipelines.has(k))
     })
 }
 
@@ -434,14 +447,6 @@ impl Decoder {
     /// FFmpeg's second pass) where the GPU cannot take it.
     fn gpu_frame(&mut self, info: &FrameParse, layout: Layout) -> Result<GpuFrame, String> {
         let gpu = crate::gpu::get().ok_or("no usable device")?;
-        if layout.geometry.bytes_per_pixel > 1 {
-            // (Built at the first such frame, one after another as the 8-bit ones: the first
-            // that fails says so once, and these frames go to FFmpeg.)
-            let kernels = kernels_of(layout.geometry.bytes_per_pixel);
-            if !kernels.into_iter().all(|k| gpu.pipelines.has(k)) {
-                return Err("the device lacks the frame path's kernels at 10 and 12 bits".into());
-            }
-        }
         let records = layout.geometry.superblocks() * records::RECORDS_PER_SB;
         if records > residuals::MAX_RECORDS as usize {
             return Err(format!(
@@ -455,8 +460,13 @@ impl Decoder {
                 64 * header::MAX_SB_COLS
             ));
         }
-        if !kernels_usable() {
-            return Err("the device lacks the frame path's kernels".into());
+        if !kernels_usable(layout.geometry.bytes_per_pixel) {
+            let bits = if layout.geometry.bytes_per_pixel > 1 {
+                " at 10 and 12 bits"
+            } else {
+                ""
+            };
+            return Err(format!("the device lacks the frame path's kernels{bits}"));
         }
         let f = &info.frame;
         let (frame_region, frame_planes) =
@@ -812,7 +822,9 @@ pub(crate) unsafe extern "C" fn parse_begin(
             // FFmpeg anyway where a decision is kept, sets nothing up: a decoder that probes
             // the stream decodes no more.)
             if !first
-                && KERNELS_USABLE.get().is_none()
+                && KERNELS_USABLE[depth(layout.geometry.bytes_per_pixel)]
+                    .get()
+                    .is_none()
                 && choice::may_take(class)
                 && !device_settled(layout.geometry.bytes_per_pixel)
             {
