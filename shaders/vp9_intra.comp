@@ -15,9 +15,8 @@
 // intra blocks back.
 //
 // Job (a word of the frame's job list): the superblock (bits 0-23), the plane (24-25). The
-// line above is read from the frame itself: the wavefront runs the loop filter of the
-// superblocks above only after the intra blocks below them, as FFmpeg's intra_pred_data keeps
-// that line from before its loop filter.
+// line above is read from the frame itself: the loop filter runs only after every intra
+// block, as FFmpeg's intra_pred_data keeps that line from before its loop filter.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // variant: vp9_intra_high VP9_HIGH

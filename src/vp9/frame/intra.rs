@@ -3,9 +3,9 @@
 //! pixel (the top-right of a 4x4 stays inside its block's width), after the one before it in
 //! decode order. A workgroup per plane of a superblock orders the superblock's transform blocks
 //! in levels (each above every block it reads) and reconstructs a level's blocks side by side,
-//! the small ones N invocations each; superblocks go out on the frame's wavefront
+//! the small ones N invocations each; superblocks go out on the intra wavefront
 //! ([`super::wavefront`]), since a superblock reads only those left of it, above it and above
-//! left of it, before their loop filter. Only superblocks with an intra block are in the jobs.
+//! left of it, before any loop filter. Only superblocks with an intra block are in the jobs.
 //! The CPU reference of the predictors is [`crate::kernels::ipred`].
 //!
 //! Job word: the superblock, its plane at bit 24.

@@ -5,9 +5,9 @@
 //! reaches 8 pixels into the one left of it; its rows pass reaches 8 lines into the one above,
 //! where the columns pass of the superblock above right reached before. So a superblock's
 //! passes must follow those of the superblock left of it, above it and above right of it: the
-//! frame's wavefront orders them on the lines column + 2 row ([`super::wavefront`]), a
-//! workgroup per plane of each superblock running both its passes. The CPU reference of the
-//! filters is [`crate::kernels::lf`].
+//! loop filter's wavefront, after every intra block, orders them on the lines column + 2 row
+//! ([`super::wavefront`]), a workgroup per plane of each superblock running both its passes.
+//! The CPU reference of the filters is [`crate::kernels::lf`].
 //!
 //! Job word: the superblock, its plane at bit 24 ([`super::wavefront::superblock_planes`]).
 

@@ -675,8 +675,8 @@ fn reference_uploads(
     uploaded
 }
 
-/// The frame's levels: its inter blocks, then the wavefront over its superblock rows `rows`
-/// (intra blocks, the loop filter of the rows `filtered`), the jobs pushed into the frame's
+/// The frame's levels: its inter blocks, then the wavefronts over its superblock rows `rows`
+/// (intra blocks, then the loop filter of the rows `filtered`), the jobs pushed into the frame's
 /// job area; and the inter blocks' count.
 fn frame_levels(
     submitter: &mut Submitter,
@@ -730,7 +730,7 @@ fn frame_levels(
         }]);
     }
     let blocks = ranges.iter().map(|&(_, count)| count as u64).sum::<u64>();
-    let wave = wavefront::levels(g.sb_cols, rows.clone(), |row, col| Superblock {
+    let waves = wavefront::levels(g.sb_cols, rows.clone(), |row, col| Superblock {
         intra: intra::jobs(&sb, records, row, col),
         lf: if on_gpu.loop_filter && filtered.contains(&row) {
             loopfilter::jobs(row * g.sb_cols + col).to_vec()
@@ -738,19 +738,16 @@ fn frame_levels(
             Vec::new()
         },
     });
-    for level in wave {
-        let mut dispatches = Vec::new();
-        for (kernel, jobs) in [(intra_kernel, &level.intra), (lf_kernel, &level.lf)] {
-            if !jobs.is_empty() {
-                let first = submitter.push_jobs(jobs)?;
-                dispatches.push(Dispatch {
-                    kernel,
-                    first,
-                    count: jobs.len() as u32,
-                });
-            }
+    let stages = [(intra_kernel, waves.intra), (lf_kernel, waves.lf)];
+    for (kernel, wave) in stages {
+        for jobs in wave {
+            let first = submitter.push_jobs(&jobs)?;
+            levels.push(vec![Dispatch {
+                kernel,
+                first,
+                count: jobs.len() as u32,
+            }]);
         }
-        levels.push(dispatches);
     }
     levels.retain(|l| !l.is_empty());
     Ok((levels, blocks))

@@ -2,8 +2,8 @@
 //! decoder parses the next. It is dispatch levels (barriers between):
 //! - inter prediction of every inter block ([`super::inter`]), one level, and their residuals
 //!   ([`super::residuals`]), another;
-//! - then one wavefront over the superblocks ([`super::wavefront`]): their intra blocks
-//!   ([`super::intra`]) and the loop filter ([`super::loopfilter`]).
+//! - then two wavefronts over the superblocks ([`super::wavefront`]): their intra blocks
+//!   ([`super::intra`]), then the loop filter ([`super::loopfilter`]).
 //!
 //! A decoder's frame data (its parsed blocks, the header, the job lists) is one buffer of
 //! host-visible memory the decoder parses into; the frame's pixels and its references' are the
@@ -36,20 +36,27 @@ pub static COPIED_BACK: AtomicU64 = AtomicU64::new(0);
 const SLOTS: usize = 1;
 
 /// The stages of a frame whose GPU time the stats line gives apart (where the queue has
-/// timestamps): the start of each stage and the end of the submission are stamped. Intra
-/// blocks and the loop filter share the wavefront's levels, so they have one span.
+/// timestamps): the start of each stage and the end of the submission are stamped.
 /// `copy_in` and `copy_out` are the copies to and from device-local memory (none where the
 /// kernels work in place).
-pub const STAGES: [&str; 5] = ["copy_in", "inter", "residuals", "wavefront", "copy_out"];
+pub const STAGES: [&str; 6] = [
+    "copy_in",
+    "inter",
+    "residuals",
+    "intra",
+    "loop_filter",
+    "copy_out",
+];
 const COPY_IN: usize = 0;
-const COPY_OUT: usize = 4;
+const COPY_OUT: usize = 5;
 
 /// The stage of a level by its first dispatch's kernel.
 fn stage_of(kernel: Kernel) -> Option<usize> {
     match kernel {
         Kernel::Vp9Inter | Kernel::Vp9InterHigh => Some(1),
         Kernel::Vp9InterResidual | Kernel::Vp9InterResidualHigh => Some(2),
-        Kernel::Vp9Intra | Kernel::Vp9Lf | Kernel::Vp9IntraHigh | Kernel::Vp9LfHigh => Some(3),
+        Kernel::Vp9Intra | Kernel::Vp9IntraHigh => Some(3),
+        Kernel::Vp9Lf | Kernel::Vp9LfHigh => Some(4),
         Kernel::Itx(_)
         | Kernel::Mc
         | Kernel::Lf
@@ -64,7 +71,7 @@ fn stage_of(kernel: Kernel) -> Option<usize> {
 }
 
 /// GPU time per stage of [`STAGES`], in nanoseconds.
-pub static STAGE_NS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
+pub static STAGE_NS: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];
 
 /// A submission that takes longer than this is treated as a hung device. (Generous: a driver that
 /// compiles the kernels at their first dispatch, as lavapipe does, takes seconds there.)

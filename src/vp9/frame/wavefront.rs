@@ -1,28 +1,19 @@
-//! The order of a frame's intra blocks and loop filter: one wavefront over its superblocks, a
-//! dispatch level per diagonal `col + 2 row`, each level holding the intra jobs of its
-//! diagonal and the loop filter of the diagonal [`LF_LAG`] before it. Levels cost the GPU a
-//! barrier each, and on a device whose
-//! memory is far away a round trip or more: running the stages side by side on one wavefront
-//! takes about half the levels of running them one after the other.
+//! The order of a frame's intra blocks and loop filter: two wavefronts over its superblocks,
+//! a dispatch level each step, the intra blocks' first, then the loop filter's. A level costs
+//! the GPU the latency of its slowest workgroup and a barrier, so each wavefront has as few
+//! levels as its stage's own order allows, and a level holds one stage's workgroups, which
+//! take about as long as each other.
 //!
-//! The lag keeps FFmpeg's order where superblocks meet. FFmpeg predicts a superblock from
-//! pixels not yet loop filtered: its left column (superblock left), its top line (above) and
-//! the top-left pixel (above left). The loop filter of a superblock changes its own pixels, 8
-//! columns of the one left of it and 8 lines of the one above; so the superblock above left's
-//! corner changes with the loop filter of that superblock, of the one above and of the one
-//! left, the earliest of which is 3 diagonals before: the loop filter runs 4 diagonals after
-//! the intra blocks of a superblock. The loop filter itself follows the superblocks left, above
-//! and above right ([`super::loopfilter`]), which `col + 2 row` orders.
-
-/// Diagonals between a superblock's intra blocks and its loop filter.
-pub const LF_LAG: usize = 4;
-
-/// A level's jobs: intra prediction ([`super::intra`]), loop filter ([`super::loopfilter`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Level {
-    pub intra: Vec<u32>,
-    pub lf: Vec<u32>,
-}
+//! The intra blocks: FFmpeg predicts a superblock from pixels not yet loop filtered (the
+//! column left of it, the line above and the pixel above left), after the inter blocks
+//! (finished by then), so a superblock's intra blocks follow those of the superblocks left,
+//! above and above left only: a superblock goes one level after the latest of those that have
+//! intra blocks, the first level where none has. An inter frame's few intra superblocks take
+//! a few levels; an intra frame's, one per diagonal `col + row`. None of them reads a pixel the
+//! loop filter changed, since the loop filter comes after all of them.
+//!
+//! The loop filter follows the superblocks left, above and above right
+//! ([`super::loopfilter`]): one level per diagonal `col + 2 row`.
 
 /// What a superblock needs: its intra jobs (none where it has no intra block) and its
 /// loop-filter jobs (none where not filtered).
@@ -31,27 +22,58 @@ pub struct Superblock {
     pub lf: Vec<u32>,
 }
 
-/// The levels of the superblocks of rows `rows`, `sb_cols` across; `of(row, col)` says what
-/// each needs. Empty levels are left out.
+/// A frame's two wavefronts: the jobs of each level, intra blocks ([`super::intra`]), then
+/// loop filter ([`super::loopfilter`]). No level is empty.
+#[derive(Debug, Default)]
+pub struct Wavefronts {
+    pub intra: Vec<Vec<u32>>,
+    pub lf: Vec<Vec<u32>>,
+}
+
+/// The wavefronts of the superblocks of rows `rows`, `sb_cols` across; `of(row, col)` says
+/// what each needs.
 pub fn levels(
     sb_cols: usize,
     rows: std::ops::Range<usize>,
     mut of: impl FnMut(usize, usize) -> Superblock,
-) -> Vec<Level> {
-    let Some(last) = rows.len().checked_sub(1) else {
-        return Vec::new();
-    };
-    let mut levels = vec![Level::default(); sb_cols + 2 * last + LF_LAG];
-    for row in rows.clone() {
+) -> Wavefronts {
+    let mut waves = Wavefronts::default();
+    // Each superblock's intra level plus one (0: no intra block), row by row.
+    let mut intra_level = vec![0usize; sb_cols * rows.len()];
+    for (r, row) in rows.enumerate() {
         for col in 0..sb_cols {
-            let d = col + 2 * (row - rows.start);
             let sb = of(row, col);
-            levels[d].intra.extend(sb.intra);
-            levels[d + LF_LAG].lf.extend(sb.lf);
+            if !sb.intra.is_empty() {
+                let at = |r: usize, c: usize| intra_level[r * sb_cols + c];
+                let mut level = 0;
+                if col > 0 {
+                    level = level.max(at(r, col - 1));
+                }
+                if r > 0 {
+                    level = level.max(at(r - 1, col));
+                    if col > 0 {
+                        level = level.max(at(r - 1, col - 1));
+                    }
+                }
+                intra_level[r * sb_cols + col] = level + 1;
+                add(&mut waves.intra, level, sb.intra);
+            }
+            add(&mut waves.lf, col + 2 * r, sb.lf);
         }
     }
-    levels.retain(|l| !(l.intra.is_empty() && l.lf.is_empty()));
-    levels
+    waves.lf.retain(|level| !level.is_empty());
+    waves
+}
+
+/// Adds `jobs` to level `level` of `wave`.
+fn add(wave: &mut Vec<Vec<u32>>, level: usize, jobs: Vec<u32>) {
+    if jobs.is_empty() {
+        return;
+    }
+    if wave.len() <= level {
+        wave.resize(level + 1, Vec::new());
+    }
+    wave[level].extend(jobs);
 }
 
 /// The job words of a superblock's three planes: the superblock, the plane at bit 24.
@@ -63,73 +85,77 @@ pub fn superblock_planes(sb: usize) -> [u32; 3] {
 mod tests {
     use super::*;
 
-    /// The level of each superblock's intra and loop-filter jobs.
-    fn placed(cols: usize, rows: usize) -> impl Fn(&str, usize, usize) -> usize {
-        let l = levels(cols, 0..rows, |row, col| Superblock {
-            intra: superblock_planes(row * cols + col).to_vec(),
-            lf: superblock_planes(row * cols + col).to_vec(),
-        });
-        move |stage, row, col| {
-            let sb = (row * cols + col) as u32;
-            l.iter()
-                .position(|lv| {
-                    let jobs = match stage {
-                        "intra" => &lv.intra,
-                        _ => &lv.lf,
-                    };
-                    jobs.contains(&sb)
-                })
-                .unwrap_or_else(|| panic!("{stage} of {row},{col} missing"))
-        }
+    /// The level of superblock (row, col)'s jobs in `wave`, if any.
+    fn level_of(wave: &[Vec<u32>], cols: usize, row: usize, col: usize) -> Option<usize> {
+        let sb = (row * cols + col) as u32;
+        wave.iter().position(|level| level.contains(&sb))
     }
 
     /// Where superblocks meet, FFmpeg's order holds: each superblock's intra blocks after
-    /// those left, above and above left of it, and before any loop filter changes the pixels
-    /// they read; each loop filter after the intra blocks of every superblock it changes and
-    /// after the loop filter left, above and above right.
+    /// those left, above and above left of it (all intra blocks before any loop filter); each
+    /// loop filter after the loop filter left, above and above right.
     #[test]
     fn superblocks_keep_ffmpegs_order_where_they_meet() {
         let (cols, rows) = (6, 4);
-        let at = placed(cols, rows);
+        // intra blocks in every superblock but (1, 3) and (2, 2): (2, 3) reads only the one
+        // above left
+        let has_intra = |r: usize, c: usize| !matches!((r, c), (1, 3) | (2, 2));
+        let waves = levels(cols, 0..rows, |row, col| Superblock {
+            intra: if has_intra(row, col) {
+                superblock_planes(row * cols + col).to_vec()
+            } else {
+                Vec::new()
+            },
+            lf: superblock_planes(row * cols + col).to_vec(),
+        });
+        let intra = |r, c| level_of(&waves.intra, cols, r, c);
+        let lf = |r, c| level_of(&waves.lf, cols, r, c).expect("filtered");
         for r in 0..rows {
             for c in 0..cols {
-                let intra = at("intra", r, c);
-                let lf = at("lf", r, c);
-                assert!(intra < lf);
-                if c > 0 {
-                    assert!(at("intra", r, c - 1) < intra);
-                    // the left column: the loop filter of the superblock left
-                    assert!(intra < at("lf", r, c - 1));
-                    assert!(at("lf", r, c - 1) < lf);
+                assert_eq!(intra(r, c).is_some(), has_intra(r, c));
+                if let Some(l) = intra(r, c) {
+                    let before = |rr: usize, cc: usize| intra(rr, cc).is_none_or(|x| x < l);
+                    assert!(c == 0 || before(r, c - 1));
+                    assert!(r == 0 || before(r - 1, c));
+                    assert!(r == 0 || c == 0 || before(r - 1, c - 1));
                 }
-                if r > 0 {
-                    assert!(at("intra", r - 1, c) < intra);
-                    // the top line: the loop filters of the superblock above, above right
-                    assert!(intra < at("lf", r - 1, c));
-                    if c + 1 < cols {
-                        assert!(intra < at("lf", r - 1, c + 1));
-                        assert!(at("lf", r - 1, c + 1) < lf);
-                    }
-                    assert!(at("lf", r - 1, c) < lf);
-                    if c > 0 {
-                        // the top-left pixel: above left, above and left change it
-                        assert!(at("intra", r - 1, c - 1) < intra);
-                        assert!(intra < at("lf", r - 1, c - 1));
-                    }
-                }
+                let l = lf(r, c);
+                assert!(c == 0 || lf(r, c - 1) < l);
+                assert!(r == 0 || lf(r - 1, c) < l);
+                assert!(r == 0 || c + 1 == cols || lf(r - 1, c + 1) < l);
             }
         }
+        // an intra frame's intra blocks: one level per diagonal col + row
+        assert_eq!(intra(3, 5), Some(8));
+    }
+
+    /// An inter frame's intra superblocks that read no other's go together in the first level.
+    #[test]
+    fn scattered_intra_superblocks_share_a_level() {
+        let (cols, rows) = (8, 6);
+        let waves = levels(cols, 0..rows, |row, col| Superblock {
+            intra: if (row + col) % 3 == 0 && col % 2 == 0 {
+                vec![(row * cols + col) as u32]
+            } else {
+                Vec::new()
+            },
+            lf: Vec::new(),
+        });
+        assert_eq!(waves.intra.len(), 1);
+        assert_eq!(waves.intra[0].len(), 8);
+        assert!(waves.lf.is_empty());
     }
 
     #[test]
     fn empty_levels_are_left_out() {
         // one superblock with neither intra blocks nor a loop filter: no level at all
-        let l = levels(3, 2..3, |_, col| Superblock {
+        let waves = levels(3, 2..3, |_, col| Superblock {
             intra: Vec::new(),
             lf: if col == 2 { vec![7] } else { Vec::new() },
         });
-        assert_eq!(l.len(), 1);
-        assert_eq!(l[0].lf, [7]);
-        assert!(levels(3, 2..2, |_, _| unreachable!()).is_empty());
+        assert!(waves.intra.is_empty());
+        assert_eq!(waves.lf, [vec![7]]);
+        let none = levels(3, 2..2, |_, _| unreachable!());
+        assert!(none.intra.is_empty() && none.lf.is_empty());
     }
 }
