@@ -212,7 +212,10 @@ pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
     if !gpu_wanted() {
         return Some("no-device");
     }
-    if !kernels_usable(bytes_per_pixel(bpp)) {
+    // (The process's path is decided once: a depth whose kernels fail leaves its own frames
+    // to FFmpeg, not the other depth's.)
+    let other_depth = if bpp > 8 { 8 } else { 10 };
+    if !kernels_usable(bytes_per_pixel(bpp)) && !kernels_usable(bytes_per_pixel(other_depth)) {
         return Some("no-kernels");
     }
     crate::decisions::note_host_import();
@@ -738,16 +741,17 @@ fn frame_levels(
             Vec::new()
         },
     });
-    let stages = [(intra_kernel, waves.intra), (lf_kernel, waves.lf)];
-    for (kernel, wave) in stages {
-        for jobs in wave {
-            let first = submitter.push_jobs(&jobs)?;
-            levels.push(vec![Dispatch {
-                kernel,
-                first,
-                count: jobs.len() as u32,
-            }]);
-        }
+    for (stage, jobs) in waves.in_order() {
+        let kernel = match stage {
+            wavefront::Stage::Intra => intra_kernel,
+            wavefront::Stage::LoopFilter => lf_kernel,
+        };
+        let first = submitter.push_jobs(&jobs)?;
+        levels.push(vec![Dispatch {
+            kernel,
+            first,
+            count: jobs.len() as u32,
+        }]);
     }
     levels.retain(|l| !l.is_empty());
     Ok((levels, blocks))
@@ -837,6 +841,9 @@ pub(crate) unsafe extern "C" fn parse_begin(
             if !device_settled(layout.geometry.bytes_per_pixel) {
                 stats::add(&COUNTERS.frames_before_device, 1);
                 return d.decline_unable(data0, "the device is still being set up");
+            }
+            if !kernels_usable(layout.geometry.bytes_per_pixel) {
+                return d.decline_unable(data0, "the device lacks the kernels of the depth");
             }
             if !gpu_wanted() {
                 return d.decline_unable(data0, "no usable device");

@@ -65,6 +65,21 @@ pub fn levels(
     waves
 }
 
+/// A wavefront's stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    Intra,
+    LoopFilter,
+}
+
+impl Wavefronts {
+    /// Every level in the order they run: the intra blocks' all before the loop filter's.
+    pub fn in_order(self) -> impl Iterator<Item = (Stage, Vec<u32>)> {
+        let intra = self.intra.into_iter().map(|jobs| (Stage::Intra, jobs));
+        intra.chain(self.lf.into_iter().map(|jobs| (Stage::LoopFilter, jobs)))
+    }
+}
+
 /// Adds `jobs` to level `level` of `wave`.
 fn add(wave: &mut Vec<Vec<u32>>, level: usize, jobs: Vec<u32>) {
     if jobs.is_empty() {
@@ -144,6 +159,24 @@ mod tests {
         assert_eq!(waves.intra.len(), 1);
         assert_eq!(waves.intra[0].len(), 8);
         assert!(waves.lf.is_empty());
+    }
+
+    /// No intra block reads a pixel the loop filter changed: every loop-filter level runs
+    /// after every intra level.
+    #[test]
+    fn the_loop_filter_runs_after_every_intra_block() {
+        let waves = levels(4, 0..3, |row, col| Superblock {
+            intra: if (row + col) % 2 == 0 {
+                vec![1]
+            } else {
+                Vec::new()
+            },
+            lf: vec![2],
+        });
+        let stages: Vec<Stage> = waves.in_order().map(|(stage, _)| stage).collect();
+        let first_lf = stages.iter().position(|&s| s == Stage::LoopFilter);
+        assert!(first_lf.is_some_and(|f| stages[f..].iter().all(|&s| s == Stage::LoopFilter)));
+        assert!(stages.contains(&Stage::Intra));
     }
 
     #[test]
