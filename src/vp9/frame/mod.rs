@@ -213,9 +213,9 @@ pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
         return Some("no-device");
     }
     // (The process's path is decided once: a depth whose kernels fail leaves its own frames
-    // to FFmpeg, not the other depth's.)
-    let other_depth = if bpp > 8 { 8 } else { 10 };
-    if !kernels_usable(bytes_per_pixel(bpp)) && !kernels_usable(bytes_per_pixel(other_depth)) {
+    // to FFmpeg, not the other depth's. Pixels of 1 byte at 8 bits, 2 above.)
+    let (this, other) = if bpp > 8 { (2, 1) } else { (1, 2) };
+    if !kernels_usable(this) && !kernels_usable(other) {
         return Some("no-kernels");
     }
     crate::decisions::note_host_import();
@@ -318,15 +318,6 @@ static KERNELS_USABLE: [once_cell::sync::OnceCell<bool>; 2] =
 /// The index of a frame's depth in [`KERNELS_USABLE`]: 8 bits, or 10 and 12 (16-bit pixels).
 fn depth(bytes_per_pixel: usize) -> usize {
     usize::from(bytes_per_pixel > 1)
-}
-
-/// The bytes of a pixel at `bpp` bits.
-fn bytes_per_pixel(bpp: c_int) -> usize {
-    if bpp > 8 {
-        2
-    } else {
-        1
-    }
 }
 
 /// Where decoders choose: whether the device and the frame path's kernels for pixels of
