@@ -7,16 +7,17 @@
 //
 // Inside the superblock the workgroup works on its plane in shared memory (at 10 and 12 bits,
 // VP9_HIGH, whose pixels would not fit there, on the frame itself): it loads the
-// superblock's pixels and the line above and the column left of it, orders its intra
-// transform blocks by what each reads (a level above every block it reads: in decode order
-// each reads only blocks before it), and reconstructs a level's blocks side by side, the
+// superblock's pixels and the line above and the column left of it, and the order the host
+// found for its intra transform blocks (levels, each above every block its blocks read:
+// src/vp9/frame/intra.rs), and reconstructs a level's blocks side by side, the
 // small ones (4x4, 8x8) in rounds of 64 / N at once, N invocations each (a row of the block
 // an invocation), the big ones with the whole workgroup; then it writes the pixels of its
 // intra blocks back.
 //
-// Job (a word of the frame's job list): the superblock (bits 0-23), the plane (24-25). The
-// line above is read from the frame itself: the loop filter runs only after every intra
-// block, as FFmpeg's intra_pred_data keeps that line from before its loop filter.
+// Job (a word of the frame's job list): where the plane's order is, in words from the job
+// area's start (ORDER_*: it names the superblock and the plane). The line above is read from
+// the frame itself: the loop filter runs only after every intra block, as FFmpeg's
+// intra_pred_data keeps that line from before its loop filter.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // variant: vp9_intra_high VP9_HIGH
@@ -52,20 +53,13 @@ ivec2 sb_inside;
 // The line above the superblock from the top-left pixel on, and the column left of it.
 shared int sb_above[65];
 shared int sb_left[64];
-// Per 4x4 cell of the superblock's plane (16 x 16), the level of the intra transform block
-// that writes it (0: none).
-shared uint cell_level[256];
-// The intra transform blocks (kind << 26 | level << 16 | record in the superblock << 8 |
-// transform block in the block; kind 0: 4x4, 1: 8x8, 2: bigger) in decode order, then by
-// level and in each level by kind; each level's first index. Once sorted, tx_entries holds
-// each level's count of 4x4 and 8x8 blocks (n4 | n8 << 16, at level - 1).
-shared uint tx_entries[256];
+// The superblock's plane's order (src/vp9/frame/intra.rs writes it): which 4x4 cells its intra
+// transform blocks write (a bit per cell, 16 a row), each level's first entry and counts of
+// 4x4 and 8x8 blocks, and the entries (record in the superblock << 8 | transform block in the
+// block), level after level, in each the 4x4 blocks, the 8x8, then the bigger.
+shared uint intra_cells[8];
+shared uint level_words[256];
 shared uint tx_sorted[256];
-shared uint level_start[258];
-shared uint level_count;
-// The first two words of each of the superblock's records (position, sizes, flags), read side
-// by side at once: the walk that orders the transform blocks reads them one after another.
-shared uint sb_records[2 * 64];
 // The edges of a big transform block as one line (vp9_ipred_fn.glsl: the left column bottom
 // to top, the top-left, the top), built by the workgroup.
 shared int ipred_line[65];
@@ -89,6 +83,12 @@ uint pred_slot;
 #define IPRED_FN predict_slot
 #define IPRED_DC_FN dc_slot
 #include "vp9_ipred_fn.glsl"
+
+// An order's words: the superblock (bits 0-23) and plane (24-25); the entries (0-15) and
+// levels (16-31); the cells; a word per level (first entry, bits 0-8; 4x4 blocks, 9-17; 8x8,
+// 18-24); the entries.
+const uint ORDER_CELLS = 2u;
+const uint ORDER_LEVELS = 10u;
 
 // FFmpeg's ff_vp9_intra_txfm_type of the ten intra modes, 2 bits each.
 const uint INTRA_TX_TYPE = 0xd9b06u;
@@ -294,10 +294,12 @@ void main()
         return;
     read_depth();
     uint inv = gl_LocalInvocationID.x;
-    uint job = data[header(H_JOBS) + pc.first_job + gl_WorkGroupID.x];
-    uint sb = job & 0xffffffu, p = (job >> 24) & 3u;
+    // The job: where the plane's order is in the job area.
+    uint order = header(H_JOBS) + data[header(H_JOBS) + pc.first_job + gl_WorkGroupID.x];
+    uint plane_sb = data[order], sizes = data[order + 1u];
+    uint sb = plane_sb & 0xffffffu, p = plane_sb >> 24;
+    uint entries = sizes & 0xffffu, levels = sizes >> 16;
     uint first = data[header(H_SB_BLOCKS) + 2u * sb];
-    uint count = data[header(H_SB_BLOCKS) + 2u * sb + 1u];
     uint sb_cols = header(H_SB_COLS);
     uint sh = ss_h(p), sv = ss_v(p);
     ivec2 origin = ivec2(int((sb % sb_cols) * 64u >> sh), int((sb / sb_cols) * 64u >> sv));
@@ -322,8 +324,13 @@ void main()
         if (int(inv) + WORKGROUP * k < size.y * 16)
             tile[int(inv) + WORKGROUP * k] = loaded[k];
 #endif
-    for (uint i = inv; i < 2u * min(count, 64u); i += uint(WORKGROUP))
-        sb_records[i] = data[header(H_RECORDS) + 13u * (first + (i >> 1)) + (i & 1u)];
+    // The order, read side by side.
+    for (uint i = inv; i < 8u; i += uint(WORKGROUP))
+        intra_cells[i] = data[order + ORDER_CELLS + i];
+    for (uint i = inv; i < levels; i += uint(WORKGROUP))
+        level_words[i] = data[order + ORDER_LEVELS + i];
+    for (uint i = inv; i < entries; i += uint(WORKGROUP))
+        tx_sorted[i] = data[order + ORDER_LEVELS + levels + i];
     for (int x = int(inv) - 1; x < size.x; x += WORKGROUP) {
         int v = 0;
         if (origin.y > 0 && origin.x + x >= 0 && x < inside.x) {
@@ -333,82 +340,12 @@ void main()
     }
     for (int y = int(inv); y < size.y; y += WORKGROUP)
         sb_left[y] = origin.x > 0 && y < inside.y ? get_pixel(p, origin.x - 1, origin.y + y) : 0;
-    for (uint i = inv; i < 256u; i += uint(WORKGROUP))
-        cell_level[i] = 0u;
     barrier();
 
-    // The intra transform blocks and their levels, in decode order by one invocation; then
-    // sorted by level.
-    int cells = size.x >> 2, cell_rows = size.y >> 2;
-    if (inv == 0u) {
-        uint entries = 0u, levels = 0u;
-        for (uint i = 0u; i < min(count, 64u); i++) {
-            Block b = block_position(sb_records[2u * i], sb_records[2u * i + 1u]);
-            if ((b.flags & BLOCK_INTRA) == 0u)
-                continue;
-            TxGrid g = tx_grid(b, p);
-            int k = 1 << g.size_log2;
-            int w4 = int(bw8(b.bs).x * 2u) >> sh;
-            for (int t = 0; t < g.blocks.x * g.blocks.y; t++) {
-                int bx = (t % g.blocks.x) * k, by = (t / g.blocks.x) * k;
-                ivec2 c = (g.at - origin) / 4 + ivec2(bx, by);
-                uint level = 0u;
-                for (int j = 0; j < k; j++) {
-                    if (c.x > 0 && c.y + j < cell_rows)
-                        level = max(level, cell_level[(c.y + j) * 16 + c.x - 1]);
-                    if (c.y > 0 && c.x + j < cells)
-                        level = max(level, cell_level[(c.y - 1) * 16 + c.x + j]);
-                }
-                if (c.x > 0 && c.y > 0)
-                    level = max(level, cell_level[(c.y - 1) * 16 + c.x - 1]);
-                // a 4x4's top-right, inside its block's width
-                if (k == 1 && c.y > 0 && bx < w4 - 1 && c.x + 1 < cells)
-                    level = max(level, cell_level[(c.y - 1) * 16 + c.x + 1]);
-                level++;
-                for (int dy = 0; dy < k; dy++)
-                    for (int dx = 0; dx < k; dx++)
-                        if (c.y + dy < cell_rows && c.x + dx < cells)
-                            cell_level[(c.y + dy) * 16 + c.x + dx] = level;
-                uint kind = min(g.size_log2, 2u);
-                tx_entries[entries++] = kind << 26 | level << 16 | i << 8 | uint(t);
-                levels = max(levels, level);
-            }
-        }
-        for (uint l = 0u; l <= levels + 1u; l++)
-            level_start[l] = 0u;
-        for (uint e = 0u; e < entries; e++)
-            level_start[((tx_entries[e] >> 16) & 0x3ffu) + 1u]++;
-        for (uint l = 1u; l <= levels + 1u; l++)
-            level_start[l] += level_start[l - 1u];
-        // by level, and in each level 4x4 first, then 8x8, then bigger (each in decode order)
-        for (uint kind = 0u; kind < 3u; kind++) {
-            for (uint e = 0u; e < entries; e++) {
-                uint l = (tx_entries[e] >> 16) & 0x3ffu;
-                if (tx_entries[e] >> 26 == kind)
-                    tx_sorted[level_start[l]++] = tx_entries[e];
-            }
-        }
-        // level_start[l] now ends level l: shift back to starts
-        for (uint l = levels + 1u; l > 0u; l--)
-            level_start[l] = level_start[l - 1u];
-        level_start[0] = 0u;
-        level_count = levels;
-        for (uint l = 1u; l <= levels; l++) {
-            uint n4 = 0u, n8 = 0u;
-            for (uint e = level_start[l]; e < level_start[l + 1u]; e++) {
-                uint kind = tx_sorted[e] >> 26;
-                n4 += kind == 0u ? 1u : 0u;
-                n8 += kind == 1u ? 1u : 0u;
-            }
-            tx_entries[l - 1u] = n4 | n8 << 16;
-        }
-    }
-    barrier();
-
-    uint levels = level_count;
-    for (uint l = 1u; l <= levels; l++) {
-        uint start = level_start[l], end = level_start[l + 1u];
-        uint n4 = tx_entries[l - 1u] & 0xffffu, n8 = tx_entries[l - 1u] >> 16;
+    for (uint l = 0u; l < levels; l++) {
+        uint word = level_words[l];
+        uint start = word & 0x1ffu, n4 = (word >> 9) & 0x1ffu, n8 = word >> 18;
+        uint end = l + 1u < levels ? level_words[l + 1u] & 0x1ffu : entries;
         // small transform blocks, in rounds
         for (uint done = 0u; done < n4; done += uint(WORKGROUP) / 4u)
             small_tx_round(0u, start + done, n4 - done, first, p, origin);
@@ -431,7 +368,8 @@ void main()
     // The intra blocks' pixels back to the frame, a word at a time.
     for (int i = int(inv); i < size.y * 16; i += WORKGROUP) {
         int y = i >> 4, w = i & 15;
-        if (y < inside.y && w * 4 < inside.x && cell_level[(y >> 2) * 16 + w] != 0u)
+        bool intra = ((intra_cells[y >> 3] >> ((y >> 2 & 1) * 16 + w)) & 1u) != 0u;
+        if (y < inside.y && w * 4 < inside.x && intra)
             cur_words[(cur_at(p, origin.x + w * 4, origin.y + y)) >> 2] = tile[i];
     }
 #endif

@@ -724,17 +724,23 @@ fn frame_levels(
         }]);
     }
     let blocks = ranges.iter().map(|&(_, count)| count as u64).sum::<u64>();
+    // The intra jobs name their orders in the job area, pushed before the jobs.
+    let mut orders = Vec::new();
     let waves = wavefront::levels(g.sb_cols, rows.clone(), |row, col| Superblock {
-        intra: intra::jobs(&sb, records, row, col),
+        intra: intra::jobs(&sb, records, on_gpu.edges, row, col, &mut orders),
         lf: if on_gpu.loop_filter && filtered.contains(&row) {
             loopfilter::jobs(row * g.sb_cols + col).to_vec()
         } else {
             Vec::new()
         },
     });
-    for (stage, jobs) in waves.in_order() {
+    let orders_at = submitter.push_jobs(&orders)?;
+    for (stage, mut jobs) in waves.in_order() {
         let kernel = match stage {
-            wavefront::Stage::Intra => intra_kernel,
+            wavefront::Stage::Intra => {
+                jobs.iter_mut().for_each(|order| *order += orders_at);
+                intra_kernel
+            }
             wavefront::Stage::LoopFilter => lf_kernel,
         };
         let first = submitter.push_jobs(&jobs)?;

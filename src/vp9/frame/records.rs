@@ -10,6 +10,9 @@ use std::ffi::c_int;
 /// The header's words, the buffer's first area ([`super::header`]).
 pub const HEADER_WORDS: usize = 512;
 
+/// An intra order's words before its levels and entries ([`super::intra`]).
+pub const ORDER_HEAD: usize = 10;
+
 /// `FF_VP9_BLOCK_*`: a record's flags.
 pub const BLOCK_INTRA: u8 = 1;
 pub const BLOCK_COMP: u8 = 2;
@@ -173,11 +176,13 @@ impl Layout {
         let eobs = [0, 1, 2].map(|p| take(sbs * g.eobs_per_sb(p)));
         let loopfilter = take(sbs * LOOPFILTER_BYTES);
         let sb_blocks = take(sbs * 2 * 4);
-        // A superblock's jobs: its three planes' intra jobs, two loop-filter passes each, and
-        // a word per transform block with coefficients (at most one per end-of-block
-        // position); the residuals' groups of each size filled up.
+        // A superblock's jobs: its three planes' intra jobs, two loop-filter passes each, a
+        // word per inter transform block with coefficients and per intra transform block (at
+        // most one per end-of-block position: a 4x4 cell is one block's), the intra blocks'
+        // orders' heads and levels (a level has a transform block); the residuals' groups of
+        // each size filled up.
         let eobs_per_sb: usize = (0..3).map(|p| g.eobs_per_sb(p)).sum();
-        let job_words = (9 + eobs_per_sb) * sbs + 4 * RESIDUAL_GROUP;
+        let job_words = (9 + 3 * ORDER_HEAD + 2 * eobs_per_sb) * sbs + 4 * RESIDUAL_GROUP;
         let jobs = take(job_words * 4);
         Layout {
             geometry: g,
@@ -358,7 +363,7 @@ mod tests {
         assert_eq!(l.eobs[1] - l.eobs[0], sbs * 256);
         assert_eq!(l.loopfilter - l.eobs[2], sbs * 64);
         assert_eq!(l.jobs, (l.sb_blocks + sbs * 8).next_multiple_of(64));
-        let job_words = (9 + 256 + 2 * 64) * sbs + 4 * RESIDUAL_GROUP;
+        let job_words = (9 + 3 * ORDER_HEAD + 2 * (256 + 2 * 64)) * sbs + 4 * RESIDUAL_GROUP;
         assert_eq!(l.bytes, (l.jobs + job_words * 4).next_multiple_of(64));
         for o in [
             l.records,

@@ -88,7 +88,13 @@ pub fn jobs(
 
 /// Transform blocks across and down of a plane of `b` (`vp9_residual.glsl`'s `tx_grid`): the
 /// block's 4x4 blocks inside the frame's whole 8x8 blocks, per transform block of its size.
-fn grid(b: &BlockRecord, frame: Frame, ss_h: u32, ss_v: u32, size_log2: u32) -> (u32, u32) {
+pub(super) fn grid(
+    b: &BlockRecord,
+    frame: Frame,
+    ss_h: u32,
+    ss_v: u32,
+    size_log2: u32,
+) -> (u32, u32) {
     let (w8, h8) = size8(b.bs);
     let across = (2 * frame.cols.saturating_sub(b.col as u32)).min(2 * w8) >> ss_h;
     let down = (2 * frame.rows.saturating_sub(b.row as u32)).min(2 * h8) >> ss_v;
