@@ -306,6 +306,11 @@ void filter_line(uvec4 jb, uint pass, int line, bool both, bool tiled)
     }
 }
 
+// LF_CORNER_HANDOFF (the frame path's vp9_lf.comp, which defines last_segment and
+// filter_next_corner): the columns pass leaves out the left edge of the plane's last 8 lines,
+// filtered with the superblock left of it, and after the rows pass filters that edge of the
+// superblock right of it (src/vp9/frame/loopfilter.rs).
+//
 // Filters the plane `jb` whose record each invocation has written its word of (`record[line]`):
 // both passes, FFmpeg's columns pass first. Every invocation of the
 // workgroup (64) calls it for the same job: the barriers are inside, in control flow that is
@@ -320,6 +325,11 @@ void filter_recorded_plane(uvec4 jb, int line)
     uint at = seg * EDGES + 2u * walk_step;
     uvec2 c = column_slots(jb.z, seg, walk_step);
     uvec2 r = row_slots(jb.z, seg, walk_step);
+#ifdef LF_CORNER_HANDOFF
+    // The left edge of the plane's last 8 lines was filtered with the superblock left of it.
+    if (seg == last_segment(jb.z) && walk_step == 0u)
+        c.x = 0u;
+#endif
     table[at] = c.x;
     table[at + 1u] = c.y;
     table[EDGES * 8u + at] = r.x;
@@ -343,6 +353,9 @@ void filter_recorded_plane(uvec4 jb, int line)
     // tables read before they are replaced.
     memoryBarrierBuffer();
     barrier();
+#ifdef LF_CORNER_HANDOFF
+    filter_next_corner(jb, l, both, tiled);
+#endif
 }
 
 #ifndef LF_RECORD_FROM_INCLUDER

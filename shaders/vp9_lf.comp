@@ -1,8 +1,9 @@
 // The frame path's loop filter (src/vp9/frame/loopfilter.rs): one plane of a superblock a
 // workgroup, its columns pass then its rows pass, with the superblock loop filter of the
 // per-call path (lf_sb_pass.glsl), reading the levels and edge masks the decoder built while
-// parsing (FFmpeg's VP9Filter) and the frame's thresholds from the frame's data. The
-// dispatches keep FFmpeg's order as a wavefront over the superblocks.
+// parsing (FFmpeg's VP9Filter) and the frame's thresholds from the frame's data; then the
+// corner handoff (filter_next_corner). The dispatches keep FFmpeg's order as a wavefront over
+// the superblocks.
 //
 // VP9_HIGH (the variant vp9_lf_high): 10 and 12 bits, the depth the header's, 16-bit pixels.
 //
@@ -52,7 +53,50 @@ const uint H_LIMITS = 176u;
 int lf_depth = 10;
 #endif
 #define LF_RECORD_FROM_INCLUDER
+#define LF_CORNER_HANDOFF
+// The plane's last 8-line segment: 7, or 3 where chroma is subsampled vertically.
+uint last_segment(uint params) { return (8u >> ((params >> 1) & 1u)) - 1u; }
+void filter_next_corner(uvec4 jb, uint l, bool both, bool tiled);
 #include "lf_sb_pass.glsl"
+
+// The superblock right of this one: its levels and its columns pass's masks, for the left
+// edge of its plane's last 8 lines (none at the frame's right).
+shared uint next_record[24];
+bool has_next = false;
+
+// The corner handoff (src/vp9/frame/loopfilter.rs): after this superblock's passes, the left
+// edge of the last 8 lines of the superblock right of it, which that superblock's columns
+// pass leaves out. The rows pass of the superblock below this one reaches into those lines;
+// filtered here, that superblock need not wait for the one above right. Every invocation
+// calls it (barriers inside).
+void filter_next_corner(uvec4 jb, uint l, bool both, bool tiled)
+{
+    if (!has_next)
+        return;
+    if (l < 24u)
+        record[l] = next_record[l];
+    barrier();
+    uint sh = jb.z & 1u, last = last_segment(jb.z);
+    uvec4 next = uvec4(jb.x + (64u >> sh), jb.y, jb.z & ~4u, jb.w);
+    // The segment's table: the left edge alone.
+    if (l < EDGES)
+        table[last * EDGES + l] = l == 0u ? column_slots(next.z, last, 0u).x : 0u;
+    barrier();
+    uint word = table[last * EDGES];
+    if (word == 0u || l >> 3 != last)
+        return;
+    // One edge of one line: its 16 pixels around the edge, filtered, the changed ones back.
+    int wd = ((word >> 6) & 3u) == 1u ? 4 : (((word >> 6) & 3u) == 2u ? 8 : 16);
+    uint first = next.x + l * next.y - 8u;
+    int v[16];
+    for (int j = 0; j < 16; j++)
+        v[j] = int(load_pixel(first + uint(j), both));
+    ivec2 r = filter_values(v, wd, int((word >> 8) & 0xffu), int((word >> 16) & 0xffu),
+                            int(word >> 24));
+    for (int j = 0; j < 16; j++)
+        if (j >= r.x && j < r.y)
+            store_pixel(first + uint(j), v[j], both);
+}
 
 void main()
 {
@@ -78,6 +122,10 @@ void main()
         record[l] = data[H_LIMITS + (l - 32u)];
     uint sb_cols = data[H_SB_COLS];
     uint col = sb % sb_cols, row = sb / sb_cols;
+    // (The next superblock's record lies 192 bytes on.)
+    has_next = col + 1u < sb_cols;
+    if (has_next && l < 24u)
+        next_record[l] = data[at_filter + 48u + (l < 16u ? l : masks + (l - 16u))];
     // (in pixels: the header has bytes)
     uint stride = data[H_PLANE + 2u * p + 1u] >> PIXEL_SHIFT;
     uint at = (data[H_PLANE + 2u * p] >> PIXEL_SHIFT) + (row * 64u >> sv) * stride +

@@ -12,8 +12,8 @@
 //! a few levels; an intra frame's, one per diagonal `col + row`. None of them reads a pixel the
 //! loop filter changed, since the loop filter comes after all of them.
 //!
-//! The loop filter follows the superblocks left, above and above right
-//! ([`super::loopfilter`]): one level per diagonal `col + 2 row`.
+//! The loop filter follows the superblocks left of it and above it ([`super::loopfilter`]):
+//! one level per diagonal `col + row`.
 
 /// What a superblock needs: its intra jobs (none where it has no intra block) and its
 /// loop-filter jobs (none where not filtered).
@@ -58,7 +58,7 @@ pub fn levels(
                 intra_level[r * sb_cols + col] = level + 1;
                 add(&mut waves.intra, level, sb.intra);
             }
-            add(&mut waves.lf, col + 2 * r, sb.lf);
+            add(&mut waves.lf, col + r, sb.lf);
         }
     }
     waves.lf.retain(|level| !level.is_empty());
@@ -108,7 +108,8 @@ mod tests {
 
     /// Where superblocks meet, FFmpeg's order holds: each superblock's intra blocks after
     /// those left, above and above left of it (all intra blocks before any loop filter); each
-    /// loop filter after the loop filter left, above and above right.
+    /// loop filter after the loop filter left and above (the one above right hands it the
+    /// corner it reaches: `super::loopfilter`).
     #[test]
     fn superblocks_keep_ffmpegs_order_where_they_meet() {
         let (cols, rows) = (6, 4);
@@ -137,7 +138,7 @@ mod tests {
                 let l = lf(r, c);
                 assert!(c == 0 || lf(r, c - 1) < l);
                 assert!(r == 0 || lf(r - 1, c) < l);
-                assert!(r == 0 || c + 1 == cols || lf(r - 1, c + 1) < l);
+                assert!(r == 0 || c + 1 == cols || lf(r - 1, c + 1) == l);
             }
         }
         // an intra frame's intra blocks: one level per diagonal col + row
