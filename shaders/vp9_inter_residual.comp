@@ -1,7 +1,8 @@
-// The frame path's inter blocks' residuals (src/vp9/frame/residuals.rs), after their prediction
-// (vp9_inter.comp) in a level of its own: a workgroup adds the residuals of a group of
-// transform blocks of one size (vp9_itx.glsl), as FFmpeg's inter_recon does, 32 / N of them at
-// once, N invocations each, an invocation a column.
+// The frame path's residuals (src/vp9/frame/residuals.rs), after the inter blocks' prediction
+// (vp9_inter.comp) in a level of its own: a workgroup computes the residuals of a group of
+// transform blocks of one size (vp9_itx.glsl), 32 / N of them at once, N invocations each, an
+// invocation a column; an inter block's it adds as FFmpeg's inter_recon does, an intra
+// block's it keeps in the residual area for vp9_intra.comp.
 // Job: a group of 8 words from first_job + 8 * workgroup (job_count counts words), each a
 // transform block (the record at bit 10, the plane at bit 8, its index in the block's grid of
 // the plane) or NONE past the group's blocks.
@@ -46,9 +47,23 @@ void main()
     int t = int(job & 0xffu);
     uint tn = tx_index(g, t);
     int eob = live ? tx_eob(g, tn) : 0;
-    itx_residual(size_log2, live, g.coefs + 16u * tn, eob, 0u, header(H_LOSSLESS) != 0u);
+    // An intra block's: its luma's type from its mode (of its 4x4 under 8x8), as check_intra_mode
+    // has it; its residual is kept for the intra blocks' prediction (vp9_intra.comp).
+    bool intra = (b.flags & BLOCK_INTRA) != 0u;
+    uint tx_type = 0u;
+    if (intra && p == 0u) {
+        uint bx = uint(t % g.blocks.x) << g.size_log2, by = uint(t / g.blocks.x) << g.size_log2;
+        tx_type = intra_tx_type(block_mode(b, b.bs > BS_8X8 && b.tx == 0u ? by * 2u + bx : 0u));
+    }
+    uint coef = g.coefs + 16u * tn;
+    itx_residual(size_log2, live, coef, eob, tx_type, header(H_LOSSLESS) != 0u);
     if (!live)
         return;
+    if (intra) {
+        for (uint r = 0u; r < n; r++)
+            put_residual(coef + r * n + lane, itx_residual_at(n, slot, r, lane));
+        return;
+    }
     Plane plane = plane_of(p);
     ivec2 at = tx_pixel(g, t);
     int x = at.x + int(lane);

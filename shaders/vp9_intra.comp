@@ -1,7 +1,8 @@
 // The frame path's intra blocks (src/vp9/frame/intra.rs): a workgroup per plane of a
 // superblock reconstructs the superblock's intra transform blocks as FFmpeg's intra_recon
-// does (the edges check_intra_mode builds, the prediction, the residual), after the inter
-// blocks (vp9_inter.comp). A dispatch is one level of the wavefront over superblocks (a
+// does (the edges check_intra_mode builds, the prediction, the residual, which
+// vp9_inter_residual.comp computed before, in the frame data's residual area), after the
+// inter blocks (vp9_inter.comp). A dispatch is one level of the wavefront over superblocks (a
 // superblock reads the ones left of it, above it and above left of it), so no workgroup waits
 // on another.
 //
@@ -28,12 +29,8 @@
 // blocks in half the time).
 layout(local_size_x = 64, local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 #define WORKGROUP int(gl_WorkGroupSize.x)
-#define ITX_LANES 64
 
-// Room for one 32x32 transform block's residual, more than a round of small ones needs.
-#define ITX_MID_WORDS 1056
 #include "vp9_frame.glsl"
-#include "vp9_itx.glsl"
 #include "vp9_residual.glsl"
 #include "vp9_ipred.glsl"
 
@@ -89,11 +86,6 @@ uint pred_slot;
 // 18-24); the entries.
 const uint ORDER_CELLS = 2u;
 const uint ORDER_LEVELS = 10u;
-
-// FFmpeg's ff_vp9_intra_txfm_type of the ten intra modes, 2 bits each.
-const uint INTRA_TX_TYPE = 0xd9b06u;
-
-uint intra_tx_type(uint mode) { return (INTRA_TX_TYPE >> (2u * mode)) & 3u; }
 
 // A pixel of the superblock's plane, from -1 (the line above, the column left) on.
 int local_pixel(int x, int y)
@@ -229,9 +221,8 @@ void small_tx_round(uint size_log2, uint first, uint count, uint first_record, u
         if ((x.needs & NEEDS_LEFT) != 0u)
             slot_line[slot * SLOT_LINE + n - 1u - lane] = edge_left(x, int(lane));
     }
-    // (The edges are written before its barriers, read after them.)
-    itx_residual(size_log2, live && x.eob != 0, x.coef, x.eob, x.tx_type,
-                 header(H_LOSSLESS) != 0u);
+    // The edges written before they are read.
+    barrier();
     if (live) {
         pred_slot = slot;
         int r = int(lane);
@@ -242,13 +233,13 @@ void small_tx_round(uint size_log2, uint first, uint count, uint first_record, u
                 int c = w * 4 + k;
                 int v = predict_slot(x.conv, x.n, x.log2n, c, r, dc);
                 if (x.eob != 0)
-                    v = clamp(v + itx_residual_at(n, slot, uint(r), uint(c)), 0, pixel_max());
+                    v = clamp(v + residual_at(x.coef + uint(r) * n + uint(c)), 0, pixel_max());
                 four[k] = v;
             }
             put_four(x.at, r, w * 4, four);
         }
     }
-    // The round's edges and residuals read before the next round replaces them.
+    // The round's edges read before the next round replaces them.
     barrier();
 }
 
@@ -266,9 +257,6 @@ void big_tx_block(Tx x)
     if ((x.needs & NEEDS_LEFT) != 0u && int(inv) < x.n)
         ipred_line[x.n - 1 - int(inv)] = edge_left(x, int(inv));
     barrier();
-    if (x.eob != 0)
-        itx_residual(uint(x.log2n - 2), inv < uint(x.n), x.coef, x.eob, x.tx_type,
-                     header(H_LOSSLESS) != 0u);
     int words = x.n / 4;
     int dc = dc_shared(x.conv, x.n, x.log2n);
     for (int i = int(inv); i < x.n * words; i += WORKGROUP) {
@@ -278,13 +266,12 @@ void big_tx_block(Tx x)
             int c = w * 4 + k;
             int v = predict_shared(x.conv, x.n, x.log2n, c, r, dc);
             if (x.eob != 0)
-                v = clamp(v + itx_residual_at(uint(x.n), 0u, uint(r), uint(c)), 0, pixel_max());
+                v = clamp(v + residual_at(x.coef + uint(r * x.n + c)), 0, pixel_max());
             four[k] = v;
         }
         put_four(x.at, r, w * 4, four);
     }
-    // The block's pixels before the next reads them, its edges and residual before they are
-    // replaced.
+    // The block's pixels before the next reads them, its edges before they are replaced.
     barrier();
 }
 

@@ -4,6 +4,11 @@
 // blocks) of the block's coefficients and end-of-block positions. Needs vp9_frame.glsl and
 // vp9_itx.glsl.
 
+// FFmpeg's ff_vp9_intra_txfm_type of the ten intra modes, 2 bits each.
+const uint INTRA_TX_TYPE = 0xd9b06u;
+
+uint intra_tx_type(uint mode) { return (INTRA_TX_TYPE >> (2u * mode)) & 3u; }
+
 struct TxGrid {
     uint size_log2;  // 4 << size_log2 pixels
     ivec2 blocks;    // transform blocks across and down

@@ -184,11 +184,16 @@ impl HostBuffer {
     /// pointer with no flush or invalidate between it and the GPU: a decoder's frame, the
     /// frame path's parsed data.
     pub fn coherent_zeroed(gpu: &'static Gpu, size: u64) -> GpuResult<HostBuffer> {
+        Self::coherent_zeroed_to(gpu, size, size)
+    }
+
+    /// The same with only its first `zeroed` bytes zeroed (the rest only the GPU writes).
+    pub fn coherent_zeroed_to(gpu: &'static Gpu, size: u64, zeroed: u64) -> GpuResult<HostBuffer> {
         if size > gpu.info.max_storage_buffer_range {
             return Err(format!("{size} bytes exceed maxStorageBufferRange"));
         }
         let b = Self::with_preferences(gpu, size, &FRAME_PREFERENCES)?;
-        unsafe { std::ptr::write_bytes(b.ptr, 0, size as usize) };
+        unsafe { std::ptr::write_bytes(b.ptr, 0, zeroed.min(size) as usize) };
         Ok(b)
     }
 

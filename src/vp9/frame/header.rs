@@ -24,6 +24,8 @@ pub const LOOPFILTER: usize = 21;
 pub const SB_BLOCKS: usize = 22;
 /// The frame's bit depth: 8, 10 or 12.
 pub const BIT_DEPTH: usize = 23;
+/// How far on from a transform block's coefficients its residual is, in coefficients.
+pub const RESIDUAL_SHIFT: usize = 24;
 pub const JOBS: usize = 26;
 /// Per reference, 16 words: per plane byte offset and stride, luma width and height, the Q14
 /// scale and the step of each direction.
@@ -71,6 +73,7 @@ pub fn words(
         w[COEFS + p] = (layout.coefs[p] / coef_bytes) as u32;
         w[EOBS + p] = layout.eobs[p] as u32;
     }
+    w[RESIDUAL_SHIFT] = ((layout.residuals - layout.coefs[0]) / coef_bytes) as u32;
     w[LOOPFILTER] = layout.loopfilter as u32;
     w[SB_BLOCKS] = (layout.sb_blocks / 4) as u32;
     w[JOBS] = (layout.jobs / 4) as u32;

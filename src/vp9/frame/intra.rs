@@ -1,14 +1,15 @@
 //! Intra prediction on the frame path (`shaders/vp9_intra.comp`, `vp9_ipred.glsl`): FFmpeg
 //! predicts each intra transform block from its left column, the row above and the top-left
 //! pixel (the top-right of a 4x4 stays inside its block's width), after the one before it in
-//! decode order. A workgroup per plane of a superblock orders the superblock's transform blocks
-//! in levels (each above every block it reads) and reconstructs a level's blocks side by side,
-//! the small ones N invocations each; superblocks go out on the intra wavefront
+//! decode order. The host orders each plane of a superblock's transform blocks in levels (each
+//! above every block it reads: [`jobs`]), and a workgroup per plane reconstructs a level's
+//! blocks side by side, the small ones N invocations each, adding the residuals computed
+//! before them ([`super::residuals`]); superblocks go out on the intra wavefront
 //! ([`super::wavefront`]), since a superblock reads only those left of it, above it and above
 //! left of it, before any loop filter. Only superblocks with an intra block are in the jobs.
 //! The CPU reference of the predictors is [`crate::kernels::ipred`].
 //!
-//! Job word: the superblock, its plane at bit 24.
+//! Job word: where the plane's order is in the job area (it names the superblock and plane).
 
 use super::records::{size8, BlockRecord, SbBlocks, BLOCK_INTRA, ORDER_HEAD, RECORDS_PER_SB};
 use super::residuals::{self, Frame};

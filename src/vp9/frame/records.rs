@@ -158,6 +158,10 @@ pub struct Layout {
     /// The frame's job words, and how many there is room for.
     pub jobs: usize,
     pub job_words: usize,
+    /// The intra blocks' residuals, which the GPU computes before their prediction: the
+    /// coefficient areas' layout again (a transform block's residual where its coefficients
+    /// are, that far on). Last, and never written by the host.
+    pub residuals: usize,
     pub bytes: usize,
 }
 
@@ -177,13 +181,14 @@ impl Layout {
         let loopfilter = take(sbs * LOOPFILTER_BYTES);
         let sb_blocks = take(sbs * 2 * 4);
         // A superblock's jobs: its three planes' intra jobs, two loop-filter passes each, a
-        // word per inter transform block with coefficients and per intra transform block (at
-        // most one per end-of-block position: a 4x4 cell is one block's), the intra blocks'
-        // orders' heads and levels (a level has a transform block); the residuals' groups of
-        // each size filled up.
+        // word per transform block with coefficients (at most one per end-of-block position:
+        // a 4x4 cell is one block's), and per intra transform block an entry of its plane's
+        // order and at most a level (a level has a transform block), the orders' heads; the
+        // residuals' groups of each size filled up.
         let eobs_per_sb: usize = (0..3).map(|p| g.eobs_per_sb(p)).sum();
-        let job_words = (9 + 3 * ORDER_HEAD + 2 * eobs_per_sb) * sbs + 4 * RESIDUAL_GROUP;
+        let job_words = (9 + 3 * ORDER_HEAD + 3 * eobs_per_sb) * sbs + 4 * RESIDUAL_GROUP;
         let jobs = take(job_words * 4);
+        let residuals = take(eobs[0] - coefs[0]);
         Layout {
             geometry: g,
             records,
@@ -193,6 +198,7 @@ impl Layout {
             sb_blocks,
             jobs,
             job_words,
+            residuals,
             bytes: at,
         }
     }
@@ -363,8 +369,9 @@ mod tests {
         assert_eq!(l.eobs[1] - l.eobs[0], sbs * 256);
         assert_eq!(l.loopfilter - l.eobs[2], sbs * 64);
         assert_eq!(l.jobs, (l.sb_blocks + sbs * 8).next_multiple_of(64));
-        let job_words = (9 + 3 * ORDER_HEAD + 2 * (256 + 2 * 64)) * sbs + 4 * RESIDUAL_GROUP;
-        assert_eq!(l.bytes, (l.jobs + job_words * 4).next_multiple_of(64));
+        let job_words = (9 + 3 * ORDER_HEAD + 3 * (256 + 2 * 64)) * sbs + 4 * RESIDUAL_GROUP;
+        assert_eq!(l.residuals, (l.jobs + job_words * 4).next_multiple_of(64));
+        assert_eq!(l.bytes, l.residuals + (l.eobs[0] - l.coefs[0]));
         for o in [
             l.records,
             l.coefs[1],

@@ -1,8 +1,11 @@
-//! The inter blocks' residuals on the frame path (`shaders/vp9_inter_residual.comp`,
-//! `vp9_itx.glsl`), after their prediction ([`super::inter`]), as FFmpeg's `inter_recon` adds
-//! them: each transform block with coefficients gets its inverse transform added to the
-//! predicted pixels. Transform blocks of one block cover pixels of their own, so their order
-//! does not matter.
+//! The blocks' residuals on the frame path (`shaders/vp9_inter_residual.comp`,
+//! `vp9_itx.glsl`), after the inter blocks' prediction ([`super::inter`]): each transform block
+//! with coefficients gets its inverse transform, an inter block's added to the predicted
+//! pixels as FFmpeg's `inter_recon` adds it, an intra block's kept in the frame data's residual
+//! area for its prediction, which follows on the intra wavefront ([`super::intra`]): computed
+//! here all at once, a transform never waits on the wavefront's levels (on lavapipe they were
+//! three fifths of the intra blocks' time, a few lanes at a time). Transform blocks of one
+//! block cover pixels of their own, so their order does not matter.
 //!
 //! The host lists them where it lists a frame's jobs, by size, from the end-of-block positions
 //! the decoder stored: a workgroup of 32 invocations takes a group of [`GROUP`] job words, as
@@ -14,7 +17,7 @@
 //! Job word: the record (bits 10-31), the plane (8-9), the transform block's index in the
 //! block's grid of the plane (0-7: raster order over the part of the block inside the frame).
 
-use super::records::{size8, BlockRecord, BLOCK_INTRA, BLOCK_SKIP, BLOCK_UNPREDICTED};
+use super::records::{size8, BlockRecord, BLOCK_SKIP, BLOCK_UNPREDICTED};
 use crate::kernels::RESIDUAL_GROUP;
 
 /// Job words per workgroup (the job area has room for them: [`super::records::Layout`]; the
@@ -37,7 +40,7 @@ pub struct Frame {
     pub ss_v: u32,
 }
 
-/// The job groups of the inter blocks among `records` (the frame's, by index) of the ranges
+/// The job groups of the blocks among `records` (the frame's, by index) of the ranges
 /// `(first, count)`: for each transform block with coefficients, `eob(plane, at, wide)` gives
 /// its end-of-block position, `at` its place in the plane's end-of-block array and `wide` that
 /// FFmpeg stores it in 16 bits (16x16 and up). Smallest transforms first.
@@ -54,7 +57,7 @@ pub fn jobs(
                 break;
             };
             // (A frame with more records than the job word names goes to FFmpeg: mod.rs.)
-            if b.flags & (BLOCK_INTRA | BLOCK_SKIP | BLOCK_UNPREDICTED) != 0 {
+            if b.flags & (BLOCK_SKIP | BLOCK_UNPREDICTED) != 0 {
                 continue;
             }
             for plane in 0..3u32 {
@@ -105,6 +108,7 @@ pub(super) fn grid(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vp9::frame::records::BLOCK_INTRA;
 
     fn block(col: u16, row: u16, bs: u8, tx: u8, uvtx: u8, flags: u8, unit: u32) -> BlockRecord {
         BlockRecord {
@@ -126,8 +130,8 @@ mod tests {
         ss_v: 1,
     };
 
-    /// Every transform block with coefficients, in groups of one size each, the smallest
-    /// first; skipped, intra and unpredicted blocks are left out.
+    /// Every transform block with coefficients, intra blocks' too, in groups of one size
+    /// each, the smallest first; skipped and unpredicted blocks are left out.
     #[test]
     fn transform_blocks_grouped_by_size() {
         let records = [
@@ -141,19 +145,22 @@ mod tests {
         ];
         let words = jobs(&records, &[(0, 5)], FRAME, |_, _, _| 1);
         let live: Vec<u32> = words.iter().copied().filter(|&w| w != NONE).collect();
-        assert_eq!(live.len(), (16 + 4 + 4) + (4 + 1 + 1));
+        assert_eq!(live.len(), (16 + 4 + 4) + (1 + 2) + (4 + 1 + 1));
         assert_eq!(words.len() % GROUP, 0);
         let groups: Vec<&[u32]> = words.chunks(GROUP).collect();
-        // 4x4: 24 in 3 full groups; 32x32: 6 alone
-        assert_eq!(groups.len(), 3 + 6);
+        // 4x4: 26 in 4 groups (the intra block's chroma last); its 8x8 luma alone; 32x32: 6
+        // alone
+        assert_eq!(groups.len(), 4 + 1 + 6);
         assert!(groups[..3].iter().all(|g| g.iter().all(|&w| w != NONE)));
-        for g in &groups[3..] {
+        assert_eq!(groups[3][..3], [3 << 10 | 1 << 8, 3 << 10 | 2 << 8, NONE]);
+        assert_eq!(groups[4][..2], [3 << 10, NONE]);
+        for g in &groups[5..] {
             assert_eq!(g[0] >> 10, 1);
             assert!(g[1..].iter().all(|&w| w == NONE));
         }
         assert_eq!(words[0], 0); // record 0, luma, first
         assert_eq!(words[16], 1 << 8); // its chroma U's first
-        assert_eq!(groups[3][0], 1 << 10); // record 1's luma, first 32x32
+        assert_eq!(groups[5][0], 1 << 10); // record 1's luma, first 32x32
     }
 
     /// A block across the frame's edge keeps the transform blocks FFmpeg visits, each at its

@@ -1,7 +1,7 @@
 //! A frame's reconstruction on the GPU, one submission once the frame is parsed, while the
 //! decoder parses the next. It is dispatch levels (barriers between):
-//! - inter prediction of every inter block ([`super::inter`]), one level, and their residuals
-//!   ([`super::residuals`]), another;
+//! - inter prediction of every inter block ([`super::inter`]), one level, and every block's
+//!   residuals ([`super::residuals`]), another;
 //! - then two wavefronts over the superblocks ([`super::wavefront`]): their intra blocks
 //!   ([`super::intra`]), then the loop filter ([`super::loopfilter`]).
 //!
@@ -118,7 +118,9 @@ impl Submitter {
     /// The kernels work on device-local copies (see the module's comment) where the host
     /// memory the decoder writes is not device-local, or where `copies` asks for them.
     pub fn new(gpu: &'static Gpu, layout: Layout, copies: bool) -> GpuResult<Submitter> {
-        let data = HostBuffer::coherent_zeroed(gpu, layout.bytes as u64)?;
+        // (The intra residuals' area, last, only the GPU writes.)
+        let data =
+            HostBuffer::coherent_zeroed_to(gpu, layout.bytes as u64, layout.residuals as u64)?;
         let device_copies = copies || !data.device_local;
         let mirror = if device_copies {
             Some(DeviceBuffer::new(gpu, layout.bytes as u64)?)
