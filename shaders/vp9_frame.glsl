@@ -67,7 +67,7 @@ const uint H_EOBS = 18u;         // 3 x byte offset of the plane's end-of-block 
 const uint H_LOOPFILTER = 21u;   // byte offset of the superblocks' levels and masks
 const uint H_SB_BLOCKS = 22u;    // word offset of where each superblock's records are
 const uint H_BIT_DEPTH = 23u;
-const uint H_RESIDUAL_SHIFT = 24u; // an intra transform block's residual: its coefficients' index on
+const uint H_RESIDUAL_SHIFT = 24u; // intra residuals: this many coefficients on from the coefficients
 const uint H_JOBS = 26u;         // word offset of the job lists
 const uint H_REF = 32u;          // 3 x 16 words: see REF_*
 const uint H_TAPS = 80u;         // the 8-tap filters: [smooth, regular, sharp][16][8] bytes
@@ -91,25 +91,31 @@ uint header(uint word) { return data[word]; }
 layout(std430, set = 0, binding = 0) buffer DataResiduals { int16_t data_residuals[]; };
 #endif
 
+// The frame's depth and the intra residuals' place, read once by each kernel (read_depth)
+// before anything uses them: read from the header where they are used, they would be read
+// again after every store to the frame or the residuals, the compiler not knowing that those
+// do not alias the header.
+uint residual_shift = 0u;
 #ifdef VP9_HIGH
-// The frame's depth, read once by each kernel (read_depth) before anything uses it: read from
-// the header where it is used, it would be read again after every pixel stored, the compiler
-// not knowing that the frame's bindings are apart.
 int frame_depth = 10;
-void read_depth() { frame_depth = int(header(H_BIT_DEPTH)); }
+void read_depth()
+{
+    frame_depth = int(header(H_BIT_DEPTH));
+    residual_shift = header(H_RESIDUAL_SHIFT);
+}
 int bit_depth() { return frame_depth; }
 // Coefficient `i` of the parsed data: 32-bit words.
 int coef_at(uint i) { return int(data[i]); }
 // The residual value where coefficient `i` is (an intra transform block's, computed first).
-int residual_at(uint i) { return int(data[i + header(H_RESIDUAL_SHIFT)]); }
-void put_residual(uint i, int v) { data[i + header(H_RESIDUAL_SHIFT)] = uint(v); }
+int residual_at(uint i) { return int(data[i + residual_shift]); }
+void put_residual(uint i, int v) { data[i + residual_shift] = uint(v); }
 #else
-void read_depth() {}
+void read_depth() { residual_shift = header(H_RESIDUAL_SHIFT); }
 int bit_depth() { return 8; }
 // Coefficient `i` of the parsed data: 16 bits each.
 int coef_at(uint i) { return int(data_coefs[i]); }
-int residual_at(uint i) { return int(data_residuals[i + header(H_RESIDUAL_SHIFT)]); }
-void put_residual(uint i, int v) { data_residuals[i + header(H_RESIDUAL_SHIFT)] = int16_t(v); }
+int residual_at(uint i) { return int(data_residuals[i + residual_shift]); }
+void put_residual(uint i, int v) { data_residuals[i + residual_shift] = int16_t(v); }
 #endif
 int pixel_max() { return (1 << bit_depth()) - 1; }
 

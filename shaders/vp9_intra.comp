@@ -132,7 +132,6 @@ struct Tx {
     int top_have, left_have;
     uint coef;
     int eob;
-    uint tx_type;
 };
 
 Tx tx_block(Block b, uint p, TxGrid g, int t, ivec2 origin)
@@ -157,8 +156,6 @@ Tx tx_block(Block b, uint p, TxGrid g, int t, ivec2 origin)
     uint tn = tx_index(g, t);
     x.coef = g.coefs + 16u * tn;
     x.eob = (b.flags & BLOCK_SKIP) != 0u ? 0 : tx_eob(g, tn);
-    // the luma type comes from the mode before its conversion; chroma is DCT_DCT
-    x.tx_type = p == 0u ? intra_tx_type(x.mode) : 0u;
     return x;
 }
 
@@ -191,8 +188,8 @@ int edge_left(Tx x, int i)
 
 // A round of small transform blocks of 4 << size_log2 (N) pixels: up to 64 / N of them, the
 // entries `first` + round slot of `tx_sorted`, `count` in all from `first`, N invocations
-// each. The slot's invocations build its edges, the round's residuals come at once, then each
-// invocation predicts and writes a row of its slot's block. Every invocation calls it
+// each. The slot's invocations build its edges, then each invocation predicts a row of its
+// slot's block, adds the residual computed before it and writes the row. Every invocation calls it
 // (uniform; barriers inside); the superblock's `first_record`, plane `p`.
 void small_tx_round(uint size_log2, uint first, uint count, uint first_record, uint p,
                     ivec2 origin)
@@ -206,7 +203,6 @@ void small_tx_round(uint size_log2, uint first, uint count, uint first_record, u
     x.log2n = int(size_log2) + 2;
     x.coef = 0u;
     x.eob = 0;
-    x.tx_type = 0u;
     if (live) {
         uint entry = tx_sorted[first + slot];
         Block b = load_block(first_record + ((entry >> 8) & 0xffu));

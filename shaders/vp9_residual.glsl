@@ -1,8 +1,7 @@
 // Where a block's transform blocks and their coefficients are, as FFmpeg's intra_recon and
 // inter_recon walk them: a grid of transform blocks over the part of the block inside the
 // frame (whole 8x8 blocks: FFmpeg's end_x, end_y), in raster order, each at index n (in 4x4
-// blocks) of the block's coefficients and end-of-block positions. Needs vp9_frame.glsl and
-// vp9_itx.glsl.
+// blocks) of the block's coefficients and end-of-block positions. Needs vp9_frame.glsl.
 
 // FFmpeg's ff_vp9_intra_txfm_type of the ten intra modes, 2 bits each.
 const uint INTRA_TX_TYPE = 0xd9b06u;
