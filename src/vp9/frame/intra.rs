@@ -28,9 +28,9 @@ pub fn jobs(
     sb: &SbBlocks,
     records: &[BlockRecord],
     frame: Frame,
-    row: usize,
-    col: usize,
+    (row, col): (usize, usize),
     orders: &mut Vec<u32>,
+    scratch: &mut Scratch,
 ) -> Vec<u32> {
     let index = row * sb.sb_cols + col;
     let (first, count) = sb.get(index);
@@ -44,10 +44,18 @@ pub fn jobs(
     (0..3u32)
         .map(|plane| {
             let at = orders.len() as u32;
-            plane_order(blocks, frame, plane, (index, col, row), orders);
+            plane_order(blocks, frame, plane, (index, col, row), orders, scratch);
             at
         })
         .collect()
+}
+
+/// What ordering a plane needs besides its output, kept from plane to plane (a key frame orders
+/// thousands): the entries (level, size, word) in decode order, and a count per level and size.
+#[derive(Default)]
+pub struct Scratch {
+    entries: Vec<(u32, u32, u32)>,
+    counts: Vec<u32>,
 }
 
 /// Appends the order of plane `plane` of superblock `index` (`col`, `row`) whose records are
@@ -60,6 +68,7 @@ fn plane_order(
     plane: u32,
     (index, col, row): (usize, usize, usize),
     orders: &mut Vec<u32>,
+    scratch: &mut Scratch,
 ) {
     let (ss_h, ss_v) = if plane == 0 {
         (0, 0)
@@ -68,10 +77,13 @@ fn plane_order(
     };
     let (cells, cell_rows) = (16 >> ss_h, 16 >> ss_v);
     let origin = ((col as u32 * 64) >> ss_h, (row as u32 * 64) >> ss_v);
-    // per 4x4 cell (16 a row), the level of the transform block that writes it; 0: none
+    // per 4x4 cell (16 a row), the level of the transform block that writes it (0: none), and
+    // a bit per cell written
     let mut level_of = [0u32; 256];
+    let mut cell_bits = [0u32; 8];
     // (level, size, record << 8 | transform block)
-    let mut entries: Vec<(u32, u32, u32)> = Vec::new();
+    let entries = &mut scratch.entries;
+    entries.clear();
     for (i, b) in blocks.iter().enumerate() {
         if b.flags & BLOCK_INTRA == 0 {
             continue;
@@ -112,35 +124,47 @@ fn plane_order(
             level += 1;
             for y in cy..(cy + k).min(cell_rows) {
                 for x in cx..(cx + k).min(cells) {
-                    level_of[(y * 16 + x) as usize] = level;
+                    let cell = (y * 16 + x) as usize;
+                    level_of[cell] = level;
+                    cell_bits[cell / 32] |= 1 << (cell % 32);
                 }
             }
             entries.push((level, size_log2.min(2), (i as u32) << 8 | t));
         }
     }
-    entries.sort_by_key(|&(level, size, _)| (level, size));
-    let levels = entries.last().map_or(0, |e| e.0);
+    let levels = entries.iter().map(|e| e.0).max().unwrap_or(0);
     let head = orders.len();
     orders.extend([
         index as u32 | plane << 24,
         entries.len() as u32 | levels << 16,
     ]);
-    orders.extend((0..8).map(|w| {
-        (0..32).fold(0u32, |bits, b| {
-            bits | ((level_of[w * 32 + b] != 0) as u32) << b
-        })
-    }));
+    orders.extend(cell_bits);
     debug_assert_eq!(orders.len(), head + ORDER_CELLS + 8);
     debug_assert_eq!(ORDER_CELLS + 8, ORDER_LEVELS);
-    let mut start = 0;
-    for level in 1..=levels {
-        let in_level = entries[start..].iter().take_while(|e| e.0 == level);
-        let n4 = in_level.clone().filter(|e| e.1 == 0).count() as u32;
-        let n8 = in_level.clone().filter(|e| e.1 == 1).count() as u32;
-        orders.push(start as u32 | n4 << 9 | n8 << 18);
-        start += in_level.count();
+    // By level, and in a level by size, each in decode order: a count per (level, size), then
+    // where each starts.
+    let counts = &mut scratch.counts;
+    counts.clear();
+    counts.resize(3 * levels as usize, 0);
+    for e in entries.iter() {
+        counts[3 * (e.0 - 1) as usize + e.1 as usize] += 1;
     }
-    orders.extend(entries.iter().map(|e| e.2));
+    let mut start = 0;
+    for level in counts.chunks_mut(3) {
+        orders.push(start | level[0] << 9 | level[1] << 18);
+        for n in level.iter_mut() {
+            let count = *n;
+            *n = start;
+            start += count;
+        }
+    }
+    let first = orders.len();
+    orders.resize(first + entries.len(), 0);
+    for e in entries.iter() {
+        let at = &mut counts[3 * (e.0 - 1) as usize + e.1 as usize];
+        orders[first + *at as usize] = e.2;
+        *at += 1;
+    }
 }
 
 #[cfg(test)]
@@ -173,13 +197,15 @@ mod tests {
         let counts: Vec<(u32, u32)> = (0..6).map(|i| (i, 1)).collect();
         let w = words(&counts);
         let sb = SbBlocks::new(3, &w);
-        let mut orders = Vec::new();
+        let (mut orders, mut scratch) = (Vec::new(), Scratch::default());
         let with_intra: Vec<(usize, usize)> = (0..2)
             .flat_map(|row| (0..3).map(move |col| (row, col)))
-            .filter(|&(row, col)| !jobs(&sb, &records, FRAME, row, col, &mut orders).is_empty())
+            .filter(|&(row, col)| {
+                !jobs(&sb, &records, FRAME, (row, col), &mut orders, &mut scratch).is_empty()
+            })
             .collect();
         assert_eq!(with_intra, [(0, 0), (0, 2), (1, 1)]);
-        let j = jobs(&sb, &records, FRAME, 1, 1, &mut orders);
+        let j = jobs(&sb, &records, FRAME, (1, 1), &mut orders, &mut scratch);
         let heads: Vec<u32> = j.iter().map(|&at| orders[at as usize]).collect();
         assert_eq!(
             heads.iter().map(|h| h & 0xffffff).collect::<Vec<_>>(),
@@ -210,8 +236,8 @@ mod tests {
         let mut w = vec![0; 2 * 16];
         w[2 * 5..2 * 5 + 2].copy_from_slice(&[0, 3]);
         let sb = SbBlocks::new(4, &w);
-        let mut orders = Vec::new();
-        let j = jobs(&sb, &records, FRAME, 1, 1, &mut orders);
+        let (mut orders, mut scratch) = (Vec::new(), Scratch::default());
+        let j = jobs(&sb, &records, FRAME, (1, 1), &mut orders, &mut scratch);
         let luma = &orders[j[0] as usize..j[1] as usize];
         // the 8x8's four 4x4s: each reads the one before (the third the second, its above
         // right); the 16x16 reads none

@@ -725,9 +725,16 @@ fn frame_levels(
     }
     let blocks = ranges.iter().map(|&(_, count)| count as u64).sum::<u64>();
     // The intra jobs name their orders in the job area, pushed before the jobs.
-    let mut orders = Vec::new();
+    let (mut orders, mut scratch) = (Vec::new(), intra::Scratch::default());
     let waves = wavefront::levels(g.sb_cols, rows.clone(), |row, col| Superblock {
-        intra: intra::jobs(&sb, records, on_gpu.edges, row, col, &mut orders),
+        intra: intra::jobs(
+            &sb,
+            records,
+            on_gpu.edges,
+            (row, col),
+            &mut orders,
+            &mut scratch,
+        ),
         lf: if on_gpu.loop_filter && filtered.contains(&row) {
             loopfilter::jobs(row * g.sb_cols + col).to_vec()
         } else {
