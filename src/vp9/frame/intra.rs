@@ -217,14 +217,8 @@ mod tests {
     /// A transform block goes a level after every one it reads, the sizes apart in a level.
     #[test]
     fn transform_blocks_in_levels() {
-        let at = |col, row, bs, tx, uvtx, flags| BlockRecord {
-            col,
-            row,
-            bs,
-            tx,
-            uvtx,
-            flags,
-            ..Default::default()
+        let at = |col, row, bs, tx, uvtx, flags| {
+            super::super::records::test_record(col, row, bs, tx, uvtx, flags, 0)
         };
         // superblock (1, 1): an intra 8x8 of 4x4 transforms, an inter 8x8 right of it, an
         // intra 16x16 right of that

@@ -326,6 +326,30 @@ impl Layout {
     }
 }
 
+/// A record for the tests: a block at (`col`, `row`) of FFmpeg's size `bs`, its transform
+/// sizes, flags and first coefficient unit.
+#[cfg(test)]
+pub fn test_record(
+    col: u16,
+    row: u16,
+    bs: u8,
+    tx: u8,
+    uvtx: u8,
+    flags: u8,
+    unit: u32,
+) -> BlockRecord {
+    BlockRecord {
+        col,
+        row,
+        bs,
+        tx,
+        uvtx,
+        flags,
+        unit,
+        ..Default::default()
+    }
+}
+
 /// Where each superblock's records are (the decoder's `sb_blocks`): the first record's index
 /// and the count, 0 for a superblock not parsed.
 pub struct SbBlocks<'a> {

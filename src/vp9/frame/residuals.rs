@@ -108,20 +108,7 @@ pub(super) fn grid(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vp9::frame::records::BLOCK_INTRA;
-
-    fn block(col: u16, row: u16, bs: u8, tx: u8, uvtx: u8, flags: u8, unit: u32) -> BlockRecord {
-        BlockRecord {
-            col,
-            row,
-            bs,
-            tx,
-            uvtx,
-            flags,
-            unit,
-            ..Default::default()
-        }
-    }
+    use crate::vp9::frame::records::{test_record as block, BLOCK_INTRA};
 
     const FRAME: Frame = Frame {
         cols: 16,
