@@ -94,6 +94,13 @@ pub fn find_memory_type(
 
 /// Coherent host-visible types, cached first: for frames that the host reads and writes
 /// through its own pointer, with no flush or invalidate between it and the GPU.
+// A host buffer's uses. (Copied from and to: the frame path's device-local copies.)
+const BUFFER_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw()
+        | vk::BufferUsageFlags::TRANSFER_SRC.as_raw()
+        | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
+);
+
 const FRAME_PREFERENCES: [Flags; 2] = [
     Flags::from_raw(
         Flags::HOST_VISIBLE.as_raw() | Flags::HOST_COHERENT.as_raw() | Flags::HOST_CACHED.as_raw(),
@@ -181,20 +188,45 @@ impl HostBuffer {
     }
 
     /// A zeroed buffer in coherent memory, which the host writes and reads through its own
-    /// pointer with no flush or invalidate between it and the GPU: a decoder's frame, the
-    /// frame path's parsed data.
+    /// pointer with no flush or invalidate between it and the GPU: a decoder's frame.
     pub fn coherent_zeroed(gpu: &'static Gpu, size: u64) -> GpuResult<HostBuffer> {
-        Self::coherent_zeroed_to(gpu, size, size)
+        let b = Self::coherent(gpu, size)?;
+        unsafe { std::ptr::write_bytes(b.ptr, 0, size as usize) };
+        Ok(b)
     }
 
-    /// The same with only its first `zeroed` bytes zeroed (the rest only the GPU writes).
-    pub fn coherent_zeroed_to(gpu: &'static Gpu, size: u64, zeroed: u64) -> GpuResult<HostBuffer> {
+    /// The same left as the driver hands it out, for data whose every byte is written before
+    /// it is read: the frame path's parsed data (zeroing its 43 MB at 2160p took the H100's
+    /// host 8-9 ms, on the frame threads' chain of set-ups).
+    pub fn coherent(gpu: &'static Gpu, size: u64) -> GpuResult<HostBuffer> {
         if size > gpu.info.max_storage_buffer_range {
             return Err(format!("{size} bytes exceed maxStorageBufferRange"));
         }
-        let b = Self::with_preferences(gpu, size, &FRAME_PREFERENCES)?;
-        unsafe { std::ptr::write_bytes(b.ptr, 0, zeroed.min(size) as usize) };
-        Ok(b)
+        Self::with_preferences(gpu, size, &FRAME_PREFERENCES)
+    }
+
+    /// Whether [`HostBuffer::coherent`]'s memory for `size` bytes is the device's own (where
+    /// the GPU works on it in place), found without allocating any.
+    pub fn coherent_is_device_local(gpu: &'static Gpu, size: u64) -> GpuResult<bool> {
+        let d = &gpu.device;
+        unsafe {
+            let buffer = d
+                .create_buffer(
+                    &vk::BufferCreateInfo::default()
+                        .size(4096)
+                        .usage(BUFFER_USAGE)
+                        .sharing_mode(vk::SharingMode::EXCLUSIVE),
+                    None,
+                )
+                .map_err(vkerr("vkCreateBuffer"))?;
+            let req = d.get_buffer_memory_requirements(buffer);
+            d.destroy_buffer(buffer, None);
+            let index =
+                find_memory_type(&gpu.memory, req.memory_type_bits, &FRAME_PREFERENCES, size)
+                    .ok_or("no host-visible memory type")?;
+            let flags = gpu.memory.memory_types[index as usize].property_flags;
+            Ok(flags.contains(Flags::DEVICE_LOCAL))
+        }
     }
 
     fn with_preferences(
@@ -203,11 +235,8 @@ impl HostBuffer {
         preferences: &[Flags],
     ) -> GpuResult<HostBuffer> {
         let d = &gpu.device;
-        // (Copied from and to: the frame path's device-local copies.)
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
-            | vk::BufferUsageFlags::TRANSFER_SRC
-            | vk::BufferUsageFlags::TRANSFER_DST;
-        let (buffer, memory, flags) = bound_buffer(gpu, size, usage, preferences, "host-visible")?;
+        let (buffer, memory, flags) =
+            bound_buffer(gpu, size, BUFFER_USAGE, preferences, "host-visible")?;
         match unsafe { d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()) } {
             Ok(ptr) => Ok(HostBuffer {
                 gpu,

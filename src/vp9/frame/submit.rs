@@ -118,15 +118,23 @@ impl Submitter {
     /// The kernels work on device-local copies (see the module's comment) where the host
     /// memory the decoder writes is not device-local, or where `copies` asks for them.
     pub fn new(gpu: &'static Gpu, layout: Layout, copies: bool) -> GpuResult<Submitter> {
-        // (The intra residuals' area, last, only the GPU writes.)
-        let data =
-            HostBuffer::coherent_zeroed_to(gpu, layout.bytes as u64, layout.residuals as u64)?;
-        let device_copies = copies || !data.device_local;
-        let mirror = if device_copies {
-            Some(DeviceBuffer::new(gpu, layout.bytes as u64)?)
+        let bytes = layout.bytes as u64;
+        let device_copies = copies || !HostBuffer::coherent_is_device_local(gpu, bytes)?;
+        // Where the kernels work on a copy, the host's buffer leaves out the intra residuals'
+        // area, last, which only the GPU writes. (Not zeroed: every byte is written before
+        // it is read, frame after frame.)
+        let host_bytes = if device_copies {
+            layout.residuals as u64
+        } else {
+            bytes
+        };
+        let data = HostBuffer::coherent(gpu, host_bytes)?;
+        let mirror = if device_copies || !data.device_local {
+            Some(DeviceBuffer::new(gpu, bytes)?)
         } else {
             None
         };
+
         let options = Options {
             slots: SLOTS,
             stage_ns: &STAGE_NS,
