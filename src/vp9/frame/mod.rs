@@ -15,6 +15,7 @@
 //! buffer (with frame threads, while the context's thread takes its next packet), and the
 //! frame is handed out later, once [`finish`] has waited for it.
 
+mod ahead;
 mod choice;
 mod copies;
 pub(crate) mod decisions;
@@ -126,6 +127,8 @@ pub struct Decoder {
     /// parsed into; and those objects, once free, for the next frames.
     held: VecDeque<Held>,
     spare: Vec<Submitter>,
+    /// Whether it has had none yet ([`ahead`]).
+    without_submitter: bool,
     /// Whether it chooses per frame between the frame path and FFmpeg ([`choice`]); the
     /// trial block its frame times, and the frame it left to FFmpeg, until the frame's end.
     choosing: bool,
@@ -251,12 +254,14 @@ pub(crate) fn attach() -> *mut c_void {
 }
 
 fn new_decoder(choosing: bool) -> *mut c_void {
+    ahead::context_attached();
     Box::into_raw(Box::new(Decoder {
         memory: None,
         gpu: None,
         frame: None,
         held: VecDeque::new(),
         spare: Vec::new(),
+        without_submitter: true,
         choosing,
         ticket: None,
         declined: None,
@@ -292,6 +297,7 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
         let _ = held.submitter.finish();
         FATES.end(held.frame.data0);
     }
+    ahead::context_detached(d.without_submitter);
     if d.choosing {
         choice::decoder_detached();
         wait_for_setup();
@@ -473,7 +479,8 @@ impl Decoder {
                 Some(spare) => Some(spare),
                 None => {
                     let copies = crate::config::get().testing.device_copies;
-                    Some(Submitter::new(gpu, layout, copies)?)
+                    let first = std::mem::replace(&mut self.without_submitter, false);
+                    Some(ahead::take(gpu, layout, copies, first)?)
                 }
             };
         }
