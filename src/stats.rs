@@ -65,6 +65,8 @@ pub struct Counters {
     /// the frame buffers allocated before the device was set up and imported later.
     pub pool_buffers: AtomicU64,
     pub frame_buffers: AtomicU64,
+    /// Of them, those made ahead for frame threads (`src/vp9/frame/ahead.rs`).
+    pub frame_buffers_ahead: AtomicU64,
     pub imports: AtomicU64,
     pub imports_late: AtomicU64,
     /// Pixel bytes copied between the caller's memory and the staging buffer (both ways).
@@ -119,6 +121,7 @@ pub static COUNTERS: Counters = Counters {
     frames_in_one_buffer: AtomicU64::new(0),
     pool_buffers: AtomicU64::new(0),
     frame_buffers: AtomicU64::new(0),
+    frame_buffers_ahead: AtomicU64::new(0),
     imports: AtomicU64::new(0),
     imports_late: AtomicU64::new(0),
     pixel_bytes_copied: AtomicU64::new(0),
@@ -135,7 +138,7 @@ pub static COUNTERS: Counters = Counters {
 
 impl Counters {
     /// Every counter with its name, in the order the full stats line gives them.
-    pub fn each(&self) -> [(&'static str, &AtomicU64); 43] {
+    pub fn each(&self) -> [(&'static str, &AtomicU64); 44] {
         [
             ("deferred", &self.deferred),
             ("deferred_itx", &self.deferred_itx),
@@ -168,6 +171,7 @@ impl Counters {
             ("frames_in_one_buffer", &self.frames_in_one_buffer),
             ("pool_buffers", &self.pool_buffers),
             ("frame_buffers", &self.frame_buffers),
+            ("frame_buffers_ahead", &self.frame_buffers_ahead),
             ("imports", &self.imports),
             ("imports_late", &self.imports_late),
             ("pixel_bytes_copied", &self.pixel_bytes_copied),

@@ -182,17 +182,19 @@ pub(super) unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_voi
             Some(gpu)
         };
         let pool = gpu.is_some() && crate::regions::frames_from_pool();
-        let registered = if let (true, Some(gpu)) = (pool, gpu) {
-            crate::gpu::memory::HostBuffer::for_frame(gpu, size as u64).and_then(|buffer| {
-                let data = buffer.ptr;
-                crate::regions::register_pool_frame(buffer).map(|()| data)
-            })
-        } else if later {
+        let registered = if later {
             crate::regions::alloc_import_later(size)
-        } else if let Some(gpu) = gpu.filter(|g| g.info.host_import_alignment.is_some()) {
-            crate::gpu::memory::OwnImport::new(gpu, size).and_then(|own| {
-                let data = own.ptr();
-                crate::regions::register_own_import(own, size).map(|()| data)
+        } else if let Some(gpu) = gpu.filter(|g| pool || g.info.host_import_alignment.is_some()) {
+            // (Made ahead where frame threads allocate many: frame::frame_memory.)
+            frame::frame_memory(gpu, size, pool).and_then(|memory| match memory {
+                frame::FrameMemory::Pool(buffer) => {
+                    let data = buffer.ptr;
+                    crate::regions::register_pool_frame(buffer).map(|()| data)
+                }
+                frame::FrameMemory::Own(own) => {
+                    let data = own.ptr();
+                    crate::regions::register_own_import(own, size).map(|()| data)
+                }
             })
         } else {
             return std::ptr::null_mut();

@@ -1,133 +1,150 @@
-//! Submitters made ahead for frame threads. A decoder context's first frame on the GPU needs
-//! a [`Submitter`] (the frame data's buffers; on the H100 at 2160p about 15-25 ms, most of it
-//! the driver's allocation of the host's 43 MB), and with frame threads each context meets
-//! that need in `parse_begin`, before FFmpeg lets the next thread start: the threads' first
-//! frames waited on one another, 40 ms a thread at 2160p, three quarters of a second before
-//! the 16th began. So the first context to make its own also starts a thread that makes one
-//! for each context still without, one after another (the driver makes them no faster side
-//! by side); a context takes a made one, or waits for the one being made.
+//! Frame buffers made ahead for frame threads. FFmpeg lets a frame thread start its frame only
+//! once the thread before it has set its own up (`ff_thread_finish_setup`), and a new frame
+//! buffer is allocated in that set-up: host memory zeroed and imported, or device memory of
+//! the pool, 6-10 ms at 2160p on the H100, and 16 threads allocate 38 of them, one thread
+//! after the other. So while several decoder contexts live, a thread of its own keeps a few
+//! made ahead, which allocations take; what is not taken is freed once no context is left.
+//!
+//! (A context attaches at its first frame, after the thread before it has set up: nothing
+//! tells the first how many will follow.)
 
-use super::records::Layout;
-use super::submit::Submitter;
+use crate::gpu::memory::{HostBuffer, OwnImport};
 use crate::gpu::{Gpu, GpuResult};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
-/// Decoder contexts of the frame path that have not had a submitter yet.
-static WITHOUT: AtomicUsize = AtomicUsize::new(0);
+/// Decoder contexts of the frame path.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
 
-/// What the maker made and is making: the layout it makes for, the submitters made and not
-/// taken, and whether it runs.
-struct Made {
-    layout: Option<Layout>,
-    ready: Vec<Submitter>,
-    making: bool,
-}
-
-static MADE: Mutex<Made> = Mutex::new(Made {
-    layout: None,
-    ready: Vec::new(),
-    making: false,
-});
-/// Signalled when a submitter is made or the maker stops.
-static CHANGED: Condvar = Condvar::new();
-
-fn made() -> MutexGuard<'static, Made> {
-    MADE.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// A new context, which will want a submitter.
+/// A new context.
 pub fn context_attached() {
-    WITHOUT.fetch_add(1, SeqCst);
+    LIVE.fetch_add(1, SeqCst);
 }
 
-/// A context ends, `without` one if it never had one. Where none is left without, what was
-/// made and not taken is freed.
-pub fn context_detached(without: bool) {
-    if without {
-        WITHOUT.fetch_sub(1, SeqCst);
-    }
-    if WITHOUT.load(SeqCst) == 0 {
-        let spares = std::mem::take(&mut made().ready);
+/// A context ends; where none is left, the frame buffers made and not taken are freed.
+pub fn context_detached() {
+    if LIVE.fetch_sub(1, SeqCst) == 1 {
+        let spares = {
+            let mut f = frames();
+            f.largest = 0;
+            std::mem::take(&mut f.ready)
+        };
         drop(spares);
     }
 }
 
-/// A submitter for frames of `layout`: one made ahead, or made here; `first`: the context's
-/// first (it is no longer without one).
-pub fn take(gpu: &'static Gpu, layout: Layout, copies: bool, first: bool) -> GpuResult<Submitter> {
-    if first {
-        WITHOUT.fetch_sub(1, SeqCst);
-    }
-    let mut m = made();
-    loop {
-        if let Some(i) = m.ready.iter().position(|s| s.layout == layout) {
-            return Ok(m.ready.swap_remove(i));
-        }
-        if !(m.making && m.layout == Some(layout)) {
-            break;
-        }
-        m = CHANGED.wait(m).unwrap_or_else(|p| p.into_inner());
-    }
-    drop(m);
-    let submitter = Submitter::new(gpu, layout, copies)?;
-    if first && WITHOUT.load(SeqCst) > 0 {
-        start_maker(gpu, layout, copies);
-    }
-    Ok(submitter)
+/// A frame buffer's memory, not yet registered: device memory of the pool, or host memory
+/// imported for its whole life.
+pub enum FrameMemory {
+    Pool(HostBuffer),
+    Own(OwnImport),
 }
 
-/// Starts the maker for `layout` where none runs.
-fn start_maker(gpu: &'static Gpu, layout: Layout, copies: bool) {
-    let mut m = made();
-    if m.making {
-        return;
+/// Frame buffers made ahead: of the largest size asked for since a context first lived (the
+/// frames', not the intra row backup's, which comes from the same allocator), and of one
+/// kind; and whether their maker runs.
+struct Frames {
+    largest: usize,
+    pool: bool,
+    ready: Vec<FrameMemory>,
+    making: bool,
+}
+
+static FRAMES: Mutex<Frames> = Mutex::new(Frames {
+    largest: 0,
+    pool: false,
+    ready: Vec::new(),
+    making: false,
+});
+
+/// How many frame buffers the maker keeps made while several contexts live.
+const SPARES: usize = 4;
+
+fn frames() -> MutexGuard<'static, Frames> {
+    FRAMES.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A new frame buffer of `size` bytes (`pool`: device memory of the pool, else host memory
+/// imported): one made ahead, else made here; while several contexts live, more are made.
+pub fn frame_memory(gpu: &'static Gpu, size: usize, pool: bool) -> GpuResult<FrameMemory> {
+    let (made_one, stale, frame_sized) = {
+        let mut f = frames();
+        let mut stale = Vec::new();
+        if size > f.largest || pool != f.pool {
+            // (Frames of another size or kind from now on: what was made is of no use.)
+            stale = std::mem::take(&mut f.ready);
+            f.largest = size;
+            f.pool = pool;
+        }
+        let frame_sized = size == f.largest;
+        let made_one = if frame_sized { f.ready.pop() } else { None };
+        (made_one, stale, frame_sized)
+    };
+    drop(stale);
+    let memory = match made_one {
+        Some(m) => {
+            crate::stats::add(&crate::stats::COUNTERS.frame_buffers_ahead, 1);
+            m
+        }
+        None => make(gpu, size, pool)?,
+    };
+    if frame_sized && LIVE.load(SeqCst) > 1 {
+        start_maker(gpu, size, pool);
     }
-    m.making = true;
-    m.layout = Some(layout);
-    m.ready.retain(|s| s.layout == layout);
-    drop(m);
+    Ok(memory)
+}
+
+fn make(gpu: &'static Gpu, size: usize, pool: bool) -> GpuResult<FrameMemory> {
+    if pool {
+        HostBuffer::for_frame(gpu, size as u64).map(FrameMemory::Pool)
+    } else {
+        OwnImport::new(gpu, size).map(FrameMemory::Own)
+    }
+}
+
+/// Starts the maker of frame buffers of `size` and `pool` where none runs.
+fn start_maker(gpu: &'static Gpu, size: usize, pool: bool) {
+    {
+        let mut f = frames();
+        if f.making {
+            return;
+        }
+        f.making = true;
+    }
     let started = std::thread::Builder::new()
-        .name("daedalus-ahead".into())
-        .spawn(move || make_while_wanted(gpu, layout, copies));
+        .name("daedalus-frames".into())
+        .spawn(move || make_while_wanted(gpu, size, pool));
     if started.is_err() {
-        stop_making(&mut made());
+        frames().making = false;
     }
 }
 
-/// The maker: one submitter after another while contexts without one outnumber those made.
-fn make_while_wanted(gpu: &'static Gpu, layout: Layout, copies: bool) {
+/// The maker: frame buffers until [`SPARES`] are made, while several contexts live and the
+/// size and kind are still those asked for.
+fn make_while_wanted(gpu: &'static Gpu, size: usize, pool: bool) {
     loop {
         {
-            let mut m = made();
-            if WITHOUT.load(SeqCst) <= m.ready.len() {
-                stop_making(&mut m);
+            let mut f = frames();
+            let wanted = f.largest == size && f.pool == pool && LIVE.load(SeqCst) > 1;
+            if !wanted || f.ready.len() >= SPARES {
+                f.making = false;
                 return;
             }
         }
-        // (Outside the lock: takers find what is made meanwhile.)
-        let made_one = crate::log::guard("making a submitter ahead", None, || {
-            Submitter::new(gpu, layout, copies).ok()
+        let made_one = crate::log::guard("making a frame buffer ahead", None, || {
+            make(gpu, size, pool).ok()
         });
-        let mut m = made();
-        match made_one {
-            Some(s) => {
-                m.ready.push(s);
-                CHANGED.notify_all();
-                // (Every context may have ended meanwhile.)
-                if WITHOUT.load(SeqCst) == 0 {
-                    m.ready.clear();
-                }
-            }
-            None => {
-                stop_making(&mut m);
-                return;
-            }
+        let Some(memory) = made_one else {
+            frames().making = false;
+            return;
+        };
+        let mut f = frames();
+        // (Every context may have ended meanwhile, or frames of another size begun.)
+        if f.largest == size && f.pool == pool && LIVE.load(SeqCst) > 0 {
+            f.ready.push(memory);
+        } else {
+            drop(f);
+            drop(memory);
         }
     }
-}
-
-fn stop_making(m: &mut Made) {
-    m.making = false;
-    CHANGED.notify_all();
 }

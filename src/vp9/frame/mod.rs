@@ -34,6 +34,7 @@ mod wavefront;
 use crate::gpu::memory::BufferRef;
 use crate::kernels::Kernel;
 use crate::stats::{self, thread_cpu_ns};
+pub(crate) use ahead::{frame_memory, FrameMemory};
 use fates::FATES;
 use records::{BlockRecord, FrameParse, Geometry, Layout, ParseBuffers, SbBlocks};
 use std::collections::VecDeque;
@@ -127,8 +128,6 @@ pub struct Decoder {
     /// parsed into; and those objects, once free, for the next frames.
     held: VecDeque<Held>,
     spare: Vec<Submitter>,
-    /// Whether it has had none yet ([`ahead`]).
-    without_submitter: bool,
     /// Whether it chooses per frame between the frame path and FFmpeg ([`choice`]); the
     /// trial block its frame times, and the frame it left to FFmpeg, until the frame's end.
     choosing: bool,
@@ -261,7 +260,6 @@ fn new_decoder(choosing: bool) -> *mut c_void {
         frame: None,
         held: VecDeque::new(),
         spare: Vec::new(),
-        without_submitter: true,
         choosing,
         ticket: None,
         declined: None,
@@ -290,6 +288,7 @@ fn gpu_wanted() -> bool {
 /// `ctx` must come from [`attach`] and not be used again.
 pub(crate) unsafe fn detach(ctx: *mut c_void) {
     let mut d = Box::from_raw(ctx as *mut Decoder);
+    ahead::context_detached();
     // (A frame whose parse never ended is over; the decoder finishes what it holds first;
     // whatever is left is over once its GPU work is.)
     d.end_parse();
@@ -297,7 +296,6 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
         let _ = held.submitter.finish();
         FATES.end(held.frame.data0);
     }
-    ahead::context_detached(d.without_submitter);
     if d.choosing {
         choice::decoder_detached();
         wait_for_setup();
@@ -479,8 +477,7 @@ impl Decoder {
                 Some(spare) => Some(spare),
                 None => {
                     let copies = crate::config::get().testing.device_copies;
-                    let first = std::mem::replace(&mut self.without_submitter, false);
-                    Some(ahead::take(gpu, layout, copies, first)?)
+                    Some(Submitter::new(gpu, layout, copies)?)
                 }
             };
         }

@@ -206,7 +206,8 @@ impl Layout {
     /// The decoder's pointers into a buffer of this layout at `base`.
     ///
     /// # Safety
-    /// `base` must be valid for `self.bytes` bytes and 64-byte aligned.
+    /// `base` must be valid for `self.residuals` bytes (what the host writes) and 64-byte
+    /// aligned.
     pub unsafe fn buffers(&self, base: *mut u8) -> ParseBuffers {
         ParseBuffers {
             records: base.add(self.records) as *mut BlockRecord,

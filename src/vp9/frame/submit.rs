@@ -119,6 +119,10 @@ impl Submitter {
     /// memory the decoder writes is not device-local, or where `copies` asks for them.
     pub fn new(gpu: &'static Gpu, layout: Layout, copies: bool) -> GpuResult<Submitter> {
         let bytes = layout.bytes as u64;
+        // (The kernels bind the whole layout, wherever it lies.)
+        if bytes > gpu.info.max_storage_buffer_range {
+            return Err(format!("{bytes} bytes exceed maxStorageBufferRange"));
+        }
         let device_copies = copies || !HostBuffer::coherent_is_device_local(gpu, bytes)?;
         // Where the kernels work on a copy, the host's buffer leaves out the intra residuals'
         // area, last, which only the GPU writes. (Not zeroed: every byte is written before
