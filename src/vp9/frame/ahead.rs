@@ -11,7 +11,7 @@
 use crate::gpu::memory::{HostBuffer, OwnImport};
 use crate::gpu::{Gpu, GpuResult};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// Decoder contexts of the frame path.
 static LIVE: AtomicUsize = AtomicUsize::new(0);
@@ -21,11 +21,15 @@ pub fn context_attached() {
     LIVE.fetch_add(1, SeqCst);
 }
 
-/// A context ends; where none is left, the frame buffers made and not taken are freed.
+/// A context ends; where none is left, the maker's last frame buffer is waited for (no thread
+/// of ours allocates after the decoders are gone) and those made and not taken are freed.
 pub fn context_detached() {
     if LIVE.fetch_sub(1, SeqCst) == 1 {
         let spares = {
             let mut f = frames();
+            while f.making {
+                f = MAKER_STOPPED.wait(f).unwrap_or_else(|p| p.into_inner());
+            }
             f.largest = 0;
             std::mem::take(&mut f.ready)
         };
@@ -56,6 +60,9 @@ static FRAMES: Mutex<Frames> = Mutex::new(Frames {
     ready: Vec::new(),
     making: false,
 });
+
+/// Signalled when the maker stops.
+static MAKER_STOPPED: Condvar = Condvar::new();
 
 /// How many frame buffers the maker keeps made while several contexts live.
 const SPARES: usize = 4;
@@ -115,7 +122,7 @@ fn start_maker(gpu: &'static Gpu, size: usize, pool: bool) {
         .name("daedalus-frames".into())
         .spawn(move || make_while_wanted(gpu, size, pool));
     if started.is_err() {
-        frames().making = false;
+        stopped(&mut frames());
     }
 }
 
@@ -127,7 +134,7 @@ fn make_while_wanted(gpu: &'static Gpu, size: usize, pool: bool) {
             let mut f = frames();
             let wanted = f.largest == size && f.pool == pool && LIVE.load(SeqCst) > 1;
             if !wanted || f.ready.len() >= SPARES {
-                f.making = false;
+                stopped(&mut f);
                 return;
             }
         }
@@ -135,7 +142,7 @@ fn make_while_wanted(gpu: &'static Gpu, size: usize, pool: bool) {
             make(gpu, size, pool).ok()
         });
         let Some(memory) = made_one else {
-            frames().making = false;
+            stopped(&mut frames());
             return;
         };
         let mut f = frames();
@@ -147,4 +154,9 @@ fn make_while_wanted(gpu: &'static Gpu, size: usize, pool: bool) {
             drop(memory);
         }
     }
+}
+
+fn stopped(f: &mut Frames) {
+    f.making = false;
+    MAKER_STOPPED.notify_all();
 }
