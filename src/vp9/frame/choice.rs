@@ -13,7 +13,10 @@
 //! frame path is chosen where it took at most [`MARGIN`] of FFmpeg's time ([`MARGIN_THREADED`]
 //! with frame threads), else FFmpeg; where its first block took over [`EARLY_STOP`] times
 //! FFmpeg's, the trial ends there. The frames between the trial's last and its decision (frame
-//! threads) go to FFmpeg. A decision is kept for later runs ([`super::decisions`]).
+//! threads) go to FFmpeg. A decision is kept for later runs ([`super::decisions`]); so is the
+//! ratio of a trial's first pair of blocks where the decode ended before its second (a short
+//! clip), and a later trial of the class and threading decides at its own first pair, on the
+//! two pairs' geometric mean: each pair measured the two ways on one clip's frames.
 
 pub use super::decisions::{Decision, Pick};
 use super::decisions::{CLASSES, HIGH_CLASSES};
@@ -98,11 +101,17 @@ pub struct Trial {
     ends: [Vec<Instant>; MEASURED.len()],
     untimed: [usize; MEASURED.len()],
     decided: Option<Decision>,
+    /// Per threading, the first pair's ratio an earlier run's trial kept; this trial's, once
+    /// fixed; whether this trial's own first pair is yet to be kept.
+    earlier_pairs: [Option<f64>; 2],
+    earlier: Option<f64>,
+    pair_unkept: bool,
 }
 
 impl Trial {
-    /// Blocks of at least `least` frames.
-    pub fn new(least: usize) -> Trial {
+    /// Blocks of at least `least` frames; `earlier_pairs`: per threading, the first pair's
+    /// ratio of an earlier run's trial that ended there.
+    pub fn new(least: usize, earlier_pairs: [Option<f64>; 2]) -> Trial {
         Trial {
             least: least.max(1),
             blocks: None,
@@ -110,6 +119,9 @@ impl Trial {
             ends: Default::default(),
             untimed: [0; MEASURED.len()],
             decided: None,
+            earlier_pairs,
+            earlier: None,
+            pair_unkept: true,
         }
     }
 
@@ -134,12 +146,14 @@ impl Trial {
                 } else {
                     MARGIN
                 };
+                let threading = super::decisions::threading(contexts);
+                self.earlier = self.earlier_pairs[threading];
                 *self.blocks.insert(Blocks {
                     start: i,
                     frames,
                     settle: contexts.min(frames / 2),
                     margin,
-                    threading: super::decisions::threading(contexts),
+                    threading,
                 })
             }
         };
@@ -196,17 +210,22 @@ impl Trial {
             }
             (ffmpeg > 0.0).then(|| frame / ffmpeg)
         };
-        if done < MEASURED.len() {
+        let ratio = if done < MEASURED.len() {
             // (A block that cannot be timed decides nothing early.)
-            let ratio = ratio_of(0..2).filter(|&r| r > EARLY_STOP)?;
-            return Some(Decision {
-                pick: Pick::Ffmpeg,
-                ratio,
-                cached: false,
-            });
-        }
-        // A trial that cannot be timed keeps FFmpeg, the safe choice.
-        let ratio = ratio_of(0..MEASURED.len()).unwrap_or(f64::INFINITY);
+            let pair = ratio_of(0..2)?;
+            if pair > EARLY_STOP {
+                return Some(Decision {
+                    pick: Pick::Ffmpeg,
+                    ratio: pair,
+                    cached: false,
+                });
+            }
+            // With an earlier run's pair, this one's completes the trial.
+            (pair * self.earlier?).sqrt()
+        } else {
+            // A trial that cannot be timed keeps FFmpeg, the safe choice.
+            ratio_of(0..MEASURED.len()).unwrap_or(f64::INFINITY)
+        };
         let pick = if ratio <= b.margin {
             Pick::Frame
         } else {
@@ -221,6 +240,21 @@ impl Trial {
 
     pub fn decision(&self) -> Option<Decision> {
         self.decided
+    }
+
+    /// Once, where the trial is undecided after its first pair of blocks: the threading and
+    /// that pair's ratio, for a later run's trial ([`super::decisions::store_pair`]).
+    fn pair_to_keep(&mut self) -> Option<(usize, f64)> {
+        let b = self.blocks?;
+        if self.decided.is_some() || !self.pair_unkept || self.earlier.is_some() {
+            return None;
+        }
+        let timed = |k: usize| self.per_frame(k, &b);
+        let (ffmpeg, frame) = (timed(0)?, timed(1)?);
+        debug_assert_eq!(&MEASURED[..2], &[Pick::Ffmpeg, Pick::Frame]);
+        self.pair_unkept = false;
+        let ratio = frame / ffmpeg;
+        ratio.is_finite().then_some((b.threading, ratio))
     }
 }
 
@@ -262,9 +296,12 @@ pub fn decoder_detached() {
     CHOOSING.fetch_sub(1, Relaxed);
 }
 
-/// A new trial: blocks of at least `DAEDALUS_TRIAL_FRAMES` (else 16) frames.
-fn new_trial() -> Trial {
-    Trial::new(crate::config::get().trial_frames.unwrap_or(16))
+/// A new trial of `class`: blocks of at least `DAEDALUS_TRIAL_FRAMES` (else 16) frames.
+fn new_trial(class: usize) -> Trial {
+    Trial::new(
+        crate::config::get().trial_frames.unwrap_or(16),
+        super::decisions::earlier_pairs()[class],
+    )
 }
 
 /// Frames handed out under `DAEDALUS_TEST_ALTERNATE`.
@@ -297,7 +334,7 @@ pub fn pick(class: usize, first: bool) -> (Pick, Option<Ticket>) {
             return (pick, None);
         }
     }
-    let trial = c.trial.get_or_insert_with(new_trial);
+    let trial = c.trial.get_or_insert_with(|| new_trial(class));
     let (pick, block) = trial.next(contexts);
     (pick, block.map(|block| Ticket { class, block }))
 }
@@ -347,9 +384,11 @@ pub fn untimed(ticket: Ticket) {
 fn end(ticket: Ticket, at: Option<Instant>) {
     let mut trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
     let mut decided = None;
+    let mut pair = None;
     if let Some(trial) = trials[ticket.class].trial.as_mut() {
         let before = trial.decision();
         trial.end(ticket.block, at);
+        pair = trial.pair_to_keep();
         if let (None, Some(d), Some(b)) = (before, trial.decision(), trial.blocks) {
             decided = Some((b.threading, d));
             let chosen = match d.pick {
@@ -371,6 +410,8 @@ fn end(ticket: Ticket, at: Option<Instant>) {
     // (Written once a class, outside the lock: other frames go on meanwhile.)
     if let Some((threading, d)) = decided {
         super::decisions::store(ticket.class, threading, &d);
+    } else if let Some((threading, ratio)) = pair {
+        super::decisions::store_pair(ticket.class, threading, ratio);
     }
 }
 
@@ -436,6 +477,8 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    const NO_PAIRS: [Option<f64>; 2] = [None, None];
+
     /// Hands out a trial's frames (`contexts` choosing) and ends each `took(pick)` ms after the
     /// one before.
     fn run(
@@ -470,7 +513,7 @@ mod tests {
 
     #[test]
     fn the_trial_runs_its_blocks_then_keeps_the_faster() {
-        let mut trial = Trial::new(2);
+        let mut trial = Trial::new(2, NO_PAIRS);
         let picks = run(&mut trial, 1, 12, |p| if p == Pick::Frame { 5 } else { 10 });
         use Pick::*;
         assert_eq!(
@@ -487,7 +530,7 @@ mod tests {
 
     #[test]
     fn a_far_slower_frame_path_stops_the_trial_early() {
-        let mut trial = Trial::new(3);
+        let mut trial = Trial::new(3, NO_PAIRS);
         let picks = run(
             &mut trial,
             1,
@@ -503,7 +546,7 @@ mod tests {
 
     #[test]
     fn a_frame_path_within_the_margin_is_not_chosen() {
-        let mut trial = Trial::new(3);
+        let mut trial = Trial::new(3, NO_PAIRS);
         run(
             &mut trial,
             1,
@@ -518,7 +561,7 @@ mod tests {
     /// With frame threads the frame path must win by more.
     #[test]
     fn frame_threads_ask_a_wider_margin() {
-        let mut trial = Trial::new(8);
+        let mut trial = Trial::new(8, NO_PAIRS);
         run(
             &mut trial,
             4,
@@ -526,7 +569,7 @@ mod tests {
             |p| if p == Pick::Frame { 72 } else { 100 },
         );
         assert_eq!(trial.decision().expect("decided").pick, Pick::Ffmpeg);
-        let mut trial = Trial::new(8);
+        let mut trial = Trial::new(8, NO_PAIRS);
         run(
             &mut trial,
             1,
@@ -540,7 +583,7 @@ mod tests {
     /// blocks can be twice as long as there are contexts by then.
     #[test]
     fn the_warm_up_waits_for_the_frame_threads() {
-        let mut trial = Trial::new(4);
+        let mut trial = Trial::new(4, NO_PAIRS);
         // Contexts 1, 2, ... as frames begin, up to 6.
         let handed: Vec<_> = (0..30).map(|i| trial.next((i + 1).min(6))).collect();
         assert!(
@@ -561,7 +604,7 @@ mod tests {
     /// untimed, in the order they ended; a frame FFmpeg decoded after all counts untimed.
     #[test]
     fn undecided_frames_go_to_ffmpeg_and_the_switch_is_not_timed() {
-        let mut trial = Trial::new(4);
+        let mut trial = Trial::new(4, NO_PAIRS);
         let t0 = Instant::now();
         let ms = |n| Some(t0 + Duration::from_millis(n));
         let handed: Vec<_> = (0..24).map(|_| trial.next(2)).collect();
@@ -593,5 +636,31 @@ mod tests {
         assert!((d.ratio - 0.5).abs() < 1e-9, "{d:?}");
         assert_eq!(d.pick, Pick::Frame);
         assert_eq!(trial.next(2), (Pick::Frame, None));
+    }
+
+    /// A trial that ends after its first pair of blocks (a short clip) keeps that pair's
+    /// ratio, once; the next run's trial of the class and threading decides at its own first
+    /// pair, on the two pairs' geometric mean.
+    #[test]
+    fn a_short_decode_keeps_its_first_pair_for_the_next_trial() {
+        let mut trial = Trial::new(2, NO_PAIRS);
+        // warm-up 2, then the first pair: FFmpeg at 10 ms a frame, the frame path at 6
+        run(&mut trial, 1, 6, |p| if p == Pick::Frame { 6 } else { 10 });
+        assert_eq!(trial.decision(), None);
+        let (threading, ratio) = trial.pair_to_keep().expect("the first pair");
+        assert_eq!(threading, 0);
+        assert!((ratio - 0.6).abs() < 1e-9, "{ratio}");
+        assert_eq!(trial.pair_to_keep(), None, "kept once");
+
+        let mut next = Trial::new(2, [Some(0.9), None]);
+        run(&mut next, 1, 6, |p| if p == Pick::Frame { 6 } else { 10 });
+        let d = next.decision().expect("decided at the first pair");
+        assert!((d.ratio - (0.6f64 * 0.9).sqrt()).abs() < 1e-9, "{d:?}");
+        assert_eq!(d.pick, Pick::Frame);
+        assert_eq!(next.pair_to_keep(), None);
+        // an earlier pair of the other threading is not this one's
+        let mut other = Trial::new(2, [None, Some(0.1)]);
+        run(&mut other, 1, 6, |p| if p == Pick::Frame { 6 } else { 10 });
+        assert_eq!(other.decision(), None);
     }
 }

@@ -3,8 +3,10 @@
 //! kept in [`crate::decisions`] (per device, driver, CPU, program, library version) per
 //! frame-size class and per threading: one context (one thread, or slice threads) or frame
 //! threads. Later decodes then skip the trial, and where FFmpeg won they set no device up at
-//! all. `DAEDALUS_TRIAL_FRAMES` asks for a new trial, whose decision replaces the cached one;
-//! deleting `devices.tsv` in the cache directory forgets them all.
+//! all. A trial that ended undecided after its first pair of blocks keeps that pair's ratio
+//! in the decision's place, for the next trial ([`super::choice`]). `DAEDALUS_TRIAL_FRAMES`
+//! asks for a new trial, whose decision replaces the cached one; deleting `devices.tsv` in the
+//! cache directory forgets them all.
 
 use once_cell::sync::OnceCell;
 
@@ -59,13 +61,13 @@ fn fact(class: usize, threading: usize) -> String {
     format!("trial {} {}", CLASSES[class].1, THREADINGS[threading])
 }
 
-/// This process's cached decisions, read once: none where a trial is asked for.
-pub fn cached() -> &'static Cached {
-    static CACHED: OnceCell<Cached> = OnceCell::new();
-    CACHED.get_or_init(|| {
-        let mut cached: Cached = Default::default();
+/// Each class's and threading's kept value, read once: none where a trial is asked for.
+fn kept() -> &'static [[Option<String>; THREADINGS.len()]; CLASSES.len()] {
+    static KEPT: OnceCell<[[Option<String>; THREADINGS.len()]; CLASSES.len()]> = OnceCell::new();
+    KEPT.get_or_init(|| {
+        let mut kept: [[Option<String>; THREADINGS.len()]; CLASSES.len()] = Default::default();
         if crate::config::get().trial_asked() {
-            return cached;
+            return kept;
         }
         let names: Vec<String> = (0..CLASSES.len())
             .flat_map(|c| (0..THREADINGS.len()).map(move |t| fact(c, t)))
@@ -73,9 +75,29 @@ pub fn cached() -> &'static Cached {
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let values = crate::decisions::get_all(&names);
         for (i, value) in values.into_iter().enumerate() {
-            cached[i / THREADINGS.len()][i % THREADINGS.len()] = value.as_deref().and_then(parse);
+            kept[i / THREADINGS.len()][i % THREADINGS.len()] = value;
         }
-        cached
+        kept
+    })
+}
+
+/// This process's cached decisions.
+pub fn cached() -> &'static Cached {
+    static CACHED: OnceCell<Cached> = OnceCell::new();
+    CACHED.get_or_init(|| {
+        kept()
+            .each_ref()
+            .map(|values| values.each_ref().map(|v| v.as_deref().and_then(parse)))
+    })
+}
+
+/// Per class and threading, the first pair's ratio an undecided trial kept.
+pub fn earlier_pairs() -> &'static [[Option<f64>; THREADINGS.len()]; CLASSES.len()] {
+    static PAIRS: OnceCell<[[Option<f64>; THREADINGS.len()]; CLASSES.len()]> = OnceCell::new();
+    PAIRS.get_or_init(|| {
+        kept()
+            .each_ref()
+            .map(|values| values.each_ref().map(|v| v.as_deref().and_then(parse_pair)))
     })
 }
 
@@ -93,6 +115,25 @@ pub fn store(class: usize, threading: usize, d: &Decision) {
         };
         crate::decisions::keep(&fact(class, threading), &format!("{pick} {:.3}", d.ratio));
     }
+}
+
+/// Keeps an undecided trial's first pair's ratio, where no decision is kept (not even one an
+/// asked-for trial ignored).
+pub fn store_pair(class: usize, threading: usize, ratio: f64) {
+    let name = fact(class, threading);
+    let decided = crate::decisions::get(&name)
+        .as_deref()
+        .and_then(parse)
+        .is_some();
+    if ratio.is_finite() && !decided {
+        crate::decisions::keep(&name, &format!("pair {ratio:.3}"));
+    }
+}
+
+/// `pair 0.812`.
+fn parse_pair(value: &str) -> Option<f64> {
+    let ratio = value.strip_prefix("pair ")?.trim().parse::<f64>().ok()?;
+    ratio.is_finite().then_some(ratio)
 }
 
 /// `frame 0.750` or `ffmpeg 1.640`.
@@ -144,8 +185,12 @@ mod tests {
     fn cached_values_parse_and_bad_ones_do_not() {
         assert_eq!(parse("frame 0.750").map(|d| d.pick), Some(Pick::Frame));
         assert_eq!(parse("ffmpeg 1.640").map(|d| d.ratio), Some(1.64));
-        for bad in ["", "frame", "gpu 0.5", "frame x", "ffmpeg inf"] {
+        for bad in ["", "frame", "gpu 0.5", "frame x", "ffmpeg inf", "pair 0.8"] {
             assert_eq!(parse(bad), None, "{bad}");
+        }
+        assert_eq!(parse_pair("pair 0.812"), Some(0.812));
+        for bad in ["", "pair", "pair x", "pair inf", "frame 0.8"] {
+            assert_eq!(parse_pair(bad), None, "{bad}");
         }
     }
 
