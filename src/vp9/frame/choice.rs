@@ -249,6 +249,10 @@ impl Trial {
         if self.decided.is_some() || !self.pair_unkept || self.earlier.is_some() {
             return None;
         }
+        // (Both blocks whole: a frame of the second may still be running.)
+        if (0..2).any(|k| self.ends[k].len() + self.untimed[k] < b.frames) {
+            return None;
+        }
         let timed = |k: usize| self.per_frame(k, &b);
         let (ffmpeg, frame) = (timed(0)?, timed(1)?);
         debug_assert_eq!(&MEASURED[..2], &[Pick::Ffmpeg, Pick::Frame]);
@@ -643,24 +647,39 @@ mod tests {
     /// pair, on the two pairs' geometric mean.
     #[test]
     fn a_short_decode_keeps_its_first_pair_for_the_next_trial() {
-        let mut trial = Trial::new(2, NO_PAIRS);
-        // warm-up 2, then the first pair: FFmpeg at 10 ms a frame, the frame path at 6
-        run(&mut trial, 1, 6, |p| if p == Pick::Frame { 6 } else { 10 });
+        let took = |p| if p == Pick::Frame { 6 } else { 10 };
+        let mut trial = Trial::new(4, NO_PAIRS);
+        // warm-up 4, then the first pair of 4-frame blocks: FFmpeg at 10 ms a frame, the
+        // frame path at 6; kept only once the second block is whole
+        let mut at = Instant::now();
+        let mut last = None;
+        for i in 0..12 {
+            let (pick, block) = trial.next(1);
+            at += Duration::from_millis(took(pick));
+            match block {
+                Some(block) if i == 11 => last = Some((block, at)),
+                Some(block) => trial.end(block, Some(at)),
+                None => {}
+            }
+        }
+        assert_eq!(trial.pair_to_keep(), None, "a block not whole");
+        let (block, at) = last.expect("the pair's last frame");
+        trial.end(block, Some(at));
         assert_eq!(trial.decision(), None);
         let (threading, ratio) = trial.pair_to_keep().expect("the first pair");
         assert_eq!(threading, 0);
         assert!((ratio - 0.6).abs() < 1e-9, "{ratio}");
         assert_eq!(trial.pair_to_keep(), None, "kept once");
 
-        let mut next = Trial::new(2, [Some(0.9), None]);
-        run(&mut next, 1, 6, |p| if p == Pick::Frame { 6 } else { 10 });
+        let mut next = Trial::new(4, [Some(0.9), None]);
+        run(&mut next, 1, 12, took);
         let d = next.decision().expect("decided at the first pair");
         assert!((d.ratio - (0.6f64 * 0.9).sqrt()).abs() < 1e-9, "{d:?}");
         assert_eq!(d.pick, Pick::Frame);
         assert_eq!(next.pair_to_keep(), None);
         // an earlier pair of the other threading is not this one's
-        let mut other = Trial::new(2, [None, Some(0.1)]);
-        run(&mut other, 1, 6, |p| if p == Pick::Frame { 6 } else { 10 });
+        let mut other = Trial::new(4, [None, Some(0.1)]);
+        run(&mut other, 1, 12, took);
         assert_eq!(other.decision(), None);
     }
 }
