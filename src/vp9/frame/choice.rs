@@ -14,9 +14,10 @@
 //! with frame threads), else FFmpeg; where its first block took over [`EARLY_STOP`] times
 //! FFmpeg's, the trial ends there. The frames between the trial's last and its decision (frame
 //! threads) go to FFmpeg. A decision is kept for later runs ([`super::decisions`]); so is the
-//! ratio of a trial's first pair of blocks where the decode ended before its second (a short
-//! clip), and a later trial of the class and threading decides at its own first pair, on the
-//! two pairs' geometric mean: each pair measured the two ways on one clip's frames.
+//! ratio of a trial's first pair of blocks where the decode ended (its last decoder context)
+//! before its second (a short clip), and a later trial of the class and threading decides at
+//! its own first pair, on the two pairs' geometric mean: each pair measured the two ways on one
+//! clip's frames.
 
 pub use super::decisions::{Decision, Pick};
 use super::decisions::{CLASSES, HIGH_CLASSES};
@@ -242,8 +243,9 @@ impl Trial {
         self.decided
     }
 
-    /// Once, where the trial is undecided after its first pair of blocks: the threading and
-    /// that pair's ratio, for a later run's trial ([`super::decisions::store_pair`]).
+    /// Once, where the trial is undecided after its first pair of blocks (its decode ends):
+    /// the threading and that pair's ratio, for a later run's trial
+    /// ([`super::decisions::store_pair`]).
     fn pair_to_keep(&mut self) -> Option<(usize, f64)> {
         let b = self.blocks?;
         if self.decided.is_some() || !self.pair_unkept || self.earlier.is_some() {
@@ -296,8 +298,26 @@ pub fn decoder_attached() {
     CHOOSING.fetch_add(1, Relaxed);
 }
 
+/// A choosing decoder context ends; where it was the last, each trial left undecided after its
+/// first pair of blocks keeps that pair for a later run's trial.
 pub fn decoder_detached() {
-    CHOOSING.fetch_sub(1, Relaxed);
+    if CHOOSING.fetch_sub(1, Relaxed) != 1 {
+        return;
+    }
+    let pairs: Vec<(usize, usize, f64)> = {
+        let mut trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
+        let classes = trials.iter_mut().enumerate();
+        classes
+            .filter_map(|(class, c)| {
+                let (threading, ratio) = c.trial.as_mut()?.pair_to_keep()?;
+                Some((class, threading, ratio))
+            })
+            .collect()
+    };
+    // (Written outside the lock.)
+    for (class, threading, ratio) in pairs {
+        super::decisions::store_pair(class, threading, ratio);
+    }
 }
 
 /// A new trial of `class`: blocks of at least `DAEDALUS_TRIAL_FRAMES` (else 16) frames.
@@ -388,11 +408,9 @@ pub fn untimed(ticket: Ticket) {
 fn end(ticket: Ticket, at: Option<Instant>) {
     let mut trials = TRIALS.lock().unwrap_or_else(|p| p.into_inner());
     let mut decided = None;
-    let mut pair = None;
     if let Some(trial) = trials[ticket.class].trial.as_mut() {
         let before = trial.decision();
         trial.end(ticket.block, at);
-        pair = trial.pair_to_keep();
         if let (None, Some(d), Some(b)) = (before, trial.decision(), trial.blocks) {
             decided = Some((b.threading, d));
             let chosen = match d.pick {
@@ -414,8 +432,6 @@ fn end(ticket: Ticket, at: Option<Instant>) {
     // (Written once a class, outside the lock: other frames go on meanwhile.)
     if let Some((threading, d)) = decided {
         super::decisions::store(ticket.class, threading, &d);
-    } else if let Some((threading, ratio)) = pair {
-        super::decisions::store_pair(ticket.class, threading, ratio);
     }
 }
 

@@ -125,7 +125,7 @@ pub fn store_pair(class: usize, threading: usize, ratio: f64) {
         .as_deref()
         .and_then(parse)
         .is_some();
-    if ratio.is_finite() && !decided {
+    if ratio.is_finite() && ratio > 0.0 && !decided {
         crate::decisions::keep(&name, &format!("pair {ratio:.3}"));
     }
 }
@@ -133,7 +133,7 @@ pub fn store_pair(class: usize, threading: usize, ratio: f64) {
 /// `pair 0.812`.
 fn parse_pair(value: &str) -> Option<f64> {
     let ratio = value.strip_prefix("pair ")?.trim().parse::<f64>().ok()?;
-    ratio.is_finite().then_some(ratio)
+    (ratio.is_finite() && ratio > 0.0).then_some(ratio)
 }
 
 /// `frame 0.750` or `ffmpeg 1.640`.
@@ -189,7 +189,15 @@ mod tests {
             assert_eq!(parse(bad), None, "{bad}");
         }
         assert_eq!(parse_pair("pair 0.812"), Some(0.812));
-        for bad in ["", "pair", "pair x", "pair inf", "frame 0.8"] {
+        for bad in [
+            "",
+            "pair",
+            "pair x",
+            "pair inf",
+            "pair 0",
+            "pair -1",
+            "frame 0.8",
+        ] {
             assert_eq!(parse_pair(bad), None, "{bad}");
         }
     }

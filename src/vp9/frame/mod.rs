@@ -296,12 +296,13 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
         let _ = held.submitter.finish();
         FATES.end(held.frame.data0);
     }
+    // (Its trial frame first: the last decoder to end keeps what a trial measured.)
+    if let Some(ticket) = d.ticket {
+        choice::untimed(ticket);
+    }
     if d.choosing {
         choice::decoder_detached();
         wait_for_setup();
-    }
-    if let Some(ticket) = d.ticket {
-        choice::untimed(ticket);
     }
     if let Some(data0) = d.declined {
         FATES.end(data0);
