@@ -208,7 +208,7 @@ void load_rows_tile(uvec4 jb, uint inv, bool both)
     // one trip to memory instead of one a word (on the H100, 14 % less time for the loop
     // filter with the line reads below; all of an invocation's words at once cost lavapipe a
     // quarter more, its loop filter's time: docs/benchmarks-history.md).
-    const uint PER_INVOCATION = TILE_WORDS / 64u;
+    const uint PER_INVOCATION = TILE_WORDS / 64u; // 20 words, 40 at 16 bits: whole rounds
     for (uint k0 = 0u; k0 < PER_INVOCATION; k0 += 4u) {
         uint got[4];
         for (uint k = 0u; k < 4u; k++) {

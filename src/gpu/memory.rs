@@ -92,15 +92,15 @@ pub fn find_memory_type(
     })
 }
 
-/// Coherent host-visible types, cached first: for frames that the host reads and writes
-/// through its own pointer, with no flush or invalidate between it and the GPU.
-// A host buffer's uses. (Copied from and to: the frame path's device-local copies.)
+/// A host buffer's uses. (Copied from and to: the frame path's device-local copies.)
 const BUFFER_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
     vk::BufferUsageFlags::STORAGE_BUFFER.as_raw()
         | vk::BufferUsageFlags::TRANSFER_SRC.as_raw()
         | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
 );
 
+/// Coherent host-visible types, cached first: for frames that the host reads and writes
+/// through its own pointer, with no flush or invalidate between it and the GPU.
 const FRAME_PREFERENCES: [Flags; 2] = [
     Flags::from_raw(
         Flags::HOST_VISIBLE.as_raw() | Flags::HOST_COHERENT.as_raw() | Flags::HOST_CACHED.as_raw(),
@@ -108,15 +108,15 @@ const FRAME_PREFERENCES: [Flags; 2] = [
     Flags::from_raw(Flags::HOST_VISIBLE.as_raw() | Flags::HOST_COHERENT.as_raw()),
 ];
 
-/// A buffer of `size` bytes with `usage`, bound to new memory of the first type that meets
-/// one of `preferences` (`kind` names them in the error); returns the memory's flags too.
-fn bound_buffer(
+/// A buffer of `size` bytes with `usage`, not bound yet, its memory's requirements, and the
+/// first memory type that meets one of `preferences` (`kind` names them in the error).
+fn unbound_buffer(
     gpu: &'static Gpu,
     size: u64,
     usage: vk::BufferUsageFlags,
     preferences: &[Flags],
     kind: &str,
-) -> GpuResult<(vk::Buffer, vk::DeviceMemory, Flags)> {
+) -> GpuResult<(vk::Buffer, vk::MemoryRequirements, u32)> {
     let d = &gpu.device;
     unsafe {
         let buffer = d
@@ -129,14 +129,30 @@ fn bound_buffer(
             )
             .map_err(vkerr("vkCreateBuffer"))?;
         let req = d.get_buffer_memory_requirements(buffer);
-        let Some(type_index) =
-            find_memory_type(&gpu.memory, req.memory_type_bits, preferences, req.size)
-        else {
-            d.destroy_buffer(buffer, None);
-            return Err(format!(
-                "no suitable {kind} memory type for a {size}-byte buffer"
-            ));
-        };
+        match find_memory_type(&gpu.memory, req.memory_type_bits, preferences, req.size) {
+            Some(type_index) => Ok((buffer, req, type_index)),
+            None => {
+                d.destroy_buffer(buffer, None);
+                Err(format!(
+                    "no suitable {kind} memory type for a {size}-byte buffer"
+                ))
+            }
+        }
+    }
+}
+
+/// A buffer of `size` bytes with `usage`, bound to new memory of the first type that meets
+/// one of `preferences` (`kind` names them in the error); returns the memory's flags too.
+fn bound_buffer(
+    gpu: &'static Gpu,
+    size: u64,
+    usage: vk::BufferUsageFlags,
+    preferences: &[Flags],
+    kind: &str,
+) -> GpuResult<(vk::Buffer, vk::DeviceMemory, Flags)> {
+    let d = &gpu.device;
+    let (buffer, req, type_index) = unbound_buffer(gpu, size, usage, preferences, kind)?;
+    unsafe {
         let flags = gpu.memory.memory_types[type_index as usize].property_flags;
         let memory = match d.allocate_memory(
             &vk::MemoryAllocateInfo::default()
@@ -208,25 +224,11 @@ impl HostBuffer {
     /// Whether [`HostBuffer::coherent`]'s memory for `size` bytes is the device's own (where
     /// the GPU works on it in place), found without allocating any.
     pub fn coherent_is_device_local(gpu: &'static Gpu, size: u64) -> GpuResult<bool> {
-        let d = &gpu.device;
-        unsafe {
-            let buffer = d
-                .create_buffer(
-                    &vk::BufferCreateInfo::default()
-                        .size(4096)
-                        .usage(BUFFER_USAGE)
-                        .sharing_mode(vk::SharingMode::EXCLUSIVE),
-                    None,
-                )
-                .map_err(vkerr("vkCreateBuffer"))?;
-            let req = d.get_buffer_memory_requirements(buffer);
-            d.destroy_buffer(buffer, None);
-            let index =
-                find_memory_type(&gpu.memory, req.memory_type_bits, &FRAME_PREFERENCES, size)
-                    .ok_or("no host-visible memory type")?;
-            let flags = gpu.memory.memory_types[index as usize].property_flags;
-            Ok(flags.contains(Flags::DEVICE_LOCAL))
-        }
+        let (buffer, _, type_index) =
+            unbound_buffer(gpu, size, BUFFER_USAGE, &FRAME_PREFERENCES, "host-visible")?;
+        unsafe { gpu.device.destroy_buffer(buffer, None) };
+        let flags = gpu.memory.memory_types[type_index as usize].property_flags;
+        Ok(flags.contains(Flags::DEVICE_LOCAL))
     }
 
     fn with_preferences(

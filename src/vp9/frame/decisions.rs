@@ -48,8 +48,11 @@ pub const HIGH_CLASSES: usize = 4;
 /// The threadings a decision is kept for, by how many decoder contexts choose.
 const THREADINGS: [&str; 2] = ["one-context", "frame-threads"];
 
+/// A value per class and threading.
+pub type PerClass<T> = [[T; THREADINGS.len()]; CLASSES.len()];
+
 /// Cached decisions per class and threading.
-pub type Cached = [[Option<Decision>; THREADINGS.len()]; CLASSES.len()];
+pub type Cached = PerClass<Option<Decision>>;
 
 /// The threading of `contexts` choosing contexts (an index of [`THREADINGS`]).
 pub fn threading(contexts: usize) -> usize {
@@ -62,10 +65,10 @@ fn fact(class: usize, threading: usize) -> String {
 }
 
 /// Each class's and threading's kept value, read once: none where a trial is asked for.
-fn kept() -> &'static [[Option<String>; THREADINGS.len()]; CLASSES.len()] {
-    static KEPT: OnceCell<[[Option<String>; THREADINGS.len()]; CLASSES.len()]> = OnceCell::new();
+fn kept() -> &'static PerClass<Option<String>> {
+    static KEPT: OnceCell<PerClass<Option<String>>> = OnceCell::new();
     KEPT.get_or_init(|| {
-        let mut kept: [[Option<String>; THREADINGS.len()]; CLASSES.len()] = Default::default();
+        let mut kept: PerClass<Option<String>> = Default::default();
         if crate::config::get().trial_asked() {
             return kept;
         }
@@ -92,8 +95,8 @@ pub fn cached() -> &'static Cached {
 }
 
 /// Per class and threading, the first pair's ratio an undecided trial kept.
-pub fn earlier_pairs() -> &'static [[Option<f64>; THREADINGS.len()]; CLASSES.len()] {
-    static PAIRS: OnceCell<[[Option<f64>; THREADINGS.len()]; CLASSES.len()]> = OnceCell::new();
+pub fn earlier_pairs() -> &'static PerClass<Option<f64>> {
+    static PAIRS: OnceCell<PerClass<Option<f64>>> = OnceCell::new();
     PAIRS.get_or_init(|| {
         kept()
             .each_ref()

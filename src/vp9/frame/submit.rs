@@ -138,7 +138,6 @@ impl Submitter {
         } else {
             None
         };
-
         let options = Options {
             slots: SLOTS,
             stage_ns: &STAGE_NS,
