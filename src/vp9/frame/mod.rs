@@ -592,7 +592,7 @@ impl Decoder {
             let range = pair[0] as usize..(pair[0] + pair[1]) as usize;
             for b in all.get(range).unwrap_or(&[]) {
                 blocks += 1;
-                units += records::units(b.bs) as u64;
+                units += records::units(b) as u64;
             }
         }
         (blocks, units)

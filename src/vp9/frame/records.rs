@@ -219,10 +219,14 @@ impl Layout {
     }
 }
 
-/// The 8x8 blocks (at least one per side) a block of FFmpeg's `enum BlockSize` covers: its
-/// share of the coefficient buffers, in units of 64 luma coefficients.
-pub fn units(bs: u8) -> u32 {
-    let (w, h) = size8(bs);
+/// A block's share of the coefficient buffers, in units of 64 luma coefficients: the 8x8
+/// blocks (at least one per side) it covers, none where it is skipped (the decoder stores no
+/// coefficients for it, and the next block starts where it would have).
+pub fn units(b: &BlockRecord) -> u32 {
+    if b.flags & BLOCK_SKIP != 0 {
+        return 0;
+    }
+    let (w, h) = size8(b.bs);
     w * h
 }
 
@@ -305,7 +309,7 @@ impl Layout {
                 continue;
             };
             bytes.push(self.records + first * record..self.records + end * record);
-            let units = a.unit as usize..(z.unit + units(z.bs)) as usize;
+            let units = a.unit as usize..(z.unit + units(z)) as usize;
             for p in 0..3 {
                 let shift = if p == 0 { 0 } else { g.ss_h + g.ss_v };
                 // per 8x8 unit: 64 coefficients (of 2 bytes, twice that above 8 bits) and 4
@@ -375,6 +379,35 @@ impl<'a> SbBlocks<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A region's coefficients are copied from its first block's to the end of its last one
+    /// with coefficients: a skipped block takes none (the decoder stores none for it).
+    #[test]
+    fn a_skipped_block_takes_no_coefficients() {
+        let g = Geometry {
+            sb_cols: 2,
+            sb_rows: 1,
+            bytes_per_pixel: 1,
+            ss_h: 1,
+            ss_v: 1,
+        };
+        let l = Layout::new(g);
+        // a 64x64 block with coefficients (64 units), then two 8x8s (FFmpeg's BS_8x8, 9)
+        // skipped, where the next block would start
+        let records = [
+            test_record(0, 0, 0, 3, 3, 0, 0),
+            test_record(8, 0, 9, 0, 0, BLOCK_SKIP, 64),
+            test_record(9, 0, 9, 0, 0, BLOCK_SKIP, 64),
+        ];
+        assert_eq!(units(&records[0]), 64);
+        assert_eq!(units(&records[1]), 0);
+        let bytes = l.bytes_of_rows(&records, &[(0, 3)], 0..1);
+        let luma = l.coefs[0]..l.coefs[0] + 64 * 64 * 2;
+        let chroma = l.coefs[1]..l.coefs[1] + 64 * 16 * 2;
+        assert!(bytes.contains(&luma), "{bytes:?}");
+        assert!(bytes.contains(&chroma), "{bytes:?}");
+        assert!(bytes.contains(&(l.eobs[0]..l.eobs[0] + 256)), "{bytes:?}");
+    }
 
     #[test]
     fn layout_of_a_1080p_frame() {
