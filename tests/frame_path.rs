@@ -714,6 +714,65 @@ fn a_frame_cut_short_behind_held_frames_ends_as_debian_ffmpegs() {
     assert_all_decoded(&failures, count, "decodes cut short");
 }
 
+/// `data` (an IVF file) with its last frame's data cut to `keep` percent.
+fn last_frame_cut(data: &[u8], keep: usize) -> Vec<u8> {
+    let mut at = 32; // the file header
+    let mut last = at;
+    while at + 12 <= data.len() {
+        last = at;
+        at += 12 + u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+    }
+    let size = u32::from_le_bytes(data[last..last + 4].try_into().unwrap()) as usize;
+    let kept = size * keep / 100;
+    let mut out = data[..last].to_vec();
+    out.extend_from_slice(&(kept as u32).to_le_bytes());
+    out.extend_from_slice(&data[last + 4..last + 12 + kept]);
+    out
+}
+
+/// With frame threads a frame's tile columns are parsed apart, on workers of its decoder
+/// context. The last frame's data, cut short inside its last tile column, ends that column
+/// early: the attempt is dropped and the frame parsed block by block, failing where FFmpeg's
+/// own decode fails. (Nothing after it reads what the failed parse left, so the decode is
+/// deterministic.) On the GPU and on the frame path's CPU side, run after run, the decode
+/// ends as Debian's ffmpeg's.
+#[test]
+fn a_tile_column_cut_short_fails_its_frame_as_debian_ffmpeg() {
+    let stream = stream_named("tiles-720p");
+    let data = std::fs::read(&stream.path).unwrap();
+    let dir = std::env::temp_dir().join(format!("daedalus-tile-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let threading: &[&str] = &["-threads", "4", "-thread_type", "frame"];
+    let path = dir.join("tiles-720p-last-cut.ivf");
+    std::fs::write(&path, last_frame_cut(&data, 90)).unwrap();
+    let theirs = debian_ffmpeg(&path, threading);
+    assert_eq!(
+        theirs.1.len() + 1,
+        reference(stream).len(),
+        "the frame cut short fails in Debian's ffmpeg"
+    );
+    let mut jobs = Vec::new();
+    for mode in ["gpu", "cpu", "gpu", "cpu"] {
+        jobs.push((mode, theirs.clone()));
+    }
+    let count = jobs.len();
+    let failures = in_parallel(jobs, |(mode, (status, reference))| {
+        let env = [("DAEDALUS_PATH", "frame")];
+        let out = ours(Way::Preload, mode, &path, threading, "framemd5", &env);
+        let what = format!("{} / {mode}", path.display());
+        if (out.status, frames(&out.stdout)) != (status, reference) {
+            return Err(format!("{what}: not Debian's: {}", out.stderr));
+        }
+        let path = if mode == "gpu" { "frame" } else { "frame-cpu" };
+        if stat(&out.stderr, "path") != Some(path) {
+            return Err(format!("{what}: not path={path}: {}", out.stderr));
+        }
+        Ok(())
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_all_decoded(&failures, count, "decodes of a tile column cut short");
+}
+
 /// ffmpeg with `-vf showinfo` on `stream`: its exit status, frames, and showinfo's line for
 /// each frame (timestamps and packet position among it), without the filter's address.
 fn shown(program: Option<&str>, stream: &Stream, options: &[&[&str]; 3]) -> Shown {
