@@ -24,6 +24,7 @@
 //! | `DAEDALUS_TEST_GROUPS_PER_DISPATCH` | a number N | a kernel's jobs go out in dispatches of at most N workgroups, as on a device whose `maxComputeWorkGroupCount` is N |
 //! | `DAEDALUS_TEST_FAIL_STEP` | `submit` (default), `submit-lost`, `wait`, `unpack`, `overflow` | the step of that submission that fails: the submission (`submit-lost`: with the device lost), the wait after the GPU ran it, or reading back what it wrote (`unpack`, `overflow`: the per-call path's) |
 //! | `DAEDALUS_TEST_FAIL_KERNELS` | `optional` | the kernels one decoder or path alone uses fail to build when first wanted |
+//! | `DAEDALUS_TEST_FAIL_OBJECTS` | a number N | the N-th GPU objects the frame path makes after a frame's parse (a decoder context's first frame's, say) fail as an allocation would |
 
 use once_cell::sync::Lazy;
 
@@ -72,6 +73,8 @@ pub struct Testing {
     pub groups_per_dispatch: Option<u32>,
     /// `DAEDALUS_TEST_SETUP=wait`: the frame that begins the device's set-up waits for it.
     pub setup_wait: bool,
+    /// `DAEDALUS_TEST_FAIL_OBJECTS`: which GPU objects made after a frame's parse fail.
+    pub fail_objects: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -201,6 +204,7 @@ static CONFIG: Lazy<Config> = Lazy::new(|| {
                 .and_then(|v| v.parse().ok())
                 .filter(|&n| n > 0),
             setup_wait: var("DAEDALUS_TEST_SETUP").as_deref() == Some("wait"),
+            fail_objects: var("DAEDALUS_TEST_FAIL_OBJECTS").and_then(|v| v.parse().ok()),
         },
     }
 });

@@ -519,6 +519,29 @@ fn a_failed_submission_leaves_that_frame_and_later_ones_to_ffmpeg() {
     }
 }
 
+/// A decoder context makes its GPU objects once its first frame is parsed, outside the span in
+/// which FFmpeg keeps the next frame thread waiting. Where they cannot be made (an allocation
+/// failing), FFmpeg's second pass reconstructs that frame from what was parsed, after one
+/// warning, and the GPU goes on with the others: every frame equals Debian's ffmpeg.
+#[test]
+fn gpu_objects_that_cannot_be_made_leave_that_frame_to_ffmpeg() {
+    let stream = stream_named("tiles-720p");
+    for (threading, at) in [(THREADING[0], "2"), (THREADING[1], "3")] {
+        let (said, line) = decode_with(stream, threading, &[("DAEDALUS_TEST_FAIL_OBJECTS", at)]);
+        let what = format!("{} / objects {at}", threading.0);
+        assert_eq!(said.len(), 1, "{what}: {said:?}");
+        assert!(said[0].contains("could not be made"), "{what}: {said:?}");
+        let count = |key| -> u64 { stat(&line, key).and_then(|v| v.parse().ok()).unwrap_or(0) };
+        assert_eq!(count("fallbacks"), 1, "{what}: {line}");
+        assert!(count("frames_gpu") > 1, "{what}: {line}");
+        assert_eq!(
+            count("frames_gpu") + count("frames_ffmpeg"),
+            count("frames_parsed"),
+            "{what}: {line}"
+        );
+    }
+}
+
 /// Damaged streams (`scripts/gen-streams`' `damaged-*`) in which some frames' transforms
 /// overflow FFmpeg's 16-bit lanes, frames the frame path leaves to FFmpeg's second pass after
 /// the GPU ran them, while other frame threads' frames are in flight. Each frame, and every

@@ -153,6 +153,9 @@ struct Frame {
     /// The frame's `data[0]`, which names it.
     data0: usize,
     on_gpu: Option<GpuFrame>,
+    /// Where it is parsed where that is not its GPU objects' buffer: those objects are made once
+    /// its parse ends ([`Begin`]).
+    parsed_in: Option<(Memory, Layout)>,
     /// Whether the decoder may hold it ([`HELD`]): not while other frame threads may leave
     /// frames to FFmpeg's own decode, which then waits for its pixels, and which a thread
     /// still setting up may wait for in turn, while the user's thread, which finishes a held
@@ -183,6 +186,21 @@ struct GpuFrame {
     copies: Option<FrameCopies>,
     /// Why the GPU stopped reconstructing it.
     failed: Option<String>,
+    /// Where its decoder had no GPU objects free for it: what starts it on them, once they
+    /// are made.
+    begin: Option<Begin>,
+}
+
+/// A frame's start on GPU objects made after its parse ([`Decoder::start_on_gpu`]). Making
+/// them at `parse_begin` (the frame data's buffers: 15-23 ms at 2160p on the NVIDIA host,
+/// where the host buffer was half as large again) held up FFmpeg's next frame thread, which
+/// starts only once this one has set up; after the parse, the threads make theirs side by
+/// side.
+struct Begin {
+    layout: Layout,
+    header: Box<[u32; header::WORDS]>,
+    frame: BufferRef,
+    references: [Option<BufferRef>; 3],
 }
 
 /// A frame buffer's region, planes and the rows of each to copy.
@@ -474,15 +492,15 @@ impl Decoder {
             // (Not busy: a held frame took its own along.)
             self.gpu = None;
             self.spare.retain(|s| s.layout == layout);
-            self.gpu = match self.spare.pop() {
-                Some(spare) => Some(spare),
-                None => {
-                    let copies = crate::config::get().testing.device_copies;
-                    Some(Submitter::new(gpu, layout, copies)?)
-                }
-            };
+            self.gpu = self.spare.pop();
         }
-        let device_copies = self.gpu.as_ref().expect("made above").device_copies();
+        let device_copies = match &self.gpu {
+            Some(submitter) => submitter.device_copies(),
+            None => {
+                let copies = crate::config::get().testing.device_copies;
+                Submitter::works_on_copies(gpu, layout, copies)?
+            }
+        };
         // The buffer the kernels work on: the frame's own, or its device-local copy.
         let bind = |region: &crate::regions::Region| -> Result<BufferRef, String> {
             if device_copies {
@@ -517,9 +535,19 @@ impl Decoder {
             frame_copies.references.push((region.clone(), planes, rows));
             regions.push(region);
         }
-        let submitter = self.gpu.as_mut().expect("made above");
         let words = header::words(info, &layout, frame_planes, ref_planes);
-        submitter.begin_frame(&words, frame_buffer, ref_buffers)?;
+        let begin = match self.gpu.as_mut() {
+            Some(submitter) => {
+                submitter.begin_frame(&words, frame_buffer, ref_buffers)?;
+                None
+            }
+            None => Some(Begin {
+                layout,
+                header: Box::new(words),
+                frame: frame_buffer,
+                references: ref_buffers,
+            }),
+        };
         Ok(GpuFrame {
             seq: fates::next_seq(),
             released: false,
@@ -537,7 +565,55 @@ impl Decoder {
             _regions: regions,
             copies: device_copies.then_some(frame_copies),
             failed: None,
+            begin,
         })
+    }
+
+    /// Makes the GPU objects of a frame parsed without them ([`Begin`]), starts the frame on
+    /// them and copies what the decoder wrote for superblock rows `rows` into their buffer.
+    fn start_on_gpu(&mut self, rows: std::ops::Range<usize>) -> Result<(), String> {
+        let gpu = crate::gpu::get().ok_or("no usable device")?;
+        let frame = self.frame.as_mut().expect("a frame");
+        let (Some(f), Some((memory, _))) = (frame.on_gpu.as_mut(), frame.parsed_in.as_ref()) else {
+            return Err("a frame parsed elsewhere".into());
+        };
+        let begin = f.begin.take().ok_or("a frame started already")?;
+        let layout = begin.layout;
+        let testing = &crate::config::get().testing;
+        static MADE: AtomicU64 = AtomicU64::new(0);
+        let made = if testing.fail_objects == Some(MADE.fetch_add(1, Relaxed) + 1) {
+            Err("out of device memory (DAEDALUS_TEST_FAIL_OBJECTS)".into())
+        } else {
+            Submitter::new(gpu, layout, testing.device_copies)
+        };
+        let mut submitter =
+            made.map_err(|why| format!("its GPU objects could not be made: {why}"))?;
+        submitter.begin_frame(&begin.header, begin.frame, begin.references)?;
+        let g = layout.geometry;
+        let sbs = g.superblocks();
+        // SAFETY: the arrays are inside the memory; the decoder has parsed the rows.
+        let (sb_words, records) = unsafe {
+            (
+                std::slice::from_raw_parts(memory.ptr.add(layout.sb_blocks) as *const u32, 2 * sbs),
+                std::slice::from_raw_parts(
+                    memory.ptr.add(layout.records) as *const BlockRecord,
+                    records::RECORDS_PER_SB * sbs,
+                ),
+            )
+        };
+        let ranges = inter::record_ranges(&SbBlocks::new(g.sb_cols, sb_words), rows.clone());
+        for bytes in layout.bytes_of_rows(records, &ranges, rows) {
+            // SAFETY: both buffers hold the layout's data area, which nothing else writes now.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    memory.ptr.add(bytes.start),
+                    submitter.data.ptr.add(bytes.start),
+                    bytes.len(),
+                )
+            };
+        }
+        self.gpu = Some(submitter);
+        Ok(())
     }
 
     /// Submits the frame's reconstruction, once the references FFmpeg reconstructs have ended:
@@ -572,6 +648,10 @@ impl Decoder {
             return (0, 0);
         };
         let (base, layout) = match (&frame.on_gpu, &self.gpu, &self.memory) {
+            _ if frame.parsed_in.is_some() => {
+                let (m, l) = frame.parsed_in.as_ref().expect("checked");
+                (m.ptr, *l)
+            }
             (Some(_), Some(s), _) => (s.data.ptr, s.layout),
             (None, _, Some((m, l))) => (m.ptr, *l),
             _ => return (0, 0),
@@ -623,6 +703,34 @@ impl Decoder {
             }
         }
         self.frame = None;
+    }
+
+    /// Leaves a frame whose GPU objects were never made ([`Begin`]) to FFmpeg's second pass,
+    /// decided at once: what waits for it goes on. Said once at `level` (a warning where the
+    /// objects could not be made, as for a failing device).
+    fn left_without_gpu(&mut self, level: crate::log::Level, why: &str) -> c_int {
+        // (Decided before it is released: frames that read it then wait for FFmpeg's pixels
+        // rather than read it on the GPU and fall back with it.)
+        if let Some(frame) = self.frame.as_mut() {
+            if let Some(f) = frame.on_gpu.as_mut() {
+                f.decided = true;
+                FATES.decide(f.seq, false, &f.read_pending);
+                copies::forget(frame.data0);
+            }
+        }
+        self.release();
+        let key = match level {
+            crate::log::Level::Info => "frame path fallback",
+            _ => "frame path objects",
+        };
+        crate::log::once(
+            level,
+            key,
+            format_args!("FFmpeg reconstructs a frame the GPU did not: {why}"),
+        );
+        stats::add(&COUNTERS.fallbacks, 1);
+        stats::add(&COUNTERS.frames_ffmpeg, 1);
+        1
     }
 
     /// The frame submits nothing more: the frames that read it may submit.
@@ -876,8 +984,28 @@ pub(crate) unsafe extern "C" fn parse_begin(
         } else {
             None
         };
-        let base = if on_gpu.is_some() {
+        let mut parsed_in = None;
+        let deferred = on_gpu.as_ref().is_some_and(|f| f.begin.is_some());
+        let base = if on_gpu.is_some() && !deferred {
             d.gpu.as_ref().expect("set up").data.ptr
+        } else if deferred {
+            // (Its GPU objects are made once it is parsed: `Begin`.)
+            let Some(m) = Memory::new(layout.bytes) else {
+                crate::log::once(
+                    crate::log::Level::Warn,
+                    "parse memory",
+                    format_args!(
+                        "no memory for a frame's parsed data ({} bytes): FFmpeg decodes such \
+                         frames block by block",
+                        layout.bytes
+                    ),
+                );
+                FATES.on_cpu(data0);
+                return 0;
+            };
+            let ptr = m.ptr;
+            parsed_in = Some((m, layout));
+            ptr
         } else {
             if !matches!(&d.memory, Some((_, l)) if *l == layout) {
                 d.memory = None; // the old buffer first: a size change needs no more than one
@@ -911,6 +1039,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
             cpu_start: thread_cpu_ns(),
             data0,
             on_gpu,
+            parsed_in,
             holdable,
         });
         stats::add(&COUNTERS.frames, 1);
@@ -953,6 +1082,25 @@ pub(crate) unsafe extern "C" fn reconstruct(
             // reconstructs that part in the decoder's buffer, leaving the rest as it is.
             if let Some(f) = d.frame.as_mut().and_then(|f| f.on_gpu.as_mut()) {
                 f.failed = Some("a damaged frame, parsed in part".into());
+            }
+        }
+        // GPU objects made only now (`Begin`).
+        let on_gpu = d.frame.as_ref().and_then(|f| f.on_gpu.as_ref());
+        if let Some(f) = on_gpu.filter(|f| f.begin.is_some()) {
+            if let Some(why) = f.failed.clone() {
+                return d.left_without_gpu(crate::log::Level::Info, &why);
+            }
+            if let Err(why) = d.start_on_gpu(0..parsed) {
+                // (Not the frame path's time: its trial block does not count it.)
+                if let Some(ticket) = d.ticket.take() {
+                    choice::untimed(ticket);
+                }
+                // (A device lost meanwhile said so itself.)
+                let level = match crate::gpu::get() {
+                    Some(_) => crate::log::Level::Warn,
+                    None => crate::log::Level::Info,
+                };
+                return d.left_without_gpu(level, &why);
             }
         }
         let f = d

@@ -119,11 +119,7 @@ impl Submitter {
     /// memory the decoder writes is not device-local, or where `copies` asks for them.
     pub fn new(gpu: &'static Gpu, layout: Layout, copies: bool) -> GpuResult<Submitter> {
         let bytes = layout.bytes as u64;
-        // (The kernels bind the whole layout, wherever it lies.)
-        if bytes > gpu.info.max_storage_buffer_range {
-            return Err(format!("{bytes} bytes exceed maxStorageBufferRange"));
-        }
-        let device_copies = copies || !HostBuffer::coherent_is_device_local(gpu, bytes)?;
+        let device_copies = Submitter::works_on_copies(gpu, layout, copies)?;
         // Where the kernels work on a copy, the host's buffer leaves out the intra residuals'
         // area, last, which only the GPU writes. (Not zeroed: every byte is written before
         // it is read, frame after frame.)
@@ -157,6 +153,17 @@ impl Submitter {
             jobs_used: 0,
             dispatches: 0,
         })
+    }
+
+    /// Whether the kernels of a submitter of `layout` would work on device-local copies
+    /// ([`Submitter::new`]); an error where the device cannot bind the layout.
+    pub fn works_on_copies(gpu: &'static Gpu, layout: Layout, copies: bool) -> GpuResult<bool> {
+        let bytes = layout.bytes as u64;
+        // (The kernels bind the whole layout, wherever it lies.)
+        if bytes > gpu.info.max_storage_buffer_range {
+            return Err(format!("{bytes} bytes exceed maxStorageBufferRange"));
+        }
+        Ok(copies || !HostBuffer::coherent_is_device_local(gpu, bytes)?)
     }
 
     /// Whether the kernels work on device-local copies.
