@@ -36,7 +36,7 @@ use crate::kernels::Kernel;
 use crate::stats::{self, thread_cpu_ns};
 pub(crate) use ahead::{frame_memory, FrameMemory};
 use fates::FATES;
-use records::{BlockRecord, FrameParse, Geometry, Layout, ParseBuffers, SbBlocks};
+use records::{FrameParse, Geometry, Layout, ParseBuffers, SbBlocks};
 use std::collections::VecDeque;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -589,19 +589,10 @@ impl Decoder {
         let mut submitter =
             made.map_err(|why| format!("its GPU objects could not be made: {why}"))?;
         submitter.begin_frame(&begin.header, begin.frame, begin.references)?;
-        let g = layout.geometry;
-        let sbs = g.superblocks();
-        // SAFETY: the arrays are inside the memory; the decoder has parsed the rows.
-        let (sb_words, records) = unsafe {
-            (
-                std::slice::from_raw_parts(memory.ptr.add(layout.sb_blocks) as *const u32, 2 * sbs),
-                std::slice::from_raw_parts(
-                    memory.ptr.add(layout.records) as *const BlockRecord,
-                    records::RECORDS_PER_SB * sbs,
-                ),
-            )
-        };
-        let ranges = inter::record_ranges(&SbBlocks::new(g.sb_cols, sb_words), rows.clone());
+        // SAFETY: the memory the frame was parsed into; the decoder has parsed the rows.
+        let (sb_words, records) = unsafe { layout.parsed(memory.ptr) };
+        let sb = SbBlocks::new(layout.geometry.sb_cols, sb_words);
+        let ranges = inter::record_ranges(&sb, rows.clone());
         for bytes in layout.bytes_of_rows(records, &ranges, rows) {
             // SAFETY: both buffers hold the layout's data area, which nothing else writes now.
             unsafe {
@@ -656,17 +647,8 @@ impl Decoder {
             (None, _, Some((m, l))) => (m.ptr, *l),
             _ => return (0, 0),
         };
-        let sbs = frame.geometry.superblocks();
-        // SAFETY: inside the buffer; the decoder has finished writing them.
-        let (sb_words, all) = unsafe {
-            (
-                std::slice::from_raw_parts(base.add(layout.sb_blocks) as *const u32, 2 * sbs),
-                std::slice::from_raw_parts(
-                    base.add(layout.records) as *const BlockRecord,
-                    records::RECORDS_PER_SB * sbs,
-                ),
-            )
-        };
+        // SAFETY: the frame's buffer; the decoder has finished writing them.
+        let (sb_words, all) = unsafe { layout.parsed(base) };
         let (mut blocks, mut units) = (0u64, 0u64);
         for pair in sb_words.chunks(2) {
             let range = pair[0] as usize..(pair[0] + pair[1]) as usize;
@@ -794,18 +776,8 @@ fn frame_levels(
 ) -> Result<(Levels, u64), String> {
     let layout = submitter.layout;
     let [inter_kernel, residual_kernel, intra_kernel, lf_kernel] = kernels_of(g.bytes_per_pixel);
-    let sbs = g.superblocks();
-    // SAFETY: the arrays are inside the buffer; the decoder has parsed the rows.
-    let (sb_words, records) = unsafe {
-        let base = submitter.data.ptr;
-        (
-            std::slice::from_raw_parts(base.add(layout.sb_blocks) as *const u32, 2 * sbs),
-            std::slice::from_raw_parts(
-                base.add(layout.records) as *const BlockRecord,
-                records::RECORDS_PER_SB * sbs,
-            ),
-        )
-    };
+    // SAFETY: the frame's buffer; the decoder has parsed the rows.
+    let (sb_words, records) = unsafe { layout.parsed(submitter.data.ptr) };
     let sb = SbBlocks::new(g.sb_cols, sb_words);
     let mut levels: Levels = Vec::new();
     let ranges = inter::record_ranges(&sb, rows.clone());

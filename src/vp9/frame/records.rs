@@ -271,6 +271,22 @@ impl Layout {
         }
     }
 
+    /// The decoder's per-superblock record ranges (`sb_blocks`: first record, count) and its
+    /// records, in the buffer at `base`.
+    ///
+    /// # Safety
+    /// `base` is the buffer this layout is of, the decoder done writing what is read.
+    pub unsafe fn parsed<'a>(&self, base: *const u8) -> (&'a [u32], &'a [BlockRecord]) {
+        let sbs = self.geometry.superblocks();
+        (
+            std::slice::from_raw_parts(base.add(self.sb_blocks) as *const u32, 2 * sbs),
+            std::slice::from_raw_parts(
+                base.add(self.records) as *const BlockRecord,
+                RECORDS_PER_SB * sbs,
+            ),
+        )
+    }
+
     /// Bytes of a frame's data the decoder wrote for the GPU: the header, the records of
     /// `blocks` blocks, the coefficients and end-of-block positions of `units` 8x8 blocks, and
     /// every superblock's loop-filter data and record range.
