@@ -796,6 +796,36 @@ fn a_tile_column_cut_short_fails_its_frame_as_debian_ffmpeg() {
     assert_all_decoded(&failures, count, "decodes of a tile column cut short");
 }
 
+/// The parse time of the stats line counts every thread that parsed: with frame threads a
+/// frame's tile columns are parsed on workers of its decoder context (frame path, CPU side),
+/// whose time the decoder hands over. Without it the figure fell to under half the one-thread
+/// one (the workers parse, the frame's own thread waits); with it, it is at least as large,
+/// less the probe's frame, which both decodes parse on one thread.
+#[test]
+fn the_parse_time_counts_the_threads_that_parsed_tile_columns() {
+    let stream = stream_named("tiles-720p");
+    let parse_ms = |threading: &[&str]| -> f64 {
+        let env = [("DAEDALUS_PATH", "frame")];
+        let out = ours(Way::Preload, "cpu", &stream.path, threading, "null", &env);
+        assert_eq!(out.status, Some(0), "{}", out.stderr);
+        assert_eq!(
+            stat(&out.stderr, "path"),
+            Some("frame-cpu"),
+            "{}",
+            out.stderr
+        );
+        stat(&out.stderr, "parse_cpu_ms")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no parse_cpu_ms= in {}", out.stderr))
+    };
+    let one = parse_ms(&["-threads", "1"]);
+    let apart = parse_ms(&["-threads", "4", "-thread_type", "frame"]);
+    assert!(
+        apart >= 0.8 * one,
+        "parse_cpu_ms {apart} with 4 frame threads against {one} with one"
+    );
+}
+
 /// ffmpeg with `-vf showinfo` on `stream`: its exit status, frames, and showinfo's line for
 /// each frame (timestamps and packet position among it), without the filter's address.
 fn shown(program: Option<&str>, stream: &Stream, options: &[&[&str]; 3]) -> Shown {

@@ -46,7 +46,7 @@ use crate::vp9dsp::Vp9DspContext;
 use std::ffi::{c_int, c_void};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
-pub const ABI_VERSION: c_int = 12;
+pub const ABI_VERSION: c_int = 13;
 
 /// The hooks the patched decoder calls (the patch's `FFVP9Provider`).
 #[repr(C)]
@@ -125,6 +125,9 @@ pub struct DaedalusVp9Provider {
     pub finish: unsafe extern "C" fn(ctx: *mut c_void) -> c_int,
     /// The oldest held frame is over: its parsed data is no longer read.
     pub finished: unsafe extern "C" fn(ctx: *mut c_void),
+    /// Frame threads: the CPU time (ns) the decoder context's workers spent parsing the
+    /// frame's tile columns apart.
+    pub parse_workers_cpu: unsafe extern "C" fn(ctx: *mut c_void, ns: i64),
 }
 
 pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
@@ -146,6 +149,7 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
     parse_end: frame::parse_end,
     finish: frame::finish,
     finished: frame::finished,
+    parse_workers_cpu: frame::parse_workers_cpu,
 };
 
 /// The frame path's `parse_begin`: a decoder whose DSP calls the provider takes parses and

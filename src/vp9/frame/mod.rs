@@ -62,9 +62,10 @@ struct Counters {
     /// Blocks parsed, and those the GPU reconstructed.
     blocks: AtomicU64,
     gpu_blocks: AtomicU64,
-    /// CPU time of the threads that parsed, from the frame's start to its reconstruction (a
-    /// slice-threaded decode's workers are not counted), and of that the host's work on the
-    /// frames' submissions (reading the records, the job lists, recording and submitting).
+    /// CPU time of the threads that parsed, from the frame's start to its reconstruction (its
+    /// own thread, and where its tile columns were parsed apart its context's workers; not a
+    /// slice-threaded decode's workers), and of that the host's work on the frames'
+    /// submissions (reading the records, the job lists, recording and submitting).
     parse_cpu_ns: AtomicU64,
     submit_cpu_ns: AtomicU64,
     /// The bytes the decoder wrote for the GPU (the header, records, coefficients, end-of-block
@@ -1183,6 +1184,13 @@ pub(crate) unsafe extern "C" fn finished(ctx: *mut c_void) {
             }
         }
     })
+}
+
+/// `parse_workers_cpu`: the frame's tile columns were parsed on workers of the decoder
+/// context, which took `ns` of CPU time: the frame's parse time counts it with its own
+/// thread's.
+pub(crate) unsafe extern "C" fn parse_workers_cpu(_ctx: *mut c_void, ns: i64) {
+    stats::add(&COUNTERS.parse_cpu_ns, ns.max(0) as u64);
 }
 
 /// `parse_end`: the frame's parsed data is no longer read.
