@@ -113,25 +113,32 @@ void load_window(RefView v, ivec2 src, ivec2 size)
                   origin.y + rows <= v.size.y;
     uint base = v.offset + uint(origin.y * v.stride + origin.x);
     int i = int(gl_LocalInvocationID.x);
+    // (i / words by a multiply: a device without integer division, V3D's and lavapipe's
+    // x86 alike, runs a division a lane as a long sequence.)
+    uint per = (1u << 20) / uint(words) + 1u;
     if (inside && v.binding == 0u) {
         for (; i < words * rows; i += WORKGROUP) {
-            uint at = base + uint((i / words) * v.stride + (i % words) * WORD_PIXELS);
-            mc_window[(i / words) * WINDOW_WORDS + i % words] = WORDS_AT(ref0_words, at);
+            int row = int((uint(i) * per) >> 20), w = i - row * words;
+            uint at = base + uint(row * v.stride + w * WORD_PIXELS);
+            mc_window[row * WINDOW_WORDS + w] = WORDS_AT(ref0_words, at);
         }
     } else if (inside && v.binding == 1u) {
         for (; i < words * rows; i += WORKGROUP) {
-            uint at = base + uint((i / words) * v.stride + (i % words) * WORD_PIXELS);
-            mc_window[(i / words) * WINDOW_WORDS + i % words] = WORDS_AT(ref1_words, at);
+            int row = int((uint(i) * per) >> 20), w = i - row * words;
+            uint at = base + uint(row * v.stride + w * WORD_PIXELS);
+            mc_window[row * WINDOW_WORDS + w] = WORDS_AT(ref1_words, at);
         }
     } else if (inside) {
         for (; i < words * rows; i += WORKGROUP) {
-            uint at = base + uint((i / words) * v.stride + (i % words) * WORD_PIXELS);
-            mc_window[(i / words) * WINDOW_WORDS + i % words] = WORDS_AT(ref2_words, at);
+            int row = int((uint(i) * per) >> 20), w = i - row * words;
+            uint at = base + uint(row * v.stride + w * WORD_PIXELS);
+            mc_window[row * WINDOW_WORDS + w] = WORDS_AT(ref2_words, at);
         }
     } else {
-        for (; i < words * rows; i += WORKGROUP)
-            mc_window[(i / words) * WINDOW_WORDS + i % words] =
-                window_word_clamped(v, origin, i / words, i % words);
+        for (; i < words * rows; i += WORKGROUP) {
+            int row = int((uint(i) * per) >> 20), w = i - row * words;
+            mc_window[row * WINDOW_WORDS + w] = window_word_clamped(v, origin, row, w);
+        }
     }
     barrier();
 }
@@ -331,7 +338,7 @@ void predict_unit(Block b, uint p, Unit u)
             vtaps = taps_of(uint(phase.y));
         }
         for (int t = int(gl_LocalInvocationID.x); t < tiles; t += WORKGROUP) {
-            int x = t % u.size.x, r0 = (t / u.size.x) * 8;
+            int x = t & (u.size.x - 1), r0 = (t >> findLSB(u.size.x)) * 8;
             int n = min(8, u.size.y - r0);
             int o[8];
             if (!scaled) {
