@@ -99,11 +99,26 @@ struct Memory {
 }
 
 impl Memory {
+    /// `bytes` zeroed, or none after one warning (FFmpeg then decodes such frames itself).
     fn new(bytes: usize) -> Option<Memory> {
-        let layout = std::alloc::Layout::from_size_align(bytes.max(64), 64).ok()?;
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        (!ptr.is_null()).then_some(Memory { ptr, layout })
+        let made = std::alloc::Layout::from_size_align(bytes.max(64), 64)
+            .ok()
+            .and_then(|layout| {
+                // SAFETY: the layout has a non-zero size.
+                let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+                (!ptr.is_null()).then_some(Memory { ptr, layout })
+            });
+        if made.is_none() {
+            crate::log::once(
+                crate::log::Level::Warn,
+                "parse memory",
+                format_args!(
+                    "no memory for a frame's parsed data ({bytes} bytes): FFmpeg decodes such \
+                     frames block by block"
+                ),
+            );
+        }
+        made
     }
 }
 
@@ -964,15 +979,6 @@ pub(crate) unsafe extern "C" fn parse_begin(
         } else if deferred {
             // (Its GPU objects are made once it is parsed: `Begin`.)
             let Some(m) = Memory::new(layout.bytes) else {
-                crate::log::once(
-                    crate::log::Level::Warn,
-                    "parse memory",
-                    format_args!(
-                        "no memory for a frame's parsed data ({} bytes): FFmpeg decodes such \
-                         frames block by block",
-                        layout.bytes
-                    ),
-                );
                 FATES.on_cpu(data0);
                 return 0;
             };
@@ -984,18 +990,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
                 d.memory = None; // the old buffer first: a size change needs no more than one
                 match Memory::new(layout.bytes) {
                     Some(m) => d.memory = Some((m, layout)),
-                    None => {
-                        crate::log::once(
-                            crate::log::Level::Warn,
-                            "parse memory",
-                            format_args!(
-                                "no memory for a frame's parsed data ({} bytes): FFmpeg \
-                                 decodes such frames block by block",
-                                layout.bytes
-                            ),
-                        );
-                        return 0;
-                    }
+                    None => return 0,
                 }
             }
             d.memory.as_ref().expect("allocated above").0.ptr
