@@ -3,9 +3,10 @@
 // The includer sets the workgroup size and includes this first.
 //
 // Binding 0, the frame's data (src/vp9/frame/records.rs and header.rs): the header's words
-// (H_*), then the block records, coefficients, end-of-block positions, loop-filter levels and
-// masks, where each superblock's records are, and the job lists, at the byte
-// or word offsets the header gives. Seen as words, as 16-bit coefficients and as bytes.
+// (H_*), then the block records, packed coefficients, end-of-block positions, loop-filter
+// levels and masks, where each superblock's records are, the scan orders, the job lists and
+// the intra residuals, at the byte or word offsets the header gives. Seen as words, as 16-bit
+// coefficients and as bytes.
 // Binding 1, the frame being reconstructed (its three planes in one buffer). Bindings 2-4, the
 // references last, golden and altref (each bound to the frame's data where there is none).
 //
@@ -62,13 +63,15 @@ const uint H_LOSSLESS = 6u;
 const uint H_STATUS = 7u;        // what the kernels found: STATUS_*
 const uint H_PLANE = 8u;         // 3 x (byte offset in binding 1, stride in bytes)
 const uint H_RECORDS = 14u;      // word offset of the records
-const uint H_COEFS = 15u;        // 3 x index of the plane's first coefficient (see coef_at)
+const uint H_RESIDUALS = 15u;    // 3 x the plane's first intra residual in the residual area
 const uint H_EOBS = 18u;         // 3 x byte offset of the plane's end-of-block positions
 const uint H_LOOPFILTER = 21u;   // byte offset of the superblocks' levels and masks
-const uint H_SB_BLOCKS = 22u;    // word offset of where each superblock's records are
+const uint H_SB_BLOCKS = 22u;    // word offset of each superblock's records, coefficients (4 words)
 const uint H_BIT_DEPTH = 23u;
-const uint H_RESIDUAL_SHIFT = 24u; // intra residuals: this many coefficients on from the coefficients
+const uint H_RESIDUAL_AREA = 24u; // index of the intra residuals' first (see residual_at)
+const uint H_COEF_STREAM = 25u;  // index of the first packed coefficient (see coef_at)
 const uint H_JOBS = 26u;         // word offset of the job lists
+const uint H_SCANS = 27u;        // word offset of the scan orders (src/vp9/frame/records.rs)
 const uint H_REF = 32u;          // 3 x 16 words: see REF_*
 const uint H_TAPS = 80u;         // the 8-tap filters: [smooth, regular, sharp][16][8] bytes
 const uint H_LIMITS = 176u;      // the loop filter's E (mblim) then I (lim), 64 bytes each
@@ -95,27 +98,27 @@ layout(std430, set = 0, binding = 0) buffer DataResiduals { int16_t data_residua
 // before anything uses them: read from the header where they are used, they would be read
 // again after every store to the frame or the residuals, the compiler not knowing that those
 // do not alias the header.
-uint residual_shift = 0u;
+uint residual_area = 0u;
 #ifdef VP9_HIGH
 int frame_depth = 10;
 void read_depth()
 {
     frame_depth = int(header(H_BIT_DEPTH));
-    residual_shift = header(H_RESIDUAL_SHIFT);
+    residual_area = header(H_RESIDUAL_AREA);
 }
 int bit_depth() { return frame_depth; }
 // Coefficient `i` of the parsed data: 32-bit words.
 int coef_at(uint i) { return int(data[i]); }
-// The residual value where coefficient `i` is (an intra transform block's, computed first).
-int residual_at(uint i) { return int(data[i + residual_shift]); }
-void put_residual(uint i, int v) { data[i + residual_shift] = uint(v); }
+// Residual `i` of the residual area (an intra transform block's, computed first).
+int residual_at(uint i) { return int(data[residual_area + i]); }
+void put_residual(uint i, int v) { data[residual_area + i] = uint(v); }
 #else
-void read_depth() { residual_shift = header(H_RESIDUAL_SHIFT); }
+void read_depth() { residual_area = header(H_RESIDUAL_AREA); }
 int bit_depth() { return 8; }
 // Coefficient `i` of the parsed data: 16 bits each.
 int coef_at(uint i) { return int(data_coefs[i]); }
-int residual_at(uint i) { return int(data_residuals[i + residual_shift]); }
-void put_residual(uint i, int v) { data_residuals[i + residual_shift] = int16_t(v); }
+int residual_at(uint i) { return int(data_residuals[residual_area + i]); }
+void put_residual(uint i, int v) { data_residuals[residual_area + i] = int16_t(v); }
 #endif
 int pixel_max() { return (1 << bit_depth()) - 1; }
 

@@ -130,7 +130,7 @@ struct Tx {
     uint needs;
     bool have_top, have_left, have_right;
     int top_have, left_have;
-    uint coef;
+    uint residual;  // its first intra residual (residual_at)
     int eob;
 };
 
@@ -154,7 +154,7 @@ Tx tx_block(Block b, uint p, TxGrid g, int t, ivec2 origin)
     x.top_have = (((int(header(H_COLS)) - b.col) << (1u - sh)) - bx) * 4;
     x.left_have = (((int(header(H_ROWS)) - b.row) << (1u - sv)) - by) * 4;
     uint tn = tx_index(g, t);
-    x.coef = g.coefs + 16u * tn;
+    x.residual = g.residuals + 16u * tn;
     x.eob = (b.flags & BLOCK_SKIP) != 0u ? 0 : tx_eob(g, tn);
     return x;
 }
@@ -201,7 +201,7 @@ void small_tx_round(uint size_log2, uint first, uint count, uint first_record, u
     Tx x;
     x.n = int(n);
     x.log2n = int(size_log2) + 2;
-    x.coef = 0u;
+    x.residual = 0u;
     x.eob = 0;
     if (live) {
         uint entry = tx_sorted[first + slot];
@@ -229,7 +229,7 @@ void small_tx_round(uint size_log2, uint first, uint count, uint first_record, u
                 int c = w * 4 + k;
                 int v = predict_slot(x.conv, x.n, x.log2n, c, r, dc);
                 if (x.eob != 0)
-                    v = clamp(v + residual_at(x.coef + uint(r) * n + uint(c)), 0, pixel_max());
+                    v = clamp(v + residual_at(x.residual + uint(r) * n + uint(c)), 0, pixel_max());
                 four[k] = v;
             }
             put_four(x.at, r, w * 4, four);
@@ -262,7 +262,7 @@ void big_tx_block(Tx x)
             int c = w * 4 + k;
             int v = predict_shared(x.conv, x.n, x.log2n, c, r, dc);
             if (x.eob != 0)
-                v = clamp(v + residual_at(x.coef + uint(r * x.n + c)), 0, pixel_max());
+                v = clamp(v + residual_at(x.residual + uint(r * x.n + c)), 0, pixel_max());
             four[k] = v;
         }
         put_four(x.at, r, w * 4, four);
@@ -282,7 +282,7 @@ void main()
     uint plane_sb = data[order], sizes = data[order + 1u];
     uint sb = plane_sb & 0xffffffu, p = plane_sb >> 24;
     uint entries = sizes & 0xffffu, levels = sizes >> 16;
-    uint first = data[header(H_SB_BLOCKS) + 2u * sb];
+    uint first = data[header(H_SB_BLOCKS) + 4u * sb]; // its first record
     uint sb_cols = header(H_SB_COLS);
     uint sh = ss_h(p), sv = ss_v(p);
     ivec2 origin = ivec2(int((sb % sb_cols) * 64u >> sh), int((sb / sb_cols) * 64u >> sv));

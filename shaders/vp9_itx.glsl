@@ -15,6 +15,11 @@
 #ifndef ITX_REPORT
 #define ITX_REPORT() report(STATUS_OVERFLOW)
 #endif
+// Coefficient `i` of a block, where `coef` says (an includer that puts the packed
+// coefficients back in place in shared memory reads them there).
+#ifndef ITX_COEF
+#define ITX_COEF(i) coef_at(i)
+#endif
 #include "itx_1d.glsl"
 
 #ifdef ITX_HIGH

@@ -65,7 +65,7 @@ void ITX_RESIDUAL(bool live, uint coef, int eob, uint first, uint second)
         int c[ITX_N];
         bool coded = false;
         for (int k = 0; k < ITX_N; k++) {
-            c[k] = coef_at(coef + uint(k * ITX_N) + lane);
+            c[k] = ITX_COEF(coef + uint(k * ITX_N) + lane);
             coded = coded || c[k] != 0;
         }
         // A column without coefficients (most, in a big block) transforms to zeros: its
@@ -84,10 +84,10 @@ void ITX_RESIDUAL(bool live, uint coef, int eob, uint first, uint second)
         int res[ITX_N];
         if (dc_only) {
             // No 16-bit lane can overflow here: |dc| <= 32768 keeps every step in range.
-            int t = dc_only_value(coef_at(coef));
+            int t = dc_only_value(ITX_COEF(coef));
             int r = v(t + (1 << (ITX_SHIFT - 1))) >> ITX_SHIFT;
 #ifdef ITX_HIGH
-            watch_dc_only(ITX_N, coef_at(coef), r);
+            watch_dc_only(ITX_N, ITX_COEF(coef), r);
 #endif
             for (int k = 0; k < ITX_N; k++)
                 res[k] = r;

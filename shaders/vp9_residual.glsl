@@ -1,7 +1,7 @@
 // Where a block's transform blocks and their coefficients are, as FFmpeg's intra_recon and
 // inter_recon walk them: a grid of transform blocks over the part of the block inside the
 // frame (whole 8x8 blocks: FFmpeg's end_x, end_y), in raster order, each at index n (in 4x4
-// blocks) of the block's coefficients and end-of-block positions. Needs vp9_frame.glsl.
+// blocks) of the block's end-of-block positions and intra residuals. Needs vp9_frame.glsl.
 
 // FFmpeg's ff_vp9_intra_txfm_type of the ten intra modes, 2 bits each.
 const uint INTRA_TX_TYPE = 0xd9b06u;
@@ -11,7 +11,7 @@ uint intra_tx_type(uint mode) { return (INTRA_TX_TYPE >> (2u * mode)) & 3u; }
 struct TxGrid {
     uint size_log2;  // 4 << size_log2 pixels
     ivec2 blocks;    // transform blocks across and down
-    uint coefs;      // index of the block's first coefficient in the plane
+    uint residuals;  // index of the block's first intra residual in the residual area
     uint eobs;       // byte offset of its first end-of-block position
     ivec2 at;        // the block's top-left pixel in the plane
 };
@@ -28,7 +28,8 @@ TxGrid tx_grid(Block b, uint p)
     g.size_log2 = p == 0u ? b.tx : b.uvtx;
     int step = 1 << g.size_log2;
     g.blocks = (end + step - 1) / step;
-    g.coefs = header(H_COEFS + p) + (b.unit * 64u >> shift);
+    // (16 residuals an end-of-block position, as the decoder stores those)
+    g.residuals = header(H_RESIDUALS + p) + (b.unit * 64u >> shift);
     g.eobs = header(H_EOBS + p) + (b.unit * 4u >> shift);
     g.at = (ivec2(b.col, b.row) * 8) >> ivec2(sh, sv);
     return g;

@@ -83,7 +83,7 @@ pub enum Kernel {
 
 /// Job words a workgroup of [`Kernel::Vp9InterResidual`] takes: a group of transform blocks of
 /// one size (`crate::vp9::frame`'s residuals).
-pub const RESIDUAL_GROUP: usize = 8;
+pub const RESIDUAL_GROUP: usize = 16;
 
 /// The kernels after the transforms, in index order.
 const AFTER_TRANSFORMS: [Kernel; 17] = [

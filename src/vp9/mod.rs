@@ -46,7 +46,7 @@ use crate::vp9dsp::Vp9DspContext;
 use std::ffi::{c_int, c_void};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
-pub const ABI_VERSION: c_int = 13;
+pub const ABI_VERSION: c_int = 14;
 
 /// The hooks the patched decoder calls (the patch's `FFVP9Provider`).
 #[repr(C)]

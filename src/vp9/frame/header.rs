@@ -18,15 +18,20 @@ pub const STATUS: usize = 7;
 /// Per plane: byte offset in the frame's buffer, stride.
 pub const PLANE: usize = 8;
 pub const RECORDS: usize = 14;
-pub const COEFS: usize = 15;
+/// Per plane: where its intra residuals start in the residual area, in coefficients.
+pub const RESIDUALS: usize = 15;
 pub const EOBS: usize = 18;
 pub const LOOPFILTER: usize = 21;
 pub const SB_BLOCKS: usize = 22;
 /// The frame's bit depth: 8, 10 or 12.
 pub const BIT_DEPTH: usize = 23;
-/// How far on from a transform block's coefficients its residual is, in coefficients.
-pub const RESIDUAL_SHIFT: usize = 24;
+/// Where the residual area starts, in coefficients (16 bits at 8 bits, 32 above).
+pub const RESIDUAL_AREA: usize = 24;
+/// Where the packed coefficients start, in coefficients.
+pub const COEF_STREAM: usize = 25;
 pub const JOBS: usize = 26;
+/// Where the scan orders are (`records::scan_words`), in words.
+pub const SCANS: usize = 27;
 /// Per reference, 16 words: per plane byte offset and stride, luma width and height, the Q14
 /// scale and the step of each direction.
 pub const REF: usize = 32;
@@ -37,6 +42,17 @@ pub const TILE_START: usize = 208;
 pub const WORDS: usize = HEADER_WORDS;
 /// Superblock columns the header has room for (`TILE_START` up to `WORDS`).
 pub const MAX_SB_COLS: usize = WORDS - TILE_START;
+
+/// The scan orders' words ([`super::records::scan_words`]) from the first frame's decoder:
+/// its table is the process's one.
+pub fn scans(info: &FrameParse) -> Result<&'static [u32], String> {
+    static SCANS: std::sync::OnceLock<Option<Vec<u32>>> = std::sync::OnceLock::new();
+    // SAFETY: the decoder's `ff_vp9_scans` or null (the provider ABI).
+    SCANS
+        .get_or_init(|| unsafe { super::records::scan_words(info.scans) })
+        .as_deref()
+        .ok_or_else(|| "the decoder gives no scan orders".into())
+}
 
 /// A transform's 16-bit lanes overflowed: FFmpeg's SIMD and C may differ on the frame.
 pub const STATUS_OVERFLOW: u32 = 1;
@@ -70,10 +86,12 @@ pub fn words(
     // (An index in coefficients: 16 bits at 8 bits, 32 at 10 and 12.)
     let coef_bytes = 2 * g.bytes_per_pixel;
     for p in 0..3 {
-        w[COEFS + p] = (layout.coefs[p] / coef_bytes) as u32;
+        w[RESIDUALS + p] = (layout.plane_residuals[p] / coef_bytes) as u32;
         w[EOBS + p] = layout.eobs[p] as u32;
     }
-    w[RESIDUAL_SHIFT] = ((layout.residuals - layout.coefs[0]) / coef_bytes) as u32;
+    w[RESIDUAL_AREA] = (layout.residuals / coef_bytes) as u32;
+    w[COEF_STREAM] = (layout.coefs / coef_bytes) as u32;
+    w[SCANS] = (layout.scans / 4) as u32;
     w[LOOPFILTER] = layout.loopfilter as u32;
     w[SB_BLOCKS] = (layout.sb_blocks / 4) as u32;
     w[JOBS] = (layout.jobs / 4) as u32;

@@ -171,9 +171,9 @@ fn plane_order(
 mod tests {
     use super::*;
 
-    /// The decoder's `sb_blocks` words for (first record, count) pairs.
+    /// The decoder's `sb_blocks` words for (first record, count) pairs (no coefficients).
     fn words(pairs: &[(u32, u32)]) -> Vec<u32> {
-        pairs.iter().flat_map(|&(f, c)| [f, c]).collect()
+        pairs.iter().flat_map(|&(f, c)| [f, c, 0, 0]).collect()
     }
 
     fn block(flags: u8) -> BlockRecord {
@@ -227,8 +227,9 @@ mod tests {
             at(9, 8, 9, 0, 0, 0),
             at(10, 8, 6, 2, 1, BLOCK_INTRA),
         ];
-        let mut w = vec![0; 2 * 16];
-        w[2 * 5..2 * 5 + 2].copy_from_slice(&[0, 3]);
+        let mut counts = vec![(0, 0); 16];
+        counts[5] = (0, 3);
+        let w = words(&counts);
         let sb = SbBlocks::new(4, &w);
         let (mut orders, mut scratch) = (Vec::new(), Scratch::default());
         let j = jobs(&sb, &records, FRAME, (1, 1), &mut orders, &mut scratch);

@@ -36,7 +36,7 @@ use crate::kernels::Kernel;
 use crate::stats::{self, thread_cpu_ns};
 pub(crate) use ahead::{frame_memory, FrameMemory};
 use fates::FATES;
-use records::{FrameParse, Geometry, Layout, ParseBuffers, SbBlocks};
+use records::{FrameParse, Geometry, Layout, ParseBuffers, SbBlocks, SB_WORDS};
 use std::collections::VecDeque;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -215,6 +215,7 @@ struct GpuFrame {
 struct Begin {
     layout: Layout,
     header: Box<[u32; header::WORDS]>,
+    scans: &'static [u32],
     frame: BufferRef,
     references: [Option<BufferRef>; 3],
 }
@@ -552,14 +553,16 @@ impl Decoder {
             regions.push(region);
         }
         let words = header::words(info, &layout, frame_planes, ref_planes);
+        let scans = header::scans(info)?;
         let begin = match self.gpu.as_mut() {
             Some(submitter) => {
-                submitter.begin_frame(&words, frame_buffer, ref_buffers)?;
+                submitter.begin_frame(&words, scans, frame_buffer, ref_buffers)?;
                 None
             }
             None => Some(Begin {
                 layout,
                 header: Box::new(words),
+                scans,
                 frame: frame_buffer,
                 references: ref_buffers,
             }),
@@ -604,12 +607,12 @@ impl Decoder {
         };
         let mut submitter =
             made.map_err(|why| format!("its GPU objects could not be made: {why}"))?;
-        submitter.begin_frame(&begin.header, begin.frame, begin.references)?;
+        submitter.begin_frame(&begin.header, begin.scans, begin.frame, begin.references)?;
         // SAFETY: the memory the frame was parsed into; the decoder has parsed the rows.
         let (sb_words, records) = unsafe { layout.parsed(memory.ptr) };
         let sb = SbBlocks::new(layout.geometry.sb_cols, sb_words);
-        let ranges = inter::record_ranges(&sb, rows.clone());
-        for bytes in layout.bytes_of_rows(records, &ranges, rows) {
+        let runs = inter::record_runs(&sb, rows.clone());
+        for bytes in layout.bytes_of_rows(records, &runs, rows) {
             // SAFETY: both buffers hold the layout's data area, which nothing else writes now.
             unsafe {
                 std::ptr::copy_nonoverlapping(
@@ -649,10 +652,11 @@ impl Decoder {
         Ok(())
     }
 
-    /// The frame's blocks so far, and the 8x8 blocks they cover (their coefficients' share).
-    fn parsed_blocks(&self) -> (u64, u64) {
+    /// The frame's blocks so far, the 8x8 blocks they cover (their end-of-block positions'
+    /// share) and their packed coefficients.
+    fn parsed_blocks(&self) -> (u64, u64, u64) {
         let Some(frame) = self.frame.as_ref() else {
-            return (0, 0);
+            return (0, 0, 0);
         };
         let (base, layout) = match (&frame.on_gpu, &self.gpu, &self.memory) {
             _ if frame.parsed_in.is_some() => {
@@ -661,19 +665,20 @@ impl Decoder {
             }
             (Some(_), Some(s), _) => (s.data.ptr, s.layout),
             (None, _, Some((m, l))) => (m.ptr, *l),
-            _ => return (0, 0),
+            _ => return (0, 0, 0),
         };
         // SAFETY: the frame's buffer; the decoder has finished writing them.
         let (sb_words, all) = unsafe { layout.parsed(base) };
-        let (mut blocks, mut units) = (0u64, 0u64);
-        for pair in sb_words.chunks(2) {
-            let range = pair[0] as usize..(pair[0] + pair[1]) as usize;
+        let (mut blocks, mut units, mut coefs) = (0u64, 0u64, 0u64);
+        for sb in sb_words.chunks(SB_WORDS) {
+            let range = sb[0] as usize..(sb[0] + sb[1]) as usize;
             for b in all.get(range).unwrap_or(&[]) {
                 blocks += 1;
                 units += records::units(b) as u64;
             }
+            coefs += sb[3] as u64;
         }
-        (blocks, units)
+        (blocks, units, coefs)
     }
 
     /// After a failure on the GPU: the device is not used again, and the frame goes to FFmpeg.
@@ -796,23 +801,23 @@ fn frame_levels(
     let (sb_words, records) = unsafe { layout.parsed(submitter.data.ptr) };
     let sb = SbBlocks::new(g.sb_cols, sb_words);
     let mut levels: Levels = Vec::new();
-    let ranges = inter::record_ranges(&sb, rows.clone());
+    let runs = inter::record_runs(&sb, rows.clone());
     if submitter.device_copies() {
-        for bytes in layout.bytes_of_rows(records, &ranges, rows.clone()) {
+        for bytes in layout.bytes_of_rows(records, &runs, rows.clone()) {
             submitter.stage(bytes);
         }
     }
     // The inter blocks' prediction (none in an intra frame: no workgroup to launch a
     // record), then their residuals by transform block.
     if on_gpu.inter {
-        let prediction = ranges.iter().map(|&(first, count)| Dispatch {
+        let prediction = runs.iter().map(|r| Dispatch {
             kernel: inter_kernel,
-            first,
-            count,
+            first: r.first,
+            count: r.count,
         });
         levels.push(prediction.collect());
     }
-    let residual_jobs = residuals::jobs(records, &ranges, on_gpu.edges, |plane, at, wide| {
+    let residual_jobs = residuals::jobs(records, &runs, on_gpu.edges, |plane, at, wide| {
         // SAFETY: the buffer the layout is of; the decoder wrote the rows' end-of-block
         // positions before it said they were parsed.
         unsafe { layout.end_of_block(submitter.data.ptr, plane, at, wide) }
@@ -824,7 +829,7 @@ fn frame_levels(
             count: residual_jobs.len() as u32,
         }]);
     }
-    let blocks = ranges.iter().map(|&(_, count)| count as u64).sum::<u64>();
+    let blocks = runs.iter().map(|r| r.count as u64).sum::<u64>();
     // The intra jobs name their orders in the job area, pushed before the jobs.
     let (mut orders, mut scratch) = (Vec::new(), intra::Scratch::default());
     let waves = wavefront::levels(g.sb_cols, rows.clone(), |row, col| Superblock {
@@ -997,7 +1002,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
         };
         let parsed = layout.buffers(base);
         // Superblocks count as parsed only once the decoder says how many blocks they hold.
-        std::ptr::write_bytes(parsed.sb_blocks, 0, 2 * geometry.superblocks());
+        std::ptr::write_bytes(parsed.sb_blocks, 0, SB_WORDS * geometry.superblocks());
         bufs.write(parsed);
         if let Some(f) = &on_gpu {
             FATES.on_gpu(f.seq, data0);
@@ -1032,7 +1037,7 @@ pub(crate) unsafe extern "C" fn reconstruct(
         };
         stats::add_cpu_time(&COUNTERS.parse_cpu_ns, frame.cpu_start);
         let g = frame.geometry;
-        let (blocks, units) = d.parsed_blocks();
+        let (blocks, units, coefs) = d.parsed_blocks();
         stats::add(&COUNTERS.blocks, blocks);
         let Some(f) = frame.on_gpu.as_ref() else {
             stats::add(&COUNTERS.frames_ffmpeg, 1);
@@ -1096,7 +1101,7 @@ pub(crate) unsafe extern "C" fn reconstruct(
         let data_bytes = d
             .gpu
             .as_ref()
-            .map_or(0, |s| s.layout.written_bytes(blocks, units));
+            .map_or(0, |s| s.layout.written_bytes(blocks, units, coefs));
         let (Some(mut frame), Some(mut submitter)) = (d.frame.take(), d.gpu.take()) else {
             return 1;
         };

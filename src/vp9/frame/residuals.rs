@@ -8,21 +8,30 @@
 //! block cover pixels of their own, so their order does not matter.
 //!
 //! The host lists them where it lists a frame's jobs, by size, from the end-of-block positions
-//! the decoder stored: a workgroup of 32 invocations takes a group of [`GROUP`] job words, as
-//! many transform blocks of one size as it has room for (8 of 4x4, 4 of 8x8, 2 of 16x16, one
+//! the decoder stored: a workgroup of 32 invocations takes a group of [`SLOTS`] transform
+//! blocks, as many of one size as it has room for (8 of 4x4, 4 of 8x8, 2 of 16x16, one
 //! 32x32; N invocations each, a column each), the rest of the group [`NONE`]. So no invocation
 //! walks a block's transform blocks for the others, and a group of small blocks keeps every
 //! invocation busy. The CPU reference of the transforms is [`crate::kernels::itx`].
 //!
-//! Job word: the record (bits 10-31), the plane (8-9), the transform block's index in the
-//! block's grid of the plane (0-7: raster order over the part of the block inside the frame).
+//! The decoder packs the coefficients ([`super::records`]): the host, walking the blocks in
+//! the decoder's order, gives each transform block where its first coefficient is, and the
+//! workgroup puts them back in place by the transform's scan order before it transforms.
+//!
+//! A group: [`SLOTS`] job words, then the [`SLOTS`] transform blocks' first coefficients (an
+//! index into the packed coefficients). Job word: the record (bits 10-31), the plane (8-9),
+//! the transform block's index in the block's grid of the plane (0-7: raster order over the
+//! part of the block inside the frame).
 
-use super::records::{size8, BlockRecord, BLOCK_SKIP, BLOCK_UNPREDICTED};
+use super::records::{size8, BlockRecord, Run, BLOCK_SKIP, BLOCK_UNPREDICTED};
 use crate::kernels::RESIDUAL_GROUP;
 
-/// Job words per workgroup (the job area has room for them: [`super::records::Layout`]; the
+/// Words per workgroup (the job area has room for them: [`super::records::Layout`]; the
 /// engine splits a dispatch by them).
 pub const GROUP: usize = RESIDUAL_GROUP;
+
+/// Transform blocks a group has room for.
+pub const SLOTS: usize = GROUP / 2;
 
 /// A group's word past its transform blocks.
 pub const NONE: u32 = u32::MAX;
@@ -40,26 +49,33 @@ pub struct Frame {
     pub ss_v: u32,
 }
 
-/// The job groups of the blocks among `records` (the frame's, by index) of the ranges
-/// `(first, count)`: for each transform block with coefficients, `eob(plane, at, wide)` gives
-/// its end-of-block position, `at` its place in the plane's end-of-block array and `wide` that
-/// FFmpeg stores it in 16 bits (16x16 and up). Smallest transforms first.
+/// The job groups of the blocks among `records` (the frame's, by index) of the runs `runs`:
+/// for each transform block, `eob(plane, at, wide)` gives its end-of-block position, `at` its
+/// place in the plane's end-of-block array and `wide` that FFmpeg stores it in 16 bits (16x16
+/// and up); those with coefficients are listed, with where their first is. Smallest
+/// transforms first.
 pub fn jobs(
     records: &[BlockRecord],
-    ranges: &[(u32, u32)],
+    runs: &[Run],
     frame: Frame,
     mut eob: impl FnMut(usize, usize, bool) -> u32,
 ) -> Vec<u32> {
-    let mut by_size: [Vec<u32>; 4] = Default::default();
-    for &(first, count) in ranges {
-        for index in first..first + count {
+    // (job word, first coefficient) by size
+    let mut by_size: [Vec<(u32, u32)>; 4] = Default::default();
+    for run in runs {
+        // The decoder's order: block after block, luma's transform blocks then each chroma
+        // plane's, each taking its end-of-block position's count.
+        let mut coef = run.first_coef;
+        for index in run.first..run.first + run.count {
             let Some(b) = records.get(index as usize) else {
                 break;
             };
             // (A frame with more records than the job word names goes to FFmpeg: mod.rs.)
-            if b.flags & (BLOCK_SKIP | BLOCK_UNPREDICTED) != 0 {
+            if b.flags & BLOCK_SKIP != 0 {
                 continue;
             }
+            // (Not predicted, not reconstructed: its coefficients take their room still.)
+            let listed = b.flags & BLOCK_UNPREDICTED == 0;
             for plane in 0..3u32 {
                 let size_log2 = if plane == 0 { b.tx } else { b.uvtx }.min(3) as u32;
                 let (ss_h, ss_v) = if plane == 0 {
@@ -72,18 +88,26 @@ pub fn jobs(
                 let eobs = (b.unit as usize * 4) >> (ss_h + ss_v);
                 for t in 0..grid.0 * grid.1 {
                     let n = (t as usize) << (2 * size_log2);
-                    if eob(plane as usize, eobs + n, size_log2 > 1) != 0 {
-                        by_size[size_log2 as usize].push(index << 10 | plane << 8 | t);
+                    let end = eob(plane as usize, eobs + n, size_log2 > 1);
+                    if end != 0 && listed {
+                        let job = index << 10 | plane << 8 | t;
+                        by_size[size_log2 as usize].push((job, coef));
                     }
+                    coef += end;
                 }
             }
         }
     }
     let mut words = Vec::new();
     for (size_log2, list) in by_size.iter().enumerate() {
-        for blocks in list.chunks(GROUP >> size_log2) {
-            words.extend_from_slice(blocks);
-            words.resize(words.len() + GROUP - blocks.len(), NONE);
+        for blocks in list.chunks(SLOTS >> size_log2) {
+            let slot_words = |f: fn(&(u32, u32)) -> u32, none| {
+                let mut w: Vec<u32> = blocks.iter().map(f).collect();
+                w.resize(SLOTS, none);
+                w
+            };
+            words.extend(slot_words(|b| b.0, NONE));
+            words.extend(slot_words(|b| b.1, 0));
         }
     }
     words
@@ -117,8 +141,18 @@ mod tests {
         ss_v: 1,
     };
 
+    fn run(first: u32, count: u32, first_coef: u32) -> Run {
+        Run {
+            first,
+            count,
+            first_coef,
+            coefs: 0,
+        }
+    }
+
     /// Every transform block with coefficients, intra blocks' too, in groups of one size
-    /// each, the smallest first; skipped and unpredicted blocks are left out.
+    /// each, the smallest first, each with where its first packed coefficient is; skipped and
+    /// unpredicted blocks are left out (the unpredicted one's coefficients take room still).
     #[test]
     fn transform_blocks_grouped_by_size() {
         let records = [
@@ -127,27 +161,35 @@ mod tests {
             // 64x64 with 32x32 luma (4), 32x32 chroma (1 each)
             block(2, 0, 0, 3, 3, 0, 4),
             block(0, 2, 9, 1, 0, BLOCK_SKIP, 68),
-            block(1, 2, 9, 1, 0, BLOCK_INTRA, 69),
-            block(1, 3, 9, 1, 0, BLOCK_UNPREDICTED, 70),
+            block(1, 2, 9, 1, 0, BLOCK_UNPREDICTED, 69),
+            block(1, 3, 9, 1, 0, BLOCK_INTRA, 70),
         ];
-        let words = jobs(&records, &[(0, 5)], FRAME, |_, _, _| 1);
-        let live: Vec<u32> = words.iter().copied().filter(|&w| w != NONE).collect();
-        assert_eq!(live.len(), (16 + 4 + 4) + (1 + 2) + (4 + 1 + 1));
+        // every transform block ends at position 1: one coefficient each, from 100 on
+        let words = jobs(&records, &[run(0, 5, 100)], FRAME, |_, _, _| 1);
         assert_eq!(words.len() % GROUP, 0);
-        let groups: Vec<&[u32]> = words.chunks(GROUP).collect();
+        let groups: Vec<(&[u32], &[u32])> =
+            words.chunks(GROUP).map(|g| g.split_at(SLOTS)).collect();
+        let live = groups.iter().flat_map(|g| g.0).filter(|&&w| w != NONE);
+        assert_eq!(live.count(), (16 + 4 + 4) + (1 + 2) + (4 + 1 + 1));
         // 4x4: 26 in 4 groups (the intra block's chroma last); its 8x8 luma alone; 32x32: 6
         // alone
         assert_eq!(groups.len(), 4 + 1 + 6);
-        assert!(groups[..3].iter().all(|g| g.iter().all(|&w| w != NONE)));
-        assert_eq!(groups[3][..3], [3 << 10 | 1 << 8, 3 << 10 | 2 << 8, NONE]);
-        assert_eq!(groups[4][..2], [3 << 10, NONE]);
-        for g in &groups[5..] {
-            assert_eq!(g[0] >> 10, 1);
-            assert!(g[1..].iter().all(|&w| w == NONE));
+        assert!(groups[..3].iter().all(|g| g.0.iter().all(|&w| w != NONE)));
+        // record 0: luma 100-115, chroma 116-123; record 1: luma 124-127, chroma 128, 129;
+        // record 3 (unpredicted): 130-132; record 4: luma 133, chroma 134, 135
+        assert_eq!(groups[0].0[..2], [0, 1]);
+        assert_eq!(groups[0].1, [100, 101, 102, 103, 104, 105, 106, 107]);
+        assert_eq!(groups[2].0[0], 1 << 8); // record 0's chroma U's first
+        assert_eq!(groups[2].1[0], 116);
+        assert_eq!(groups[3].0[..3], [4 << 10 | 1 << 8, 4 << 10 | 2 << 8, NONE]);
+        assert_eq!(groups[3].1[..3], [134, 135, 0]);
+        assert_eq!(groups[4].0[..2], [4 << 10, NONE]);
+        assert_eq!(groups[4].1[0], 133);
+        for (k, g) in groups[5..].iter().enumerate() {
+            assert_eq!(g.0[0] >> 10, 1);
+            assert!(g.0[1..].iter().all(|&w| w == NONE));
+            assert_eq!(g.1[0], 124 + k as u32);
         }
-        assert_eq!(words[0], 0); // record 0, luma, first
-        assert_eq!(words[16], 1 << 8); // its chroma U's first
-        assert_eq!(groups[5][0], 1 << 10); // record 1's luma, first 32x32
     }
 
     /// A block across the frame's edge keeps the transform blocks FFmpeg visits, each at its
@@ -157,9 +199,13 @@ mod tests {
         // 64x64 at column 14 of a 16-column frame: 2 of its 8 8x8 columns inside; 8x8 luma
         let records = [block(14, 0, 0, 1, 0, 0, 3)];
         let mut asked = Vec::new();
-        let words = jobs(&records, &[(0, 1)], FRAME, |plane, at, wide| {
+        let words = jobs(&records, &[run(0, 1, 0)], FRAME, |plane, at, wide| {
             asked.push((plane, at, wide));
-            (plane == 0 && at == 12 + 4) as u32
+            if plane == 0 && at == 12 + 4 {
+                3
+            } else {
+                (plane == 2) as u32
+            }
         });
         // luma: 2 x 8 8x8 blocks (indices step 4); chroma: 2 x 8 4x4 blocks each
         assert_eq!(asked.iter().filter(|a| a.0 == 0).count(), 16);
@@ -167,12 +213,19 @@ mod tests {
         assert!(asked.iter().all(|a| !a.2));
         assert_eq!(asked[0], (0, 12, false));
         assert_eq!(asked[16], (1, 3, false));
-        assert_eq!(words[..4], [1, NONE, NONE, NONE]);
-        assert_eq!(words.len(), GROUP);
+        // the V ones (4x4 first), each a coefficient after the luma one's 3; then the luma
+        // one (the second visited), from the first
+        assert_eq!(words[..2], [2 << 8, 2 << 8 | 1]);
+        assert_eq!(words[SLOTS..SLOTS + 2], [3, 4]);
+        assert_eq!(words[GROUP + SLOTS + 7], 18);
+        let luma = &words[2 * GROUP..];
+        assert_eq!(luma[..SLOTS], [1, NONE, NONE, NONE, NONE, NONE, NONE, NONE]);
+        assert_eq!(luma[SLOTS], 0);
+        assert_eq!(words.len(), 3 * GROUP);
         // 16x16 and up store 16-bit positions
         let records = [block(0, 0, 3, 2, 1, 0, 0)];
         let mut wide = Vec::new();
-        jobs(&records, &[(0, 1)], FRAME, |plane, _, w| {
+        jobs(&records, &[run(0, 1, 0)], FRAME, |plane, _, w| {
             wide.push((plane, w));
             0
         });

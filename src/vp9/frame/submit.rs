@@ -177,6 +177,7 @@ impl Submitter {
     pub fn begin_frame(
         &mut self,
         header: &[u32; header::WORDS],
+        scans: &[u32],
         frame: BufferRef,
         references: [Option<BufferRef>; 3],
     ) -> GpuResult<()> {
@@ -185,11 +186,22 @@ impl Submitter {
         unsafe {
             std::ptr::copy_nonoverlapping(header.as_ptr(), self.data.ptr as *mut u32, header.len())
         };
+        // (The scan orders are the same frame after frame: 8 KB, written with the header.)
+        let scan_bytes = 4 * scans.len().min(super::records::SCAN_WORDS);
+        // SAFETY: the scan area, as long as that, written by nothing else now.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                scans.as_ptr() as *const u8,
+                self.data.ptr.add(self.layout.scans),
+                scan_bytes,
+            )
+        };
         self.jobs_used = 0;
         self.staged.clear();
         self.copies_before.clear();
         self.copies_after.clear();
         self.stage(0..header::WORDS * 4);
+        self.stage(self.layout.scans..self.layout.scans + scan_bytes);
         let data = self
             .mirror
             .as_ref()
