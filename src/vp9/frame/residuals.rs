@@ -98,16 +98,15 @@ pub fn jobs(
             }
         }
     }
-    let mut words = Vec::new();
+    let groups: usize = (0..4).map(|s| by_size[s].len().div_ceil(SLOTS >> s)).sum();
+    let mut words = Vec::with_capacity(groups * GROUP);
     for (size_log2, list) in by_size.iter().enumerate() {
         for blocks in list.chunks(SLOTS >> size_log2) {
-            let slot_words = |f: fn(&(u32, u32)) -> u32, none| {
-                let mut w: Vec<u32> = blocks.iter().map(f).collect();
-                w.resize(SLOTS, none);
-                w
-            };
-            words.extend(slot_words(|b| b.0, NONE));
-            words.extend(slot_words(|b| b.1, 0));
+            let jobs = words.len();
+            words.extend(blocks.iter().map(|b| b.0));
+            words.resize(jobs + SLOTS, NONE);
+            words.extend(blocks.iter().map(|b| b.1));
+            words.resize(jobs + GROUP, 0);
         }
     }
     words
