@@ -15,8 +15,8 @@
 #ifndef ITX_REPORT
 #define ITX_REPORT() report(STATUS_OVERFLOW)
 #endif
-// Coefficient `i` of a block, where `coef` says (an includer that puts the packed
-// coefficients back in place in shared memory reads them there).
+// Coefficient `i` of a block, where `coef` says (an includer whose coefficients are packed
+// reads them its own way).
 #ifndef ITX_COEF
 #define ITX_COEF(i) coef_at(i)
 #endif

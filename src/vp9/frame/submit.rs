@@ -107,6 +107,9 @@ pub struct Submitter {
     set: vk::DescriptorSet,
     /// Words of the job area the frame used.
     jobs_used: usize,
+    /// Whether a submission carried the scan orders (the same frame after frame) to where
+    /// the kernels read them.
+    scans_in_place: bool,
     /// Dispatches submitted so far.
     pub dispatches: u64,
 }
@@ -151,6 +154,7 @@ impl Submitter {
             copies_after: Vec::new(),
             set: vk::DescriptorSet::null(),
             jobs_used: 0,
+            scans_in_place: false,
             dispatches: 0,
         })
     }
@@ -186,22 +190,24 @@ impl Submitter {
         unsafe {
             std::ptr::copy_nonoverlapping(header.as_ptr(), self.data.ptr as *mut u32, header.len())
         };
-        // (The scan orders are the same frame after frame: 8 KB, written with the header.)
-        let scan_bytes = 4 * scans.len().min(super::records::SCAN_WORDS);
-        // SAFETY: the scan area, as long as that, written by nothing else now.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                scans.as_ptr() as *const u8,
-                self.data.ptr.add(self.layout.scans),
-                scan_bytes,
-            )
-        };
         self.jobs_used = 0;
         self.staged.clear();
         self.copies_before.clear();
         self.copies_after.clear();
         self.stage(0..header::WORDS * 4);
-        self.stage(self.layout.scans..self.layout.scans + scan_bytes);
+        if !self.scans_in_place {
+            // (Until a submission took them: a frame may end before it submits.)
+            let scan_bytes = 4 * scans.len().min(super::records::SCAN_WORDS);
+            // SAFETY: the scan area, as long as that, which nothing in flight reads.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    scans.as_ptr() as *const u8,
+                    self.data.ptr.add(self.layout.scans),
+                    scan_bytes,
+                )
+            };
+            self.stage(self.layout.scans..self.layout.scans + scan_bytes);
+        }
         let data = self
             .mirror
             .as_ref()
@@ -308,6 +314,7 @@ impl Submitter {
         let dispatches = rec.dispatches;
         rec.submit(&[Step::Wait])?;
         self.dispatches += dispatches;
+        self.scans_in_place = true;
         Ok(())
     }
 
