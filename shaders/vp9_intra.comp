@@ -17,8 +17,9 @@
 //
 // Job (a word of the frame's job list): where the plane's order is, in words from the job
 // area's start (ORDER_*: it names the superblock and the plane). The line above is read from
-// the frame itself: the loop filter runs only after every intra block, as FFmpeg's
-// intra_pred_data keeps that line from before its loop filter.
+// the frame itself: a superblock's loop filter runs only after the intra blocks below it that
+// read its last line (src/vp9/frame/wavefront.rs), as FFmpeg's intra_pred_data keeps that
+// line from before its loop filter.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // variant: vp9_intra_high VP9_HIGH

@@ -1,6 +1,7 @@
-//! Frames in device-local memory (on a discrete GPU; `DAEDALUS_TEST_MEMORY=copies` anywhere): the decoder's frame buffers are host memory, which a discrete GPU reaches
-//! across its bus at a microsecond or more a read. The intra and loop-filter wavefronts read
-//! and write a superblock after the one before it, so that latency adds up level after level.
+//! Frames in device-local memory (on a discrete GPU; `DAEDALUS_TEST_MEMORY=copies` anywhere):
+//! the decoder's frame buffers are host memory, which a discrete GPU reaches across its bus at
+//! a microsecond or more a read. The wavefront's intra blocks and loop filter read and write a
+//! superblock after the one before it, so that latency adds up level after level.
 //! Instead each frame buffer the GPU reconstructs into has a copy in device-local memory
 //! (`crate::regions::DeviceCopy`): the kernels work there, the frame's submission ends by
 //! copying the planes back into the decoder's buffer, and a reference stays there for the

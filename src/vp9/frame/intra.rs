@@ -4,9 +4,9 @@
 //! decode order. The host orders each plane of a superblock's transform blocks in levels (each
 //! above every block it reads: [`jobs`]), and a workgroup per plane reconstructs a level's
 //! blocks side by side, the small ones N invocations each, adding the residuals computed
-//! before them ([`super::residuals`]); superblocks go out on the intra wavefront
+//! before them ([`super::residuals`]); superblocks go out on the wavefront
 //! ([`super::wavefront`]), since a superblock reads only those left of it, above it and above
-//! left of it, before any loop filter. Only superblocks with an intra block are in the jobs.
+//! left of it, before their loop filter. Only superblocks with an intra block are in the jobs.
 //! The CPU reference of the predictors is [`crate::kernels::ipred`].
 //!
 //! Job word: where the plane's order is in the job area (it names the superblock and plane).

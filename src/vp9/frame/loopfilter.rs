@@ -8,14 +8,15 @@
 //! runs both passes, then that left edge of the superblock right of it, on its plane's last 8
 //! lines, which that superblock's columns pass leaves out (the corner handoff: the edge's
 //! lines come first in that pass and read nothing else of it). So a superblock's loop filter
-//! follows only those left of it and above it: the loop filter's wavefront, after every intra
-//! block, orders them on the diagonals column + row ([`super::wavefront`]), where without the
-//! handoff they waited for the superblock above right too (column + 2 row: at 2160p 93 levels
-//! a frame instead of 126). The CPU reference of the filters is [`crate::kernels::lf`].
+//! follows only those left of it and above it (and the intra blocks whose pixels it reaches):
+//! the wavefront orders them on the diagonals column + row ([`super::wavefront`]), where
+//! without the handoff they waited for the superblock above right too (column + 2 row: at
+//! 2160p 93 levels a frame instead of 126). The CPU reference of the filters is
+//! [`crate::kernels::lf`].
 //!
-//! Job word: the superblock, its plane at bit 24 ([`super::wavefront::superblock_planes`]).
+//! Job word: the superblock, its plane at bit 24.
 
 /// The loop-filter jobs of superblock `index` (raster order): its three planes.
 pub fn jobs(index: usize) -> [u32; 3] {
-    super::wavefront::superblock_planes(index)
+    [0, 1, 2].map(|plane| index as u32 | plane << 24)
 }

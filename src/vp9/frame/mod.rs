@@ -797,8 +797,8 @@ fn reference_uploads(
     uploaded
 }
 
-/// The frame's levels: its inter blocks, then the wavefronts over its superblock rows `rows`
-/// (intra blocks, then the loop filter of the rows `filtered`), the jobs pushed into the frame's
+/// The frame's levels: its inter blocks, then the wavefront over its superblock rows `rows`
+/// (intra blocks, and the loop filter of the rows `filtered`), the jobs pushed into the frame's
 /// job area; and the inter blocks' count.
 fn frame_levels(
     submitter: &mut Submitter,
@@ -853,27 +853,29 @@ fn frame_levels(
             &mut orders,
             &mut scratch,
         ),
-        lf: if on_gpu.loop_filter && filtered.contains(&row) {
-            loopfilter::jobs(row * g.sb_cols + col).to_vec()
-        } else {
-            Vec::new()
-        },
+        filtered: on_gpu.loop_filter && filtered.contains(&row),
     });
     let orders_at = submitter.push_jobs(&orders)?;
-    for (stage, mut jobs) in waves.in_order() {
-        let kernel = match stage {
-            wavefront::Stage::Intra => {
-                jobs.iter_mut().for_each(|order| *order += orders_at);
-                intra_kernel
-            }
-            wavefront::Stage::LoopFilter => lf_kernel,
-        };
-        let first = submitter.push_jobs(&jobs)?;
-        levels.push(vec![Dispatch {
-            kernel,
-            first,
-            count: jobs.len() as u32,
-        }]);
+    for mut level in waves {
+        // (The loop filter's dispatch first: on a device that runs a level's dispatches one
+        // after the other, as lavapipe does, an intra block it should have waited for shows.)
+        let mut dispatches = Vec::new();
+        if !level.lf.is_empty() {
+            dispatches.push(Dispatch {
+                kernel: lf_kernel,
+                first: submitter.push_jobs(&level.lf)?,
+                count: level.lf.len() as u32,
+            });
+        }
+        if !level.intra.is_empty() {
+            level.intra.iter_mut().for_each(|order| *order += orders_at);
+            dispatches.push(Dispatch {
+                kernel: intra_kernel,
+                first: submitter.push_jobs(&level.intra)?,
+                count: level.intra.len() as u32,
+            });
+        }
+        levels.push(dispatches);
     }
     levels.retain(|l| !l.is_empty());
     Ok((levels, blocks))

@@ -2,7 +2,7 @@
 //! `vp9_itx.glsl`), after the inter blocks' prediction ([`super::inter`]): each transform block
 //! with coefficients gets its inverse transform, an inter block's added to the predicted
 //! pixels as FFmpeg's `inter_recon` adds it, an intra block's kept in the frame data's residual
-//! area for its prediction, which follows on the intra wavefront ([`super::intra`]): computed
+//! area for its prediction, which follows on the wavefront ([`super::intra`]): computed
 //! here all at once, a transform never waits on the wavefront's levels (on lavapipe they were
 //! three fifths of the intra blocks' time, a few lanes at a time). Transform blocks of one
 //! block cover pixels of their own, so their order does not matter.

@@ -2,8 +2,9 @@
 //! decoder parses the next. It is dispatch levels (barriers between):
 //! - inter prediction of every inter block ([`super::inter`]), one level, and every block's
 //!   residuals ([`super::residuals`]), another;
-//! - then two wavefronts over the superblocks ([`super::wavefront`]): their intra blocks
-//!   ([`super::intra`]), then the loop filter ([`super::loopfilter`]).
+//! - then a wavefront over the superblocks ([`super::wavefront`]): their intra blocks
+//!   ([`super::intra`]) and the loop filter ([`super::loopfilter`]), side by side in a level
+//!   where their order allows.
 //!
 //! A decoder's frame data (its parsed blocks, the header, the job lists) is one buffer of
 //! host-visible memory the decoder parses into; the frame's pixels and its references' are the
@@ -38,7 +39,8 @@ const SLOTS: usize = 1;
 /// The stages of a frame whose GPU time the stats line gives apart (where the queue has
 /// timestamps): the start of each stage and the end of the submission are stamped.
 /// `copy_in` and `copy_out` are the copies to and from device-local memory (none where the
-/// kernels work in place).
+/// kernels work in place). A level of the wavefront counts to `loop_filter` where it has
+/// loop-filter jobs (intra blocks beside them included), else to `intra`.
 pub const STAGES: [&str; 6] = [
     "copy_in",
     "inter",

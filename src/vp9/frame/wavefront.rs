@@ -1,131 +1,163 @@
-//! The order of a frame's intra blocks and loop filter: two wavefronts over its superblocks,
-//! a dispatch level each step, the intra blocks' first, then the loop filter's. A level costs
-//! the GPU the latency of its slowest workgroup and a barrier, so each wavefront has as few
-//! levels as its stage's own order allows, and a level holds one stage's workgroups, which
-//! take about as long as each other.
+//! The order of a frame's intra blocks and loop filter: one wavefront over its superblocks, a
+//! dispatch level each step, where a level holds the intra blocks of some superblocks and the
+//! loop filter of others side by side. A level costs the GPU the latency of its slowest
+//! workgroup and a barrier, so the wavefront has as few levels as the two stages' orders allow.
 //!
 //! The intra blocks: FFmpeg predicts a superblock from pixels not yet loop filtered (the
 //! column left of it, the line above and the pixel above left), after the inter blocks
 //! (finished by then), so a superblock's intra blocks follow those of the superblocks left,
 //! above and above left only: a superblock goes one level after the latest of those that have
 //! intra blocks, the first level where none has. An inter frame's few intra superblocks take
-//! a few levels; an intra frame's, one per diagonal `col + row`. None of them reads a pixel the
-//! loop filter changed, since the loop filter comes after all of them.
+//! a few levels; an intra frame's, one per diagonal `col + row`.
 //!
-//! The loop filter follows the superblocks left of it and above it ([`super::loopfilter`]):
-//! one level per diagonal `col + row`.
+//! The loop filter follows the superblocks left of it and above it ([`super::loopfilter`]), and
+//! the intra blocks of every superblock whose pixels it changes or reads before they are
+//! final: its own; the one right of it (which reads its last column, and whose last lines'
+//! left edge it filters: the corner handoff); the one above right (which reads the last column
+//! of the one above, whose last lines it filters); the ones below and below right (which read
+//! its last line: FFmpeg keeps that line from before its loop filter, `intra_pred_data`). The
+//! others it reaches (left, above) it follows already, through their own loop filter. Within
+//! that, each superblock's loop filter takes the first level it may, beside other superblocks'
+//! intra blocks: an intra frame's wavefront has about one level per diagonal (where one for
+//! its intra blocks, then one for its loop filter, were two), and an inter frame's loop filter
+//! starts beside its first intra blocks.
 
-/// What a superblock needs: its intra jobs (none where it has no intra block) and its
-/// loop-filter jobs (none where not filtered).
+use std::ops::Range;
+
+/// What a superblock needs: its intra jobs (none where it has no intra block), and whether it
+/// is loop filtered.
 pub struct Superblock {
+    pub intra: Vec<u32>,
+    pub filtered: bool,
+}
+
+/// A level of the wavefront: the intra jobs and loop-filter jobs that run side by side.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Level {
     pub intra: Vec<u32>,
     pub lf: Vec<u32>,
 }
 
-/// A frame's two wavefronts: the jobs of each level, intra blocks ([`super::intra`]), then
-/// loop filter ([`super::loopfilter`]). No level is empty.
-#[derive(Debug, Default)]
-pub struct Wavefronts {
-    pub intra: Vec<Vec<u32>>,
-    pub lf: Vec<Vec<u32>>,
-}
-
-/// The wavefronts of the superblocks of rows `rows`, `sb_cols` across; `of(row, col)` says
-/// what each needs.
+/// The wavefront of the superblocks of rows `rows`, `sb_cols` across, its levels in the order
+/// they run; `of(row, col)` says what each needs (asked in raster order). No level is empty.
 pub fn levels(
     sb_cols: usize,
-    rows: std::ops::Range<usize>,
+    rows: Range<usize>,
     mut of: impl FnMut(usize, usize) -> Superblock,
-) -> Wavefronts {
-    let mut waves = Wavefronts::default();
-    // Each superblock's intra level plus one (0: no intra block), row by row.
-    let mut intra_level = vec![0usize; sb_cols * rows.len()];
+) -> Vec<Level> {
+    let (first_row, sb_rows) = (rows.start, rows.len());
+    let mut levels: Vec<Level> = Vec::new();
+    // Each superblock's intra level plus one (0: no intra block), and whether it is filtered.
+    let mut intra_level = vec![0usize; sb_cols * sb_rows];
+    let mut filtered = vec![false; sb_cols * sb_rows];
     for (r, row) in rows.enumerate() {
         for col in 0..sb_cols {
             let sb = of(row, col);
-            if !sb.intra.is_empty() {
-                let at = |r: usize, c: usize| intra_level[r * sb_cols + c];
-                let mut level = 0;
-                if col > 0 {
-                    level = level.max(at(r, col - 1));
-                }
-                if r > 0 {
-                    level = level.max(at(r - 1, col));
-                    if col > 0 {
-                        level = level.max(at(r - 1, col - 1));
-                    }
-                }
-                intra_level[r * sb_cols + col] = level + 1;
-                add(&mut waves.intra, level, sb.intra);
+            let i = r * sb_cols + col;
+            filtered[i] = sb.filtered;
+            if sb.intra.is_empty() {
+                continue;
             }
-            add(&mut waves.lf, col + r, sb.lf);
+            let mut level = 0;
+            if col > 0 {
+                level = level.max(intra_level[i - 1]);
+            }
+            if r > 0 {
+                level = level.max(intra_level[i - sb_cols]);
+                if col > 0 {
+                    level = level.max(intra_level[i - sb_cols - 1]);
+                }
+            }
+            intra_level[i] = level + 1;
+            level_at(&mut levels, level).intra.extend(sb.intra);
         }
     }
-    waves.lf.retain(|level| !level.is_empty());
-    waves
-}
-
-/// A wavefront's stage.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stage {
-    Intra,
-    LoopFilter,
-}
-
-impl Wavefronts {
-    /// Every level in the order they run: the intra blocks' all before the loop filter's.
-    pub fn in_order(self) -> impl Iterator<Item = (Stage, Vec<u32>)> {
-        let intra = self.intra.into_iter().map(|jobs| (Stage::Intra, jobs));
-        intra.chain(self.lf.into_iter().map(|jobs| (Stage::LoopFilter, jobs)))
+    // Each superblock's loop-filter level (unfiltered ones too: the order passes through them).
+    let mut lf_level = vec![0usize; sb_cols * sb_rows];
+    let intra = |r: usize, c: usize| match r < sb_rows && c < sb_cols {
+        true => intra_level[r * sb_cols + c],
+        false => 0,
+    };
+    for r in 0..sb_rows {
+        for col in 0..sb_cols {
+            let i = r * sb_cols + col;
+            // (r - 1 wraps past every row where r is 0: no superblock there.)
+            let mut level = intra(r, col)
+                .max(intra(r, col + 1))
+                .max(intra(r.wrapping_sub(1), col + 1))
+                .max(intra(r + 1, col))
+                .max(intra(r + 1, col + 1));
+            if col > 0 {
+                level = level.max(lf_level[i - 1] + 1);
+            }
+            if r > 0 {
+                level = level.max(lf_level[i - sb_cols] + 1);
+            }
+            lf_level[i] = level;
+            if filtered[i] {
+                let jobs = super::loopfilter::jobs((first_row + r) * sb_cols + col);
+                level_at(&mut levels, level).lf.extend(jobs);
+            }
+        }
     }
+    levels.retain(|level| !level.intra.is_empty() || !level.lf.is_empty());
+    levels
 }
 
-/// Adds `jobs` to level `level` of `wave`.
-fn add(wave: &mut Vec<Vec<u32>>, level: usize, jobs: Vec<u32>) {
-    if jobs.is_empty() {
-        return;
+/// Level `level` of `levels`, made where there is none yet.
+fn level_at(levels: &mut Vec<Level>, level: usize) -> &mut Level {
+    if levels.len() <= level {
+        levels.resize(level + 1, Level::default());
     }
-    if wave.len() <= level {
-        wave.resize(level + 1, Vec::new());
-    }
-    wave[level].extend(jobs);
-}
-
-/// The job words of a superblock's three planes: the superblock, the plane at bit 24.
-pub fn superblock_planes(sb: usize) -> [u32; 3] {
-    [0, 1, 2].map(|plane| sb as u32 | plane << 24)
+    &mut levels[level]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The level of superblock (row, col)'s jobs in `wave`, if any.
-    fn level_of(wave: &[Vec<u32>], cols: usize, row: usize, col: usize) -> Option<usize> {
+    /// The level of superblock (row, col)'s jobs of one stage (`part`) in `levels`, if any (a
+    /// loop-filter job names its superblock with its first plane).
+    fn level_of(
+        levels: &[Level],
+        part: fn(&Level) -> &Vec<u32>,
+        cols: usize,
+        row: usize,
+        col: usize,
+    ) -> Option<usize> {
         let sb = (row * cols + col) as u32;
-        wave.iter().position(|level| level.contains(&sb))
+        levels.iter().position(|level| part(level).contains(&sb))
+    }
+
+    fn intra_part(level: &Level) -> &Vec<u32> {
+        &level.intra
+    }
+
+    fn lf_part(level: &Level) -> &Vec<u32> {
+        &level.lf
     }
 
     /// Where superblocks meet, FFmpeg's order holds: each superblock's intra blocks after
-    /// those left, above and above left of it (all intra blocks before any loop filter); each
-    /// loop filter after the loop filter left and above (the one above right hands it the
-    /// corner it reaches: `super::loopfilter`).
+    /// those left, above and above left of it; each loop filter after the loop filter left
+    /// and above (the one above right hands it the corner it reaches: `super::loopfilter`),
+    /// and after the intra blocks of the superblocks whose pixels it changes or reads before
+    /// they are final (itself, right, above right, below, below right), never in their level.
     #[test]
     fn superblocks_keep_ffmpegs_order_where_they_meet() {
         let (cols, rows) = (6, 4);
-        // intra blocks in every superblock but (1, 3) and (2, 2): (2, 3) reads only the one
-        // above left
-        let has_intra = |r: usize, c: usize| !matches!((r, c), (1, 3) | (2, 2));
-        let waves = levels(cols, 0..rows, |row, col| Superblock {
+        // intra blocks in every superblock but (1, 3), (2, 2) and (3, 0): (2, 3) reads only the
+        // one above left
+        let has_intra = |r: usize, c: usize| !matches!((r, c), (1, 3) | (2, 2) | (3, 0));
+        let levels = levels(cols, 0..rows, |row, col| Superblock {
             intra: if has_intra(row, col) {
-                superblock_planes(row * cols + col).to_vec()
+                vec![(row * cols + col) as u32]
             } else {
                 Vec::new()
             },
-            lf: superblock_planes(row * cols + col).to_vec(),
+            filtered: true,
         });
-        let intra = |r, c| level_of(&waves.intra, cols, r, c);
-        let lf = |r, c| level_of(&waves.lf, cols, r, c).expect("filtered");
+        let intra = |r: usize, c: usize| level_of(&levels, intra_part, cols, r, c);
+        let lf = |r: usize, c: usize| level_of(&levels, lf_part, cols, r, c).expect("filtered");
         for r in 0..rows {
             for c in 0..cols {
                 assert_eq!(intra(r, c).is_some(), has_intra(r, c));
@@ -138,58 +170,84 @@ mod tests {
                 let l = lf(r, c);
                 assert!(c == 0 || lf(r, c - 1) < l);
                 assert!(r == 0 || lf(r - 1, c) < l);
-                assert!(r == 0 || c + 1 == cols || lf(r - 1, c + 1) == l);
+                let mut readers = vec![(r, c), (r, c + 1), (r + 1, c), (r + 1, c + 1)];
+                if r > 0 {
+                    readers.push((r - 1, c + 1));
+                }
+                for (rr, cc) in readers
+                    .into_iter()
+                    .filter(|&(rr, cc)| rr < rows && cc < cols)
+                {
+                    assert!(
+                        intra(rr, cc).is_none_or(|x| x < l),
+                        "{rr} {cc} before {r} {c}"
+                    );
+                }
             }
         }
-        // an intra frame's intra blocks: one level per diagonal col + row
+        // an intra superblock's blocks: one level per diagonal col + row
         assert_eq!(intra(3, 5), Some(8));
+        // the loop filter at the first level its order allows: (0, 0) after the intra blocks
+        // of (1, 1), at level 2; (3, 5) after the loop filter of (2, 5) and (3, 4), at 10;
+        // some levels hold both stages
+        assert_eq!(lf(0, 0), 3);
+        assert_eq!(lf(3, 5), 11);
+        assert!(levels
+            .iter()
+            .any(|l| !l.intra.is_empty() && !l.lf.is_empty()));
+        // 9 levels of intra blocks and 9 diagonals of loop filter: 12 levels, where one stage
+        // after the other took 18
+        assert_eq!(levels.len(), 12);
     }
 
     /// An inter frame's intra superblocks that read no other's go together in the first level.
     #[test]
     fn scattered_intra_superblocks_share_a_level() {
         let (cols, rows) = (8, 6);
-        let waves = levels(cols, 0..rows, |row, col| Superblock {
+        let levels = levels(cols, 0..rows, |row, col| Superblock {
             intra: if (row + col) % 3 == 0 && col % 2 == 0 {
                 vec![(row * cols + col) as u32]
             } else {
                 Vec::new()
             },
-            lf: Vec::new(),
+            filtered: false,
         });
-        assert_eq!(waves.intra.len(), 1);
-        assert_eq!(waves.intra[0].len(), 8);
-        assert!(waves.lf.is_empty());
+        assert_eq!(levels.len(), 1);
+        assert_eq!(levels[0].intra.len(), 8);
+        assert!(levels[0].lf.is_empty());
     }
 
-    /// No intra block reads a pixel the loop filter changed: every loop-filter level runs
-    /// after every intra level.
+    /// Without intra blocks the loop filter takes one level per diagonal col + row.
     #[test]
-    fn the_loop_filter_runs_after_every_intra_block() {
-        let waves = levels(4, 0..3, |row, col| Superblock {
-            intra: if (row + col) % 2 == 0 {
-                vec![1]
-            } else {
-                Vec::new()
-            },
-            lf: vec![2],
+    fn an_inter_frames_loop_filter_goes_by_diagonals() {
+        let (cols, rows) = (5, 3);
+        let levels = levels(cols, 0..rows, |_, _| Superblock {
+            intra: Vec::new(),
+            filtered: true,
         });
-        let stages: Vec<Stage> = waves.in_order().map(|(stage, _)| stage).collect();
-        let first_lf = stages.iter().position(|&s| s == Stage::LoopFilter);
-        assert!(first_lf.is_some_and(|f| stages[f..].iter().all(|&s| s == Stage::LoopFilter)));
-        assert!(stages.contains(&Stage::Intra));
+        assert_eq!(levels.len(), cols + rows - 1);
+        for r in 0..rows {
+            for c in 0..cols {
+                assert_eq!(level_of(&levels, lf_part, cols, r, c), Some(r + c));
+            }
+        }
     }
 
     #[test]
     fn empty_levels_are_left_out() {
         // one superblock with neither intra blocks nor a loop filter: no level at all
-        let waves = levels(3, 2..3, |_, col| Superblock {
+        let one = levels(3, 2..3, |_, col| Superblock {
             intra: Vec::new(),
-            lf: if col == 2 { vec![7] } else { Vec::new() },
+            filtered: col == 2,
         });
-        assert!(waves.intra.is_empty());
-        assert_eq!(waves.lf, [vec![7]]);
+        assert_eq!(
+            one,
+            [Level {
+                intra: Vec::new(),
+                lf: super::super::loopfilter::jobs(8).to_vec(),
+            }]
+        );
         let none = levels(3, 2..2, |_, _| unreachable!());
-        assert!(none.intra.is_empty() && none.lf.is_empty());
+        assert!(none.is_empty());
     }
 }
