@@ -233,6 +233,34 @@ mod tests {
         }
     }
 
+    /// A frame parsed past its last filtered row (a damaged frame): the row parsed but not
+    /// filtered has no loop-filter jobs, and still orders the loop filter above it after its
+    /// intra blocks.
+    #[test]
+    fn a_row_parsed_but_not_filtered_still_orders_the_loop_filter() {
+        let (cols, rows) = (4, 3);
+        let levels = levels(cols, 0..rows, |row, col| Superblock {
+            intra: if row == 2 || (row, col) == (0, 0) {
+                vec![(row * cols + col) as u32]
+            } else {
+                Vec::new()
+            },
+            filtered: row < 2,
+        });
+        let intra = |r: usize, c: usize| level_of(&levels, intra_part, cols, r, c);
+        let lf = |r: usize, c: usize| level_of(&levels, lf_part, cols, r, c);
+        for c in 0..cols {
+            assert_eq!(lf(2, c), None);
+            let l = lf(1, c).expect("filtered");
+            assert!(intra(2, c).expect("intra") < l);
+            assert!(c + 1 == cols || intra(2, c + 1).expect("intra") < l);
+        }
+        // the row's intra blocks, one level per column: the loop filter of row 1 after them
+        assert_eq!(intra(2, 3), Some(3));
+        assert_eq!(lf(1, 0), Some(2));
+        assert_eq!(lf(1, 3), Some(5));
+    }
+
     #[test]
     fn empty_levels_are_left_out() {
         // one superblock with neither intra blocks nor a loop filter: no level at all
