@@ -246,8 +246,13 @@ impl Submitter {
     /// Bytes of the frame's data the decoder wrote for the next submission: copied to the
     /// device-local copy at its start, where there is one.
     pub fn stage(&mut self, bytes: Range<usize>) {
-        if self.mirror.is_some() && !bytes.is_empty() {
-            self.staged.push(bytes);
+        if self.mirror.is_none() || bytes.is_empty() {
+            return;
+        }
+        // (Job lists pushed one after another are one range, one region of the copy.)
+        match self.staged.last_mut() {
+            Some(last) if last.end == bytes.start => last.end = bytes.end,
+            _ => self.staged.push(bytes),
         }
     }
 
