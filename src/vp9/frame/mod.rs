@@ -680,17 +680,14 @@ impl Decoder {
             _ => return (0, 0, 0),
         };
         // SAFETY: the frame's buffer; the decoder has finished writing them.
-        let (sb_words, all) = unsafe { layout.parsed(base) };
-        let (mut blocks, mut units, mut coefs) = (0u64, 0u64, 0u64);
-        for sb in sb_words.chunks(SB_WORDS) {
-            let range = sb[0] as usize..(sb[0] + sb[1]) as usize;
-            for b in all.get(range).unwrap_or(&[]) {
-                blocks += 1;
-                units += records::units(b) as u64;
-            }
-            coefs += sb[3] as u64;
-        }
-        (blocks, units, coefs)
+        let (sb_words, records) = unsafe { layout.parsed(base) };
+        let sb = SbBlocks::new(layout.geometry.sb_cols, sb_words);
+        // (By runs: each run's blocks take their units one after another.)
+        let runs = inter::record_runs(&sb, 0..layout.geometry.sb_rows);
+        let blocks = runs.iter().map(|r| r.count as u64).sum();
+        let coefs = runs.iter().map(|r| r.coefs as u64).sum();
+        let units = runs.iter().filter_map(|r| r.unit_span(records));
+        (blocks, units.map(|u| u.len() as u64).sum(), coefs)
     }
 
     /// After a failure on the GPU: the device is not used again, and the frame goes to FFmpeg.

@@ -342,15 +342,11 @@ impl Layout {
         for run in runs {
             let coefs = run.first_coef as usize..(run.first_coef + run.coefs) as usize;
             bytes.push(self.coefs + coefs.start * coef..self.coefs + coefs.end * coef);
-            let (first, end) = (run.first as usize, (run.first + run.count) as usize);
-            let (Some(a), Some(z)) = (
-                records.get(first),
-                end.checked_sub(1).and_then(|l| records.get(l)),
-            ) else {
+            let Some(units) = run.unit_span(records) else {
                 continue;
             };
+            let (first, end) = (run.first as usize, (run.first + run.count) as usize);
             bytes.push(self.records + first * record..self.records + end * record);
-            let units = a.unit as usize..(z.unit + units(z)) as usize;
             for p in 0..3 {
                 let shift = if p == 0 { 0 } else { g.ss_h + g.ss_v };
                 // per 8x8 unit: 4 end-of-block positions, fewer where subsampled
@@ -436,6 +432,18 @@ pub struct Run {
     pub count: u32,
     pub first_coef: u32,
     pub coefs: u32,
+}
+
+impl Run {
+    /// The 8x8 units of end-of-block positions the run's blocks take, one after another (a
+    /// skipped block none); `None` where its records are not all among `records`.
+    pub fn unit_span(&self, records: &[BlockRecord]) -> Option<std::ops::Range<usize>> {
+        let first = records.get(self.first as usize)?;
+        let last = (self.first + self.count)
+            .checked_sub(1)
+            .and_then(|l| records.get(l as usize))?;
+        Some(first.unit as usize..(last.unit + units(last)) as usize)
+    }
 }
 
 /// The scan orders' words: per transform size (4: lossless) and type, where its order starts

@@ -74,9 +74,12 @@ pub fn levels(
     }
     // Each superblock's loop-filter level (unfiltered ones too: the order passes through them).
     let mut lf_level = vec![0usize; sb_cols * sb_rows];
-    let intra = |r: usize, c: usize| match r < sb_rows && c < sb_cols {
-        true => intra_level[r * sb_cols + c],
-        false => 0,
+    let intra = |r: usize, c: usize| {
+        if r < sb_rows && c < sb_cols {
+            intra_level[r * sb_cols + c]
+        } else {
+            0
+        }
     };
     for r in 0..sb_rows {
         for col in 0..sb_cols {
