@@ -45,18 +45,28 @@ const int SPAN = 80;
 
 // The plane's record (64 words, loaded by the whole workgroup at once: one round trip to the
 // job data, host memory where it is uploaded) and the tables the walk writes: per pass, 16
-// slots for each of the 8 segments, an edge word or 0.
+// slots for each of the 8 segments, an edge word or 0; then each (pass, segment) list's edges
+// moved to its front, in order (`list_edges`): `list_count` of them, reaching `list_reach`.
 shared uint record[64];
 shared uint table[2u * EDGES * 8u];
+shared uint list_count[16];
+shared ivec2 list_reach[16];
 // Where the plane's rows start on a word, the rows pass's pixels are first read by the whole
 // workgroup into `rows_tile`: its 80 rows (8 above the superblock to 8 below), ROW_WORDS words
 // each, consecutive invocations reading consecutive words, a fourth (at 16 bits a half) of the
 // accesses of reading a pixel at a time (on the H100, with frames in host memory, a fifth
-// less GPU time for the loop filter). `segment_reach`: what each segment's edges reach, the
-// rows read.
+// less GPU time for the loop filter).
 const uint TILE_WORDS = 80u * ROW_WORDS;
 shared uint rows_tile[TILE_WORDS];
-shared ivec2 segment_reach[8];
+#ifdef LF_CORNER_HANDOFF
+// The corner handoff's pixels of this superblock (the last 8 columns of the plane's last 8
+// lines, [line][column]) as the passes left them, from the lines that filtered them: read back
+// from the frame they would need coherent reads (what other invocations wrote), which the
+// H100 makes one after the other (docs/benchmarks-history.md). CORNER_UNSET where neither
+// pass reached the pixel.
+shared uint corner_px[64];
+const uint CORNER_UNSET = 0xffffffffu;
+#endif
 
 uint record_byte(uint i)
 {
@@ -180,30 +190,33 @@ void store_word(uint at, uint v, bool both)
         px_words[at] = v;
 }
 
-// What the edges of segment `seg` of pass `pass` reach across its lines: [x, y), empty where
-// it has none.
-ivec2 line_reach(uint pass, uint seg)
+// Invocation `list` < 16 moves the edges of list `list` (pass `list >> 3`, segment `list & 7`)
+// to the front of its slots, in order, and counts them and what they reach across the lines:
+// [x, y), empty where there are none. Each line of a pass then walks only its segment's edges
+// (where every line walking all 16 slots, twice a pass, took the H100 about a quarter of a
+// superblock's time: docs/benchmarks-history.md).
+void list_edges(uint list)
 {
-    uint words = pass * EDGES * 8u + seg * EDGES;
+    uint at = list * EDGES, n = 0u;
     int lo = 64, hi = 0;
     for (uint k = 0u; k < EDGES; k++) {
-        uint word = table[words + k];
+        uint word = table[at + k];
         if (word == 0u)
             continue;
+        table[at + n] = word;
+        n++;
         int pos = int(word & 63u);
         lo = min(lo, pos - reach_of(word));
         hi = max(hi, pos + reach_of(word));
     }
-    return ivec2(lo, hi);
+    list_count[list] = n;
+    list_reach[list] = ivec2(lo, hi);
 }
 
 // Reads the words of the plane `jb` that its rows pass reaches into `rows_tile`: the whole
 // workgroup, `inv` its invocation, in uniform control flow (barriers inside).
 void load_rows_tile(uvec4 jb, uint inv, bool both)
 {
-    if (inv < 8u)
-        segment_reach[inv] = line_reach(1u, inv);
-    barrier();
     // Four words a round, read before any is stored: the reads of a round go out together,
     // one trip to memory instead of one a word (on the H100, 14 % less time for the loop
     // filter with the line reads below; all of an invocation's words at once cost lavapipe a
@@ -215,7 +228,7 @@ void load_rows_tile(uvec4 jb, uint inv, bool both)
             uint i = inv + 64u * (k0 + k);
             int row = int(i / ROW_WORDS) - 8;
             uint word = i % ROW_WORDS; // of segment word * WORD_PIXELS / 8: 8 columns a segment
-            ivec2 reach = segment_reach[word * uint(WORD_PIXELS) / 8u];
+            ivec2 reach = list_reach[8u + word * uint(WORD_PIXELS) / 8u];
             got[k] = row >= reach.x && row < reach.y
                          ? load_word((jb.x + uint(row * int(jb.y)) + uint(WORD_PIXELS) * word) /
                                          uint(WORD_PIXELS),
@@ -244,11 +257,15 @@ void filter_line(uvec4 jb, uint pass, int line, bool both, bool tiled)
     int stride = int(jb.y);
     int across = columns ? 1 : stride;
     uint first = jb.x + uint(line * (columns ? stride : 1));
-    uint words = pass * EDGES * 8u + uint(line / 8) * EDGES;
+    uint list = pass * 8u + uint(line / 8);
+    uint words = list * EDGES;
 
-    // The pixels this line's edges reach: read once.
-    ivec2 reach = line_reach(pass, uint(line / 8));
+    // The pixels this line's edges reach: read once. A columns pass reads what no invocation
+    // of the workgroup wrote, a rows pass what the columns pass did (`fresh`: through the
+    // coherent view, where the job runs both).
+    ivec2 reach = list_reach[list];
     int lo = reach.x, hi = reach.y;
+    bool fresh = both && !columns;
     if (hi <= lo)
         return;
     int buf[SPAN]; // buf[i + 8]: pixel i across
@@ -264,7 +281,7 @@ void filter_line(uvec4 jb, uint pass, int line, bool both, bool tiled)
         for (int b = 0; b < SPAN; b += WORD_PIXELS) {
             bool reached = b - 8 >= lo && b - 8 < hi;
             got[b / WORD_PIXELS] =
-                reached ? load_word((first + uint(b - 8)) / uint(WORD_PIXELS), both) : 0u;
+                reached ? load_word((first + uint(b - 8)) / uint(WORD_PIXELS), false) : 0u;
         }
         for (int b = 0; b < SPAN; b += WORD_PIXELS) {
             uint w = got[b / WORD_PIXELS];
@@ -279,16 +296,15 @@ void filter_line(uvec4 jb, uint pass, int line, bool both, bool tiled)
     } else {
         for (int b = 0; b < SPAN; b++) {
             bool reached = b - 8 >= lo && b - 8 < hi;
-            buf[b] = reached ? int(load_pixel(first + uint((b - 8) * across), both)) : 0;
+            buf[b] = reached ? int(load_pixel(first + uint((b - 8) * across), fresh)) : 0;
         }
     }
 
     // What the edges changed: written back once.
     int changed_lo = hi, changed_hi = lo;
-    for (uint k = 0u; k < EDGES; k++) {
+    uint edges = list_count[list];
+    for (uint k = 0u; k < edges; k++) {
         uint word = table[words + k];
-        if (word == 0u)
-            continue;
         int wd = ((word >> 6) & 3u) == 1u ? 4 : (((word >> 6) & 3u) == 2u ? 8 : 16);
         int pos = int(word & 63u);
         int v[16];
@@ -322,6 +338,22 @@ void filter_line(uvec4 jb, uint pass, int line, bool both, bool tiled)
             if (b - 8 >= changed_lo && b - 8 < changed_hi)
                 store_pixel(first + uint((b - 8) * across), buf[b], both);
     }
+#ifdef LF_CORNER_HANDOFF
+    // A line through the corner leaves its pixels there (the rows pass's after the columns
+    // pass's: a barrier between them).
+    if (tiled && both) {
+        int width = 64 >> (jb.z & 1u), last_line = int(last_segment(jb.z)) * 8;
+        int across_at = columns ? width - 8 : last_line; // the corner's first pixel across
+        int line_at = line - (columns ? last_line : width - 8);
+        if (line_at >= 0 && line_at < 8) {
+            for (int k = 0; k < 8; k++) {
+                int at = across_at + k;
+                if (at >= lo && at < hi)
+                    corner_px[columns ? 8 * line_at + k : 8 * k + line_at] = uint(buf[at + 8]);
+            }
+        }
+    }
+#endif
 }
 
 // LF_CORNER_HANDOFF (the frame path's vp9_lf.comp, which defines last_segment and
@@ -352,6 +384,12 @@ void filter_recorded_plane(uvec4 jb, int line)
     table[at + 1u] = c.y;
     table[EDGES * 8u + at] = r.x;
     table[EDGES * 8u + at + 1u] = r.y;
+#ifdef LF_CORNER_HANDOFF
+    corner_px[l] = CORNER_UNSET;
+#endif
+    barrier();
+    if (l < 16u)
+        list_edges(l);
     barrier();
     // The same for every line. (Offsets count from the buffer's binding, at offset 0, where
     // the word view starts too.)

@@ -88,9 +88,15 @@ void filter_next_corner(uvec4 jb, uint l, bool both, bool tiled)
     // One edge of one line: its 16 pixels around the edge, filtered, the changed ones back.
     int wd = ((word >> 6) & 3u) == 1u ? 4 : (((word >> 6) & 3u) == 2u ? 8 : 16);
     uint first = next.x + l * next.y - 8u;
+    // This superblock's 8 pixels as its passes left them, where they reached them; the rest,
+    // which nothing of the workgroup wrote, from the frame.
     int v[16];
-    for (int j = 0; j < 16; j++)
-        v[j] = int(load_pixel(first + uint(j), both));
+    for (int j = 0; j < 16; j++) {
+        uint left = j < 8 && tiled && both ? corner_px[8u * (l & 7u) + uint(j)] : CORNER_UNSET;
+        v[j] = left != CORNER_UNSET
+                   ? int(left)
+                   : int(load_pixel(first + uint(j), both && j < 8 && !tiled));
+    }
     ivec2 r = filter_values(v, wd, int((word >> 8) & 0xffu), int((word >> 16) & 0xffu),
                             int(word >> 24));
     for (int j = 0; j < 16; j++)
