@@ -270,7 +270,6 @@ impl Submitter {
     pub fn submit(&mut self, levels: &Levels) -> GpuResult<()> {
         let kernels = levels.iter().flatten().map(|d| d.kernel);
         self.engine.gpu().pipelines.ensure(kernels)?;
-        let mut rec = self.engine.record()?;
         let mut before = std::mem::take(&mut self.copies_before);
         let mut after = std::mem::take(&mut self.copies_after);
         if let Some(m) = &self.mirror {
@@ -296,13 +295,16 @@ impl Submitter {
                     .size(4)],
             });
         }
+        // The copies to the device write only what nothing before them on the queue uses (this
+        // frame's data, a reference FFmpeg reconstructed that no frame read on the GPU yet):
+        // they go without waiting, beside the frame before it on the GPU, and the barrier after
+        // them holds the kernels back for both.
+        let copying = before.iter().any(|c| !c.regions.is_empty());
+        let mut rec = self.engine.record_after(!copying)?;
         rec.start_timing();
-        if before.iter().any(|c| !c.regions.is_empty()) {
+        if copying {
             rec.begin_stage(Some(COPY_IN));
-        }
-        let copied = rec.copy(&before);
-        stats::add(&COPIED_TO_DEVICE, copied);
-        if copied > 0 {
+            stats::add(&COPIED_TO_DEVICE, rec.copy(&before));
             rec.barrier();
         }
         rec.bind(self.set);
