@@ -159,13 +159,6 @@ impl Engine {
     /// all are in flight), after a barrier on everything submitted before it: the references'
     /// work, another thread's writes in place.
     pub fn record(&mut self) -> GpuResult<Recording<'_>> {
-        self.record_after(true)
-    }
-
-    /// [`Engine::record`], where `ordered` says whether the command buffer's first commands
-    /// wait for everything submitted before it; else its owner records a barrier before the
-    /// first that must.
-    pub fn record_after(&mut self, ordered: bool) -> GpuResult<Recording<'_>> {
         if self.hung {
             return Err("an earlier submission did not finish".into());
         }
@@ -191,9 +184,7 @@ impl Engine {
                     .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
             )
             .map_err(vkerr("vkBeginCommandBuffer"))?;
-            if ordered {
-                full_barrier(d, cmd);
-            }
+            full_barrier(d, cmd);
         }
         Ok(Recording {
             engine: self,

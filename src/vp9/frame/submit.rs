@@ -270,6 +270,7 @@ impl Submitter {
     pub fn submit(&mut self, levels: &Levels) -> GpuResult<()> {
         let kernels = levels.iter().flatten().map(|d| d.kernel);
         self.engine.gpu().pipelines.ensure(kernels)?;
+        let mut rec = self.engine.record()?;
         let mut before = std::mem::take(&mut self.copies_before);
         let mut after = std::mem::take(&mut self.copies_after);
         if let Some(m) = &self.mirror {
@@ -295,16 +296,13 @@ impl Submitter {
                     .size(4)],
             });
         }
-        // The copies to the device write only what nothing before them on the queue uses (this
-        // frame's data, a reference FFmpeg reconstructed that no frame read on the GPU yet):
-        // they go without waiting, beside the frame before it on the GPU, and the barrier after
-        // them holds the kernels back for both.
-        let copying = before.iter().any(|c| !c.regions.is_empty());
-        let mut rec = self.engine.record_after(!copying)?;
         rec.start_timing();
-        if copying {
+        if before.iter().any(|c| !c.regions.is_empty()) {
             rec.begin_stage(Some(COPY_IN));
-            stats::add(&COPIED_TO_DEVICE, rec.copy(&before));
+        }
+        let copied = rec.copy(&before);
+        stats::add(&COPIED_TO_DEVICE, copied);
+        if copied > 0 {
             rec.barrier();
         }
         rec.bind(self.set);
