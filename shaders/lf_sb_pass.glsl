@@ -261,8 +261,8 @@ void filter_line(uvec4 jb, uint pass, int line, bool both, bool tiled)
     uint words = list * EDGES;
 
     // The pixels this line's edges reach: read once. A columns pass reads what no invocation
-    // of the workgroup wrote, a rows pass what the columns pass did (`fresh`: through the
-    // coherent view, where the job runs both).
+    // of the workgroup wrote (a workgroup filters one plane), a rows pass what the columns pass
+    // did (`fresh`: through the coherent view, where the job runs both).
     ivec2 reach = list_reach[list];
     int lo = reach.x, hi = reach.y;
     bool fresh = both && !columns;
@@ -364,8 +364,8 @@ void filter_line(uvec4 jb, uint pass, int line, bool both, bool tiled)
 // Filters the plane `jb` whose record each invocation has written its word of (`record[line]`):
 // both passes, FFmpeg's columns pass first. Every invocation of the
 // workgroup (64) calls it for the same job: the barriers are inside, in control flow that is
-// uniform across the workgroup. Returns with the plane's writes made visible to the workgroup
-// and its shared memory free for the next plane.
+// uniform across the workgroup. A workgroup filters one plane (its columns pass reads the frame
+// without the coherent view: nothing of the workgroup wrote there before it).
 void filter_recorded_plane(uvec4 jb, int line)
 {
     uint l = uint(line);
@@ -405,8 +405,8 @@ void filter_recorded_plane(uvec4 jb, int line)
     if (tiled)
         load_rows_tile(jb, l, both);
     filter_line(jb, 1u, line, both, tiled);
-    // The plane's writes before another plane of the workgroup reads them, and its record and
-    // tables read before they are replaced.
+    // The rows pass's writes before the corner handoff reads around them, and the record and
+    // tables read before it replaces them.
     memoryBarrierBuffer();
     barrier();
 #ifdef LF_CORNER_HANDOFF
