@@ -1,7 +1,7 @@
 //! Build steps:
 //! 1. every `shaders/*.comp` -> SPIR-V (Vulkan 1.1) with glslangValidator, embedded in the
 //!    library through `$OUT_DIR/shaders.rs`, and again for each variant it names (a line
-//!    `// variant: NAME DEFINE`); a shader that does not compile fails the build;
+//!    `// variant: NAME DEFINE...`); a shader that does not compile fails the build;
 //! 2. the C header from `src/ffi/dsp.rs`, `src/ffi.rs` and the providers' lookups
 //!    (`src/vp9/lookup.rs`, `src/av1/lookup.rs`) with cbindgen into
 //!    `$OUT_DIR/daedalus.h`; with `DAEDALUS_BLESS_HEADER=1` it is also written to
@@ -71,15 +71,10 @@ fn compile_shaders(dir: &Path, out: &Path) {
         let stem = src.file_stem().unwrap().to_str().unwrap();
         let text = fs::read_to_string(src)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", src.display()));
-        let mut builds = vec![(stem.to_string(), None)];
+        let mut builds = vec![(stem.to_string(), Vec::new())];
         builds.extend(variants(src, &text));
-        for (name, define) in builds {
-            compile_shader(
-                dir,
-                src,
-                &out.join(format!("{name}.spv")),
-                define.as_deref(),
-            );
+        for (name, defines) in builds {
+            compile_shader(dir, src, &out.join(format!("{name}.spv")), &defines);
             table.push_str(&format!(
                 "    ({name:?}, include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{name}.spv\"))),\n"
             ));
@@ -89,16 +84,19 @@ fn compile_shaders(dir: &Path, out: &Path) {
     fs::write(out.join("shaders.rs"), table).unwrap();
 }
 
-/// A shader's variants: each line `// variant: NAME DEFINE` builds the file once more as
-/// shader NAME with DEFINE defined (the frame path's kernels at 10 and 12 bits, say).
-fn variants(src: &Path, text: &str) -> Vec<(String, Option<String>)> {
+/// A shader's variants: each line `// variant: NAME DEFINE...` builds the file once more as
+/// shader NAME with each DEFINE defined (the frame path's kernels at 10 and 12 bits, say).
+fn variants(src: &Path, text: &str) -> Vec<(String, Vec<String>)> {
     text.lines()
         .filter_map(|line| line.strip_prefix("// variant: "))
         .map(
             |rest| match rest.split_whitespace().collect::<Vec<_>>()[..] {
-                [name, define] => (name.to_string(), Some(define.to_string())),
+                [name, ref defines @ ..] if !defines.is_empty() => (
+                    name.to_string(),
+                    defines.iter().map(|d| d.to_string()).collect(),
+                ),
                 _ => panic!(
-                    "{}: `// variant: NAME DEFINE` expected, not `{rest}`",
+                    "{}: `// variant: NAME DEFINE...` expected, not `{rest}`",
                     src.display()
                 ),
             },
@@ -106,10 +104,10 @@ fn variants(src: &Path, text: &str) -> Vec<(String, Option<String>)> {
         .collect()
 }
 
-fn compile_shader(dir: &Path, src: &Path, spv: &Path, define: Option<&str>) {
+fn compile_shader(dir: &Path, src: &Path, spv: &Path, defines: &[String]) {
     let mut command = Command::new("glslangValidator");
     command.args(["-V", "--target-env", "vulkan1.1"]);
-    if let Some(define) = define {
+    for define in defines {
         command.arg(format!("-D{define}"));
     }
     let result = command
@@ -125,7 +123,11 @@ fn compile_shader(dir: &Path, src: &Path, spv: &Path, define: Option<&str>) {
         panic!(
             "shader {}{} does not compile:\n{}{}",
             src.display(),
-            define.map(|d| format!(" with {d}")).unwrap_or_default(),
+            if defines.is_empty() {
+                String::new()
+            } else {
+                format!(" with {}", defines.join(", "))
+            },
             String::from_utf8_lossy(&result.stdout),
             String::from_utf8_lossy(&result.stderr)
         );

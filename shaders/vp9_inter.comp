@@ -4,9 +4,16 @@
 // Intra blocks (and those FFmpeg leaves unpredicted: a reference of invalid dimensions) are
 // left alone.
 // Job: the record index (first_job + workgroup).
+//
+// VP9_SCALED (the `_scaled` variants): a frame with a reference of another size, whose blocks
+// take FFmpeg's scaled functions. Frames without one (nearly all) run the variant without
+// that path, whose code alone made lavapipe's inter prediction take 40 % longer
+// (docs/benchmarks-history.md).
 #version 450
 #extension GL_GOOGLE_include_directive : require
+// variant: vp9_inter_scaled VP9_SCALED
 // variant: vp9_inter_high VP9_HIGH
+// variant: vp9_inter_scaled_high VP9_HIGH VP9_SCALED
 
 // A block's workgroup is one SIMD group of the device (its subgroup size, set by the host:
 // src/gpu/pipeline.rs): most blocks are small, and the lanes of a bigger workgroup would idle

@@ -5,8 +5,9 @@
 // mc_chroma_unscaled with the 8-tap and bilinear functions of vp9dsp_template.c (2-D: a
 // horizontal pass clipped to 8 bits, then a vertical one); scaled references mirror
 // mc_luma_scaled and mc_chroma_scaled (the vector clamped and scaled apart from the position)
-// with do_scaled_8tap_c and do_scaled_bilin_c; their arithmetic is mc_filter.glsl's, which the
-// per-call kernel (mc.comp) shares. Needs vp9_frame.glsl.
+// with do_scaled_8tap_c and do_scaled_bilin_c, where the includer defines VP9_SCALED; their
+// arithmetic is mc_filter.glsl's, which the per-call kernel (mc.comp) shares. Needs
+// vp9_frame.glsl.
 
 #define MC_PIXEL_MAX pixel_max()
 #include "mc_filter.glsl"
@@ -53,6 +54,15 @@ RefView ref_view(uint r, uint p)
     v.step = ivec2(int(data[base + REF_STEP]), int(data[base + REF_STEP + 1u]));
     return v;
 }
+
+// Whether a reference is of another size than the frame: never, unless the includer defines
+// VP9_SCALED (the host runs that variant for the frames that have such a reference), and
+// then the scaled path is code the compiler leaves out.
+#ifdef VP9_SCALED
+bool is_scaled(RefView v) { return v.scale.x != 0; }
+#else
+bool is_scaled(RefView v) { return false; }
+#endif
 
 // The reference's pixel nearest to (x, y) inside its visible size.
 int ref_pixel(RefView v, int x, int y)
@@ -326,7 +336,7 @@ void predict_unit(Block b, uint p, Unit u)
     Plane plane = plane_of(p);
     for (uint r = 0u; r < (comp ? 2u : 1u); r++) {
         RefView v = ref_view(r == 0u ? b.ref_a : b.ref_b, p);
-        bool scaled = v.scale.x != 0;
+        bool scaled = is_scaled(v);
         // unscaled: the vector in 1/16 pel of the plane (1/8 luma pel, halved where subsampled)
         ivec2 m16 = ivec2(u.mv[r].x << (1u - ss_h(p)), u.mv[r].y << (1u - ss_v(p)));
         ivec2 phase = m16 & 15;

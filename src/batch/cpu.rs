@@ -205,10 +205,12 @@ pub(super) unsafe fn run_job_on_cpu(
             run_itx_on_cpu(k, dst, stride, job.coef, job.flags, arena)
         }
         Kernel::Vp9Inter
+        | Kernel::Vp9InterScaled
         | Kernel::Vp9InterResidual
         | Kernel::Vp9Intra
         | Kernel::Vp9Lf
         | Kernel::Vp9InterHigh
+        | Kernel::Vp9InterScaledHigh
         | Kernel::Vp9InterResidualHigh
         | Kernel::Vp9IntraHigh
         | Kernel::Vp9LfHigh

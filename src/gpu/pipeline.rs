@@ -197,10 +197,12 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         "cdef",
         "lf_sb",
         "vp9_inter",
+        "vp9_inter_scaled",
         "vp9_inter_residual",
         "vp9_intra",
         "vp9_lf",
         "vp9_inter_high",
+        "vp9_inter_scaled_high",
         "vp9_inter_residual_high",
         "vp9_intra_high",
         "vp9_lf_high",
@@ -214,7 +216,9 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         // jobs a workgroup takes: 64 and one job, but for the frame path's inter blocks
         // (mostly small) and intra blocks.
         let (expected, spec, jobs_per_group) = match stem {
-            "vp9_inter" | "vp9_inter_high" => (32, vec![simd_workgroup(info)], 1),
+            "vp9_inter" | "vp9_inter_scaled" | "vp9_inter_high" | "vp9_inter_scaled_high" => {
+                (32, vec![simd_workgroup(info)], 1)
+            }
             // (The residuals' jobs are words, a group of them a workgroup.)
             "vp9_inter_residual" | "vp9_inter_residual_high" => {
                 (32, Vec::new(), kernels::RESIDUAL_GROUP as u32)

@@ -62,12 +62,15 @@ pub enum Kernel {
     /// are narrower), the loop filter (a superblock plane each), and three kernels for the
     /// tests alone: the intra predictors, the transforms at 10 and 12 bits (a block each, 32),
     /// and the loop filter's arithmetic at every depth (a line each). The `High` ones are the
-    /// same at 10 and 12 bits (`_high` variants of the shaders: 16-bit pixels).
+    /// same at 10 and 12 bits (`_high` variants of the shaders: 16-bit pixels); the `Scaled`
+    /// ones predict a frame that has a reference of another size (`_scaled` variants).
     Vp9Inter,
+    Vp9InterScaled,
     Vp9InterResidual,
     Vp9Intra,
     Vp9Lf,
     Vp9InterHigh,
+    Vp9InterScaledHigh,
     Vp9InterResidualHigh,
     Vp9IntraHigh,
     Vp9LfHigh,
@@ -86,16 +89,18 @@ pub enum Kernel {
 pub const RESIDUAL_GROUP: usize = 16;
 
 /// The kernels after the transforms, in index order.
-const AFTER_TRANSFORMS: [Kernel; 17] = [
+const AFTER_TRANSFORMS: [Kernel; 19] = [
     Kernel::Mc,
     Kernel::Lf,
     Kernel::Cdef,
     Kernel::LfSb,
     Kernel::Vp9Inter,
+    Kernel::Vp9InterScaled,
     Kernel::Vp9InterResidual,
     Kernel::Vp9Intra,
     Kernel::Vp9Lf,
     Kernel::Vp9InterHigh,
+    Kernel::Vp9InterScaledHigh,
     Kernel::Vp9InterResidualHigh,
     Kernel::Vp9IntraHigh,
     Kernel::Vp9LfHigh,
@@ -121,18 +126,20 @@ impl Kernel {
             Kernel::Cdef => after(2),
             Kernel::LfSb => after(3),
             Kernel::Vp9Inter => after(4),
-            Kernel::Vp9InterResidual => after(5),
-            Kernel::Vp9Intra => after(6),
-            Kernel::Vp9Lf => after(7),
-            Kernel::Vp9InterHigh => after(8),
-            Kernel::Vp9InterResidualHigh => after(9),
-            Kernel::Vp9IntraHigh => after(10),
-            Kernel::Vp9LfHigh => after(11),
-            Kernel::Vp9IpredCheck => after(12),
-            Kernel::Vp9ItxHighCheck => after(13),
-            Kernel::LfFilterCheck => after(14),
-            Kernel::CdefRowCopy => after(15),
-            Kernel::CdefRow => after(16),
+            Kernel::Vp9InterScaled => after(5),
+            Kernel::Vp9InterResidual => after(6),
+            Kernel::Vp9Intra => after(7),
+            Kernel::Vp9Lf => after(8),
+            Kernel::Vp9InterHigh => after(9),
+            Kernel::Vp9InterScaledHigh => after(10),
+            Kernel::Vp9InterResidualHigh => after(11),
+            Kernel::Vp9IntraHigh => after(12),
+            Kernel::Vp9LfHigh => after(13),
+            Kernel::Vp9IpredCheck => after(14),
+            Kernel::Vp9ItxHighCheck => after(15),
+            Kernel::LfFilterCheck => after(16),
+            Kernel::CdefRowCopy => after(17),
+            Kernel::CdefRow => after(18),
         }
     }
 

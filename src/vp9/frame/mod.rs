@@ -197,8 +197,9 @@ struct GpuFrame {
     seq: fates::Seq,
     released: bool,
     loop_filter: bool,
-    /// Whether it has inter blocks at all (not a key frame or an intra-only frame).
-    inter: bool,
+    /// The kernel of its inter blocks' prediction: none in a key frame or an intra-only
+    /// frame, the scaled variant where a reference is of another size.
+    prediction: Option<Kernel>,
     /// What cuts its blocks' transform grids at its edges ([`residuals`]).
     edges: residuals::Frame,
     /// The references' `data[0]`; once it is submitted, those it read while the GPU's result
@@ -443,8 +444,20 @@ fn kernels_usable(bytes_per_pixel: usize) -> bool {
     })
 }
 
+/// The kernel of an inter frame's prediction for pixels of `bytes_per_pixel` bytes, `scaled`
+/// where a reference is of another size.
+fn prediction_kernel(bytes_per_pixel: usize, scaled: bool) -> Kernel {
+    match (bytes_per_pixel == 1, scaled) {
+        (true, false) => Kernel::Vp9Inter,
+        (true, true) => Kernel::Vp9InterScaled,
+        (false, false) => Kernel::Vp9InterHigh,
+        (false, true) => Kernel::Vp9InterScaledHigh,
+    }
+}
+
 /// The frame path's kernels for pixels of `bytes_per_pixel` bytes (1: 8 bits, 2: 10 and 12):
-/// inter prediction, the inter blocks' residuals, intra blocks and the loop filter.
+/// inter prediction (of frames whose references are of their size), the inter blocks'
+/// residuals, intra blocks and the loop filter.
 fn kernels_of(bytes_per_pixel: usize) -> [Kernel; 4] {
     if bytes_per_pixel == 1 {
         [
@@ -550,6 +563,7 @@ impl Decoder {
         let mut ref_buffers = [None; 3];
         let mut references = [0usize; 3];
         let inter = info.keyframe == 0 && info.intraonly == 0;
+        let mut scaled = false;
         for (r, reference) in info.reference.iter().enumerate().filter(|_| inter) {
             if reference.data[0].is_null() {
                 continue;
@@ -563,6 +577,14 @@ impl Decoder {
             let rows = copies::plane_rows(reference.height.max(0) as u32, ss_v);
             frame_copies.references.push((region.clone(), planes, rows));
             regions.push(region);
+            scaled |= reference.mvscale[0] != 0;
+        }
+        let prediction = inter.then(|| prediction_kernel(layout.geometry.bytes_per_pixel, scaled));
+        if let Some(kernel) = prediction.filter(|_| scaled) {
+            // (Built when a stream first has such a frame.)
+            if !gpu.pipelines.has(kernel) {
+                return Err("no kernel for references of another size".into());
+            }
         }
         let words = header::words(info, &layout, frame_planes, ref_planes);
         let scans = header::scans(info)?;
@@ -583,7 +605,7 @@ impl Decoder {
             seq: fates::next_seq(),
             released: false,
             loop_filter: info.filter_level != 0,
-            inter,
+            prediction,
             edges: residuals::Frame {
                 cols: info.cols.max(0) as u32,
                 rows: info.rows.max(0) as u32,
@@ -805,7 +827,7 @@ fn frame_levels(
     filtered: std::ops::Range<usize>,
 ) -> Result<(Levels, u64), String> {
     let layout = submitter.layout;
-    let [inter_kernel, residual_kernel, intra_kernel, lf_kernel] = kernels_of(g.bytes_per_pixel);
+    let [_, residual_kernel, intra_kernel, lf_kernel] = kernels_of(g.bytes_per_pixel);
     // SAFETY: the frame's buffer; the decoder has parsed the rows.
     let (sb_words, records) = unsafe { layout.parsed(submitter.data.ptr) };
     let sb = SbBlocks::new(g.sb_cols, sb_words);
@@ -818,9 +840,9 @@ fn frame_levels(
     }
     // The inter blocks' prediction (none in an intra frame: no workgroup to launch a
     // record), then their residuals by transform block.
-    if on_gpu.inter {
+    if let Some(kernel) = on_gpu.prediction {
         let prediction = runs.iter().map(|r| Dispatch {
-            kernel: inter_kernel,
+            kernel,
             first: r.first,
             count: r.count,
         });

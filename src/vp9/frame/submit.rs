@@ -55,7 +55,10 @@ const COPY_OUT: usize = 5;
 /// The stage of a level by its first dispatch's kernel.
 fn stage_of(kernel: Kernel) -> Option<usize> {
     match kernel {
-        Kernel::Vp9Inter | Kernel::Vp9InterHigh => Some(1),
+        Kernel::Vp9Inter
+        | Kernel::Vp9InterScaled
+        | Kernel::Vp9InterHigh
+        | Kernel::Vp9InterScaledHigh => Some(1),
         Kernel::Vp9InterResidual | Kernel::Vp9InterResidualHigh => Some(2),
         Kernel::Vp9Intra | Kernel::Vp9IntraHigh => Some(3),
         Kernel::Vp9Lf | Kernel::Vp9LfHigh => Some(4),
