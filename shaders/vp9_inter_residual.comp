@@ -9,12 +9,18 @@
 // each a transform block (the record at bit 10, the plane at bit 8, its index in the block's
 // grid of the plane) or NONE past the group's blocks, then 8 words each where its first packed
 // coefficient is.
+//
+// The transform size is the pipeline's (a kernel per size, the host's dispatch per size):
+// lavapipe runs every side of a branch its lanes do not agree on, here every size's
+// transform for each group, which one size a kernel spares (docs/benchmarks-history.md).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // variant: vp9_inter_residual_high VP9_HIGH
 
 #define WORKGROUP 32
 layout(local_size_x = WORKGROUP, local_size_y = 1, local_size_z = 1) in;
+// log2 of the transform size over 4 (0: 4x4 .. 3: 32x32).
+layout(constant_id = 0) const uint SIZE_LOG2 = 0u;
 
 // Room for the residuals: 32 invocations, a column each, of N + 1 words.
 #define ITX_MID_WORDS 1056
@@ -41,21 +47,14 @@ const uint GROUP = 16u;
 const uint SLOTS = 8u;
 const uint NONE = 0xffffffffu;
 
-uint tx_size_of(uint job)
-{
-    Block b = load_block(job >> 10);
-    return ((job >> 8) & 3u) == 0u ? b.tx : b.uvtx;
-}
-
 void main()
 {
     if (GROUP * gl_WorkGroupID.x >= pc.job_count)
         return;
     read_depth();
     uint jobs = header(H_JOBS) + pc.first_job + GROUP * gl_WorkGroupID.x;
-    // The group's size, from its first block (uniform across the workgroup).
-    uint size_log2 = tx_size_of(data[jobs]);
-    uint n = 4u << size_log2;
+    const uint size_log2 = SIZE_LOG2;
+    const uint n = 4u << size_log2;
     uint inv = gl_LocalInvocationID.x;
     uint slot = inv / n, lane = inv % n;
     uint job = data[jobs + slot];

@@ -206,12 +206,12 @@ pub(super) unsafe fn run_job_on_cpu(
         }
         Kernel::Vp9Inter
         | Kernel::Vp9InterScaled
-        | Kernel::Vp9InterResidual
+        | Kernel::Vp9InterResidual(_)
         | Kernel::Vp9Intra
         | Kernel::Vp9Lf
         | Kernel::Vp9InterHigh
         | Kernel::Vp9InterScaledHigh
-        | Kernel::Vp9InterResidualHigh
+        | Kernel::Vp9InterResidualHigh(_)
         | Kernel::Vp9IntraHigh
         | Kernel::Vp9LfHigh
         | Kernel::Vp9IpredCheck

@@ -212,20 +212,22 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
         "cdef_row_copy",
         "cdef_row",
     ] {
-        // The invocations the shader declares, its specialization (a workgroup size) and the
-        // jobs a workgroup takes: 64 and one job, but for the frame path's inter blocks
-        // (mostly small) and intra blocks.
-        let (expected, spec, jobs_per_group) = match stem {
+        // The invocations the shader declares, its specializations (a kernel each: a
+        // workgroup size, a transform size) and the jobs a workgroup takes: 64 and one job,
+        // but for the frame path's inter blocks (mostly small) and intra blocks.
+        let (expected, specs, jobs_per_group) = match stem {
             "vp9_inter" | "vp9_inter_scaled" | "vp9_inter_high" | "vp9_inter_scaled_high" => {
-                (32, vec![simd_workgroup(info)], 1)
+                (32, vec![vec![simd_workgroup(info)]], 1)
             }
             // (The residuals' jobs are words, a group of them a workgroup.)
-            "vp9_inter_residual" | "vp9_inter_residual_high" => {
-                (32, Vec::new(), kernels::RESIDUAL_GROUP as u32)
-            }
-            "vp9_intra" | "vp9_intra_high" => (64, vec![intra_workgroup(info)], 1),
-            "vp9_itx_high_check" => (32, Vec::new(), 1),
-            _ => (64, Vec::new(), 1),
+            "vp9_inter_residual" | "vp9_inter_residual_high" => (
+                32,
+                (0..4).map(|size_log2| vec![size_log2]).collect(),
+                kernels::RESIDUAL_GROUP as u32,
+            ),
+            "vp9_intra" | "vp9_intra_high" => (64, vec![vec![intra_workgroup(info)]], 1),
+            "vp9_itx_high_check" => (32, vec![Vec::new()], 1),
+            _ => (64, vec![Vec::new()], 1),
         };
         let checked = checked_invocations(stem, info).and_then(|n| match n {
             n if n == expected => Ok(()),
@@ -233,18 +235,20 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
                 "shader {stem}: {expected} invocations per job expected"
             )),
         });
-        plans.push(match checked {
-            Ok(()) => Plan::Build {
-                stem,
-                spec,
-                jobs_per_group,
-                optional: true,
-            },
-            Err(why) => {
-                optional_kernel_missing(stem, &why);
-                Plan::Unbuilt { why }
-            }
-        });
+        if let Err(why) = &checked {
+            optional_kernel_missing(stem, why);
+        }
+        for spec in specs {
+            plans.push(match &checked {
+                Ok(()) => Plan::Build {
+                    stem,
+                    spec,
+                    jobs_per_group,
+                    optional: true,
+                },
+                Err(why) => Plan::Unbuilt { why: why.clone() },
+            });
+        }
     }
     // Plans are indexed by `Kernel::index`.
     debug_assert_eq!(plans.len(), kernels::Kernel::COUNT);

@@ -58,7 +58,7 @@ pub enum Kernel {
     /// The frame path's kernels (`shaders/vp9_*.comp`, `crate::vp9::frame`): a workgroup per
     /// job, of 64 invocations but for inter blocks: their prediction (a record each, as many
     /// invocations as the device's subgroup), then their residuals (a group of transform
-    /// blocks each, 32), intra blocks (a superblock plane each, 32 on a device whose subgroups
+    /// blocks of one size each, 32; a kernel per size, 4 << n), intra blocks (a superblock plane each, 32 on a device whose subgroups
     /// are narrower), the loop filter (a superblock plane each), and three kernels for the
     /// tests alone: the intra predictors, the transforms at 10 and 12 bits (a block each, 32),
     /// and the loop filter's arithmetic at every depth (a line each). The `High` ones are the
@@ -66,12 +66,12 @@ pub enum Kernel {
     /// ones predict a frame that has a reference of another size (`_scaled` variants).
     Vp9Inter,
     Vp9InterScaled,
-    Vp9InterResidual,
+    Vp9InterResidual(u8),
     Vp9Intra,
     Vp9Lf,
     Vp9InterHigh,
     Vp9InterScaledHigh,
-    Vp9InterResidualHigh,
+    Vp9InterResidualHigh(u8),
     Vp9IntraHigh,
     Vp9LfHigh,
     Vp9IpredCheck,
@@ -89,19 +89,25 @@ pub enum Kernel {
 pub const RESIDUAL_GROUP: usize = 16;
 
 /// The kernels after the transforms, in index order.
-const AFTER_TRANSFORMS: [Kernel; 19] = [
+const AFTER_TRANSFORMS: [Kernel; 25] = [
     Kernel::Mc,
     Kernel::Lf,
     Kernel::Cdef,
     Kernel::LfSb,
     Kernel::Vp9Inter,
     Kernel::Vp9InterScaled,
-    Kernel::Vp9InterResidual,
+    Kernel::Vp9InterResidual(0),
+    Kernel::Vp9InterResidual(1),
+    Kernel::Vp9InterResidual(2),
+    Kernel::Vp9InterResidual(3),
     Kernel::Vp9Intra,
     Kernel::Vp9Lf,
     Kernel::Vp9InterHigh,
     Kernel::Vp9InterScaledHigh,
-    Kernel::Vp9InterResidualHigh,
+    Kernel::Vp9InterResidualHigh(0),
+    Kernel::Vp9InterResidualHigh(1),
+    Kernel::Vp9InterResidualHigh(2),
+    Kernel::Vp9InterResidualHigh(3),
     Kernel::Vp9IntraHigh,
     Kernel::Vp9LfHigh,
     Kernel::Vp9IpredCheck,
@@ -127,19 +133,19 @@ impl Kernel {
             Kernel::LfSb => after(3),
             Kernel::Vp9Inter => after(4),
             Kernel::Vp9InterScaled => after(5),
-            Kernel::Vp9InterResidual => after(6),
-            Kernel::Vp9Intra => after(7),
-            Kernel::Vp9Lf => after(8),
-            Kernel::Vp9InterHigh => after(9),
-            Kernel::Vp9InterScaledHigh => after(10),
-            Kernel::Vp9InterResidualHigh => after(11),
-            Kernel::Vp9IntraHigh => after(12),
-            Kernel::Vp9LfHigh => after(13),
-            Kernel::Vp9IpredCheck => after(14),
-            Kernel::Vp9ItxHighCheck => after(15),
-            Kernel::LfFilterCheck => after(16),
-            Kernel::CdefRowCopy => after(17),
-            Kernel::CdefRow => after(18),
+            Kernel::Vp9InterResidual(n) => after(6 + n.min(3) as usize),
+            Kernel::Vp9Intra => after(10),
+            Kernel::Vp9Lf => after(11),
+            Kernel::Vp9InterHigh => after(12),
+            Kernel::Vp9InterScaledHigh => after(13),
+            Kernel::Vp9InterResidualHigh(n) => after(14 + n.min(3) as usize),
+            Kernel::Vp9IntraHigh => after(18),
+            Kernel::Vp9LfHigh => after(19),
+            Kernel::Vp9IpredCheck => after(20),
+            Kernel::Vp9ItxHighCheck => after(21),
+            Kernel::LfFilterCheck => after(22),
+            Kernel::CdefRowCopy => after(23),
+            Kernel::CdefRow => after(24),
         }
     }
 

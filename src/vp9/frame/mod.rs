@@ -438,14 +438,12 @@ fn kernels_usable(bytes_per_pixel: usize) -> bool {
         };
         // (Built one after another: the first that fails says so once, the others are not
         // tried.)
-        kernels_of(bytes_per_pixel)
-            .into_iter()
-            .all(|k| gpu.pipelines.has(k))
+        kernels_of(bytes_per_pixel).all(|k| gpu.pipelines.has(k))
     })
 }
 
-/// The kernel of an inter frame's prediction for pixels of `bytes_per_pixel` bytes, `scaled`
-/// where a reference is of another size.
+/// The kernel of an inter frame's prediction for pixels of `bytes_per_pixel` bytes (1: 8 bits,
+/// 2: 10 and 12), `scaled` where a reference is of another size.
 fn prediction_kernel(bytes_per_pixel: usize, scaled: bool) -> Kernel {
     match (bytes_per_pixel == 1, scaled) {
         (true, false) => Kernel::Vp9Inter,
@@ -455,25 +453,31 @@ fn prediction_kernel(bytes_per_pixel: usize, scaled: bool) -> Kernel {
     }
 }
 
-/// The frame path's kernels for pixels of `bytes_per_pixel` bytes (1: 8 bits, 2: 10 and 12):
-/// inter prediction (of frames whose references are of their size), the inter blocks'
-/// residuals, intra blocks and the loop filter.
-fn kernels_of(bytes_per_pixel: usize) -> [Kernel; 4] {
+/// The kernel of the residuals of transform blocks of 4 << `size_log2`.
+fn residual_kernel(bytes_per_pixel: usize, size_log2: usize) -> Kernel {
     if bytes_per_pixel == 1 {
-        [
-            Kernel::Vp9Inter,
-            Kernel::Vp9InterResidual,
-            Kernel::Vp9Intra,
-            Kernel::Vp9Lf,
-        ]
+        Kernel::Vp9InterResidual(size_log2 as u8)
     } else {
-        [
-            Kernel::Vp9InterHigh,
-            Kernel::Vp9InterResidualHigh,
-            Kernel::Vp9IntraHigh,
-            Kernel::Vp9LfHigh,
-        ]
+        Kernel::Vp9InterResidualHigh(size_log2 as u8)
     }
+}
+
+/// The kernels of the wavefront: intra blocks and the loop filter.
+fn wavefront_kernels(bytes_per_pixel: usize) -> [Kernel; 2] {
+    if bytes_per_pixel == 1 {
+        [Kernel::Vp9Intra, Kernel::Vp9Lf]
+    } else {
+        [Kernel::Vp9IntraHigh, Kernel::Vp9LfHigh]
+    }
+}
+
+/// The frame path's kernels for pixels of `bytes_per_pixel` bytes: inter prediction (of
+/// frames whose references are of their size), the residuals of each size, intra blocks and
+/// the loop filter.
+fn kernels_of(bytes_per_pixel: usize) -> impl Iterator<Item = Kernel> {
+    std::iter::once(prediction_kernel(bytes_per_pixel, false))
+        .chain((0..4).map(move |size_log2| residual_kernel(bytes_per_pixel, size_log2)))
+        .chain(wavefront_kernels(bytes_per_pixel))
 }
 
 /// Where the kernels find a frame's planes: its buffer, kept alive, and each plane's byte
@@ -827,7 +831,7 @@ fn frame_levels(
     filtered: std::ops::Range<usize>,
 ) -> Result<(Levels, u64), String> {
     let layout = submitter.layout;
-    let [_, residual_kernel, intra_kernel, lf_kernel] = kernels_of(g.bytes_per_pixel);
+    let [intra_kernel, lf_kernel] = wavefront_kernels(g.bytes_per_pixel);
     // SAFETY: the frame's buffer; the decoder has parsed the rows.
     let (sb_words, records) = unsafe { layout.parsed(submitter.data.ptr) };
     let sb = SbBlocks::new(g.sb_cols, sb_words);
@@ -848,17 +852,27 @@ fn frame_levels(
         });
         levels.push(prediction.collect());
     }
-    let residual_jobs = residuals::jobs(records, &runs, on_gpu.edges, |plane, at, wide| {
-        // SAFETY: the buffer the layout is of; the decoder wrote the rows' end-of-block
-        // positions before it said they were parsed.
-        unsafe { layout.end_of_block(submitter.data.ptr, plane, at, wide) }
-    });
+    let (residual_jobs, by_size) =
+        residuals::jobs(records, &runs, on_gpu.edges, |plane, at, wide| {
+            // SAFETY: the buffer the layout is of; the decoder wrote the rows' end-of-block
+            // positions before it said they were parsed.
+            unsafe { layout.end_of_block(submitter.data.ptr, plane, at, wide) }
+        });
     if !residual_jobs.is_empty() {
-        levels.push(vec![Dispatch {
-            kernel: residual_kernel,
-            first: submitter.push_jobs(&residual_jobs)?,
-            count: residual_jobs.len() as u32,
-        }]);
+        // A dispatch per transform size, side by side.
+        let mut first = submitter.push_jobs(&residual_jobs)?;
+        let mut level = Vec::new();
+        for (size_log2, words) in by_size.into_iter().enumerate() {
+            if words > 0 {
+                level.push(Dispatch {
+                    kernel: residual_kernel(g.bytes_per_pixel, size_log2),
+                    first,
+                    count: words as u32,
+                });
+            }
+            first += words as u32;
+        }
+        levels.push(level);
     }
     let blocks = runs.iter().map(|r| r.count as u64).sum::<u64>();
     // The intra jobs name their orders in the job area, pushed before the jobs.

@@ -53,13 +53,13 @@ pub struct Frame {
 /// for each transform block, `eob(plane, at, wide)` gives its end-of-block position, `at` its
 /// place in the plane's end-of-block array and `wide` that FFmpeg stores it in 16 bits (16x16
 /// and up); those with coefficients are listed, with where their first is. Smallest
-/// transforms first.
+/// transforms first; with the words of each size's groups (a kernel each).
 pub fn jobs(
     records: &[BlockRecord],
     runs: &[Run],
     frame: Frame,
     mut eob: impl FnMut(usize, usize, bool) -> u32,
-) -> Vec<u32> {
+) -> (Vec<u32>, [usize; 4]) {
     // (job word, first coefficient) by size
     let mut by_size: [Vec<(u32, u32)>; 4] = Default::default();
     for run in runs {
@@ -98,8 +98,9 @@ pub fn jobs(
             }
         }
     }
-    let groups: usize = (0..4).map(|s| by_size[s].len().div_ceil(SLOTS >> s)).sum();
-    let mut words = Vec::with_capacity(groups * GROUP);
+    let groups = |s: usize| by_size[s].len().div_ceil(SLOTS >> s);
+    let words_by_size = [0, 1, 2, 3].map(|s| groups(s) * GROUP);
+    let mut words = Vec::with_capacity(words_by_size.iter().sum());
     for (size_log2, list) in by_size.iter().enumerate() {
         for blocks in list.chunks(SLOTS >> size_log2) {
             let jobs = words.len();
@@ -109,7 +110,7 @@ pub fn jobs(
             words.resize(jobs + GROUP, 0);
         }
     }
-    words
+    (words, words_by_size)
 }
 
 /// Transform blocks across and down of a plane of `b` (`vp9_residual.glsl`'s `tx_grid`): the
@@ -164,8 +165,10 @@ mod tests {
             block(1, 3, 9, 1, 0, BLOCK_INTRA, 70),
         ];
         // every transform block ends at position 1: one coefficient each, from 100 on
-        let words = jobs(&records, &[run(0, 5, 100)], FRAME, |_, _, _| 1);
+        let (words, by_size) = jobs(&records, &[run(0, 5, 100)], FRAME, |_, _, _| 1);
         assert_eq!(words.len() % GROUP, 0);
+        // (a dispatch per size, of its groups' words)
+        assert_eq!(by_size, [4 * GROUP, GROUP, 0, 6 * GROUP]);
         let groups: Vec<(&[u32], &[u32])> =
             words.chunks(GROUP).map(|g| g.split_at(SLOTS)).collect();
         let live = groups.iter().flat_map(|g| g.0).filter(|&&w| w != NONE);
@@ -198,7 +201,7 @@ mod tests {
         // 64x64 at column 14 of a 16-column frame: 2 of its 8 8x8 columns inside; 8x8 luma
         let records = [block(14, 0, 0, 1, 0, 0, 3)];
         let mut asked = Vec::new();
-        let words = jobs(&records, &[run(0, 1, 0)], FRAME, |plane, at, wide| {
+        let (words, by_size) = jobs(&records, &[run(0, 1, 0)], FRAME, |plane, at, wide| {
             asked.push((plane, at, wide));
             if plane == 0 && at == 12 + 4 {
                 3
@@ -221,6 +224,7 @@ mod tests {
         assert_eq!(luma[..SLOTS], [1, NONE, NONE, NONE, NONE, NONE, NONE, NONE]);
         assert_eq!(luma[SLOTS], 0);
         assert_eq!(words.len(), 3 * GROUP);
+        assert_eq!(by_size, [2 * GROUP, GROUP, 0, 0]);
         // 16x16 and up store 16-bit positions
         let records = [block(0, 0, 3, 2, 1, 0, 0)];
         let mut wide = Vec::new();

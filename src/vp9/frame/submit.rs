@@ -59,7 +59,7 @@ fn stage_of(kernel: Kernel) -> Option<usize> {
         | Kernel::Vp9InterScaled
         | Kernel::Vp9InterHigh
         | Kernel::Vp9InterScaledHigh => Some(1),
-        Kernel::Vp9InterResidual | Kernel::Vp9InterResidualHigh => Some(2),
+        Kernel::Vp9InterResidual(_) | Kernel::Vp9InterResidualHigh(_) => Some(2),
         Kernel::Vp9Intra | Kernel::Vp9IntraHigh => Some(3),
         Kernel::Vp9Lf | Kernel::Vp9LfHigh => Some(4),
         Kernel::Itx(_)
