@@ -190,9 +190,9 @@ fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
             optional: false,
         });
     }
-    // In kernel order (`Kernel::Cdef`, `LfSb`, the frame path's `Vp9*` (8 bits, then 10 and 12),
-    // `CdefRow*`). Each
-    // serves one decoder or path only: a device that cannot run one keeps the others.
+    // In kernel order (`Kernel::Cdef`, `LfSb`, the frame path's `Vp9*` (8 bits, then 10 and
+    // 12), `CdefRow*`). Each serves one decoder or path only: a device that cannot run one
+    // keeps the others.
     for stem in [
         "cdef",
         "lf_sb",
@@ -353,6 +353,31 @@ impl Pipelines {
         usable
     }
 
+    /// Whether kernel `k` is built (builds nothing).
+    pub fn built(&self, k: kernels::Kernel) -> bool {
+        self.kernels
+            .get(k.index())
+            .and_then(|c| c.get())
+            .is_some_and(|r| r.is_ok())
+    }
+
+    /// Kernel `k` built where it was not yet, as [`Pipelines::has`], but on a thread with a
+    /// driver's stack, waited for: for a kernel first needed in the middle of a stream, on a
+    /// decoding thread whose stack may be small for the driver's compiler.
+    pub fn has_on_driver_stack(&self, k: kernels::Kernel) -> bool {
+        if self.built(k) {
+            return true;
+        }
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .stack_size(DRIVER_STACK_BYTES)
+                .spawn_scoped(scope, || self.has(k))
+                .ok()
+                .and_then(|thread| thread.join().ok())
+                .unwrap_or(false)
+        })
+    }
+
     /// Whether building kernel `k` was tried and failed (builds nothing).
     pub fn failed(&self, k: kernels::Kernel) -> bool {
         self.kernels
@@ -498,7 +523,9 @@ impl Pipelines {
 }
 
 fn optional_kernel_missing(stem: &str, why: &str) {
-    let instead = if stem.starts_with("vp9_") {
+    let instead = if stem.starts_with("vp9_inter_scaled") {
+        "FFmpeg reconstructs the frames that have a reference of another size"
+    } else if stem.starts_with("vp9_") {
         "FFmpeg reconstructs the frame path's frames"
     } else {
         "these calls stay on the CPU"

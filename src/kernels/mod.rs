@@ -58,8 +58,9 @@ pub enum Kernel {
     /// The frame path's kernels (`shaders/vp9_*.comp`, `crate::vp9::frame`): a workgroup per
     /// job, of 64 invocations but for inter blocks: their prediction (a record each, as many
     /// invocations as the device's subgroup), then their residuals (a group of transform
-    /// blocks of one size each, 32; a kernel per size, 4 << n), intra blocks (a superblock plane each, 32 on a device whose subgroups
-    /// are narrower), the loop filter (a superblock plane each), and three kernels for the
+    /// blocks of one size each, 32; a kernel per size, 4 << n), intra blocks (a superblock
+    /// plane each, 32 on a device whose subgroups are narrower), the loop filter (a
+    /// superblock plane each), and three kernels for the
     /// tests alone: the intra predictors, the transforms at 10 and 12 bits (a block each, 32),
     /// and the loop filter's arithmetic at every depth (a line each). The `High` ones are the
     /// same at 10 and 12 bits (`_high` variants of the shaders: 16-bit pixels); the `Scaled`
@@ -125,6 +126,9 @@ impl Kernel {
     #[inline]
     pub fn index(self) -> usize {
         let after = |n: usize| ItxKernel::COUNT + n;
+        if let Kernel::Vp9InterResidual(n) | Kernel::Vp9InterResidualHigh(n) = self {
+            debug_assert!(n < 4, "no transform size {n}");
+        }
         match self {
             Kernel::Itx(k) => k.index(),
             Kernel::Mc => after(0),

@@ -585,8 +585,8 @@ impl Decoder {
         }
         let prediction = inter.then(|| prediction_kernel(layout.geometry.bytes_per_pixel, scaled));
         if let Some(kernel) = prediction.filter(|_| scaled) {
-            // (Built when a stream first has such a frame.)
-            if !gpu.pipelines.has(kernel) {
+            // (Built when a stream first has such a frame, a stall of that frame once.)
+            if !gpu.pipelines.has_on_driver_stack(kernel) {
                 return Err("no kernel for references of another size".into());
             }
         }
