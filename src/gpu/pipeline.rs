@@ -9,7 +9,6 @@ use super::cache::{DiskCache, Outcome};
 use super::error::{vkerr, GpuResult};
 use super::select::DeviceInfo;
 use super::{shaders, spirv};
-use crate::kernels::itx::ItxKernel;
 use crate::kernels::{self, MC_LF_JOBS_PER_GROUP};
 use ash::vk;
 use once_cell::sync::OnceCell;
@@ -169,90 +168,71 @@ fn intra_workgroup(info: &DeviceInfo) -> u32 {
 /// is a required kernel's. An optional kernel's shader the device cannot run is logged here.
 fn plan_all(info: &DeviceInfo) -> GpuResult<Vec<Plan>> {
     let mut plans = Vec::new();
-    for kernel in ItxKernel::all() {
+    // (Plans are indexed by `Kernel::index`, the order of `Kernel::all`.)
+    for kernel in kernels::Kernel::all() {
         let stem = kernel.shader();
-        let invocations = checked_invocations(stem, info)?;
-        plans.push(Plan::Build {
-            stem,
-            spec: kernel.spec_constants().to_vec(),
-            jobs_per_group: invocations / kernel.size().n() as u32,
-            optional: false,
-        });
-    }
-    for stem in ["mc", "lf"] {
-        if checked_invocations(stem, info)? != 8 * MC_LF_JOBS_PER_GROUP {
-            return Err(format!("shader {stem}: 8 invocations per job expected"));
-        }
-        plans.push(Plan::Build {
-            stem,
-            spec: Vec::new(),
-            jobs_per_group: MC_LF_JOBS_PER_GROUP,
-            optional: false,
-        });
-    }
-    // In kernel order (`Kernel::Cdef`, `LfSb`, the frame path's `Vp9*` (8 bits, then 10 and
-    // 12), `CdefRow*`). Each serves one decoder or path only: a device that cannot run one
-    // keeps the others.
-    for stem in [
-        "cdef",
-        "lf_sb",
-        "vp9_inter",
-        "vp9_inter_scaled",
-        "vp9_inter_residual",
-        "vp9_intra",
-        "vp9_lf",
-        "vp9_inter_high",
-        "vp9_inter_scaled_high",
-        "vp9_inter_residual_high",
-        "vp9_intra_high",
-        "vp9_lf_high",
-        "vp9_ipred_check",
-        "vp9_itx_high_check",
-        "lf_filter_check",
-        "cdef_row_copy",
-        "cdef_row",
-    ] {
-        // The invocations the shader declares, its specializations (a kernel each: a
-        // workgroup size, a transform size) and the jobs a workgroup takes: 64 and one job,
-        // but for the frame path's inter blocks (mostly small) and intra blocks.
-        let (expected, specs, jobs_per_group) = match stem {
-            "vp9_inter" | "vp9_inter_scaled" | "vp9_inter_high" | "vp9_inter_scaled_high" => {
-                (32, vec![vec![simd_workgroup(info)]], 1)
-            }
-            // (The residuals' jobs are words, a group of them a workgroup.)
-            "vp9_inter_residual" | "vp9_inter_residual_high" => (
-                32,
-                (0..4).map(|size_log2| vec![size_log2]).collect(),
-                kernels::RESIDUAL_GROUP as u32,
-            ),
-            "vp9_intra" | "vp9_intra_high" => (64, vec![vec![intra_workgroup(info)]], 1),
-            "vp9_itx_high_check" => (32, vec![Vec::new()], 1),
-            _ => (64, vec![Vec::new()], 1),
-        };
-        let checked = checked_invocations(stem, info).and_then(|n| match n {
-            n if n == expected => Ok(()),
-            _ => Err(format!(
-                "shader {stem}: {expected} invocations per job expected"
-            )),
-        });
-        if let Err(why) = &checked {
-            optional_kernel_missing(stem, why);
-        }
-        for spec in specs {
-            plans.push(match &checked {
-                Ok(()) => Plan::Build {
+        plans.push(match kernel {
+            kernels::Kernel::Itx(k) => Plan::Build {
+                stem,
+                spec: k.spec_constants().to_vec(),
+                jobs_per_group: checked_invocations(stem, info)? / k.size().n() as u32,
+                optional: false,
+            },
+            kernels::Kernel::Mc | kernels::Kernel::Lf => {
+                if checked_invocations(stem, info)? != 8 * MC_LF_JOBS_PER_GROUP {
+                    return Err(format!("shader {stem}: 8 invocations per job expected"));
+                }
+                Plan::Build {
                     stem,
-                    spec,
-                    jobs_per_group,
-                    optional: true,
-                },
-                Err(why) => Plan::Unbuilt { why: why.clone() },
-            });
+                    spec: Vec::new(),
+                    jobs_per_group: MC_LF_JOBS_PER_GROUP,
+                    optional: false,
+                }
+            }
+            // Each of the others serves one decoder or path only: a device that cannot run
+            // one keeps the others.
+            _ => optional_plan(kernel, info),
+        });
+    }
+    Ok(plans)
+}
+
+/// An optional kernel's plan: the invocations its shader must declare, its specialization
+/// (a workgroup size, a transform size) and the jobs a workgroup takes: 64 and one job, but
+/// for the frame path's inter blocks (mostly small) and intra blocks.
+fn optional_plan(kernel: kernels::Kernel, info: &DeviceInfo) -> Plan {
+    use kernels::Kernel as K;
+    let stem = kernel.shader();
+    let (expected, spec, jobs_per_group) = match kernel {
+        K::Vp9Inter | K::Vp9InterScaled | K::Vp9InterHigh | K::Vp9InterScaledHigh => {
+            (32, vec![simd_workgroup(info)], 1)
+        }
+        // (The residuals' jobs are words, a group of them a workgroup.)
+        K::Vp9InterResidual(size_log2) | K::Vp9InterResidualHigh(size_log2) => {
+            (32, vec![size_log2 as u32], kernels::RESIDUAL_GROUP as u32)
+        }
+        K::Vp9Intra | K::Vp9IntraHigh => (64, vec![intra_workgroup(info)], 1),
+        K::Vp9ItxHighCheck => (32, Vec::new(), 1),
+        _ => (64, Vec::new(), 1),
+    };
+    let checked = checked_invocations(stem, info).and_then(|n| match n {
+        n if n == expected => Ok(()),
+        _ => Err(format!(
+            "shader {stem}: {expected} invocations per job expected"
+        )),
+    });
+    match checked {
+        Ok(()) => Plan::Build {
+            stem,
+            spec,
+            jobs_per_group,
+            optional: true,
+        },
+        Err(why) => {
+            optional_kernel_missing(stem, &why);
+            Plan::Unbuilt { why }
         }
     }
-    // Plans are indexed by `Kernel::index`.
-    debug_assert_eq!(plans.len(), kernels::Kernel::COUNT);
-    Ok(plans)
 }
 
 impl Pipelines {

@@ -166,6 +166,33 @@ impl Kernel {
         ItxKernel::all().map(Kernel::Itx).chain(AFTER_TRANSFORMS)
     }
 
+    /// Its shader's stem (`shaders/STEM.comp`, or a variant a shader names): several kernels
+    /// may share one, specialized apart.
+    pub fn shader(self) -> &'static str {
+        match self {
+            Kernel::Itx(k) => k.shader(),
+            Kernel::Mc => "mc",
+            Kernel::Lf => "lf",
+            Kernel::Cdef => "cdef",
+            Kernel::LfSb => "lf_sb",
+            Kernel::Vp9Inter => "vp9_inter",
+            Kernel::Vp9InterScaled => "vp9_inter_scaled",
+            Kernel::Vp9InterResidual(_) => "vp9_inter_residual",
+            Kernel::Vp9Intra => "vp9_intra",
+            Kernel::Vp9Lf => "vp9_lf",
+            Kernel::Vp9InterHigh => "vp9_inter_high",
+            Kernel::Vp9InterScaledHigh => "vp9_inter_scaled_high",
+            Kernel::Vp9InterResidualHigh(_) => "vp9_inter_residual_high",
+            Kernel::Vp9IntraHigh => "vp9_intra_high",
+            Kernel::Vp9LfHigh => "vp9_lf_high",
+            Kernel::Vp9IpredCheck => "vp9_ipred_check",
+            Kernel::Vp9ItxHighCheck => "vp9_itx_high_check",
+            Kernel::LfFilterCheck => "lf_filter_check",
+            Kernel::CdefRowCopy => "cdef_row_copy",
+            Kernel::CdefRow => "cdef_row",
+        }
+    }
+
     /// 32-bit words of one of its jobs in the job buffer (a multiple of 4: `uvec4`s).
     pub fn job_words(self) -> usize {
         // Motion compensation carries its source and filter taps; the rest fit a uvec4.
