@@ -390,7 +390,7 @@ fn device_settled(bytes_per_pixel: usize) -> bool {
         // (lavapipe compiles the kernels with LLVM on this thread: a main thread's stack.)
         let spawned = std::thread::Builder::new()
             .name("daedalus-setup".into())
-            .stack_size(8 << 20)
+            .stack_size(crate::gpu::pipeline::DRIVER_STACK_BYTES)
             .spawn(move || {
                 crate::log::guard("device set-up", false, || kernels_usable(bytes_per_pixel));
                 // (After a panic, no device: every frame of the depth is FFmpeg's.)
@@ -438,46 +438,53 @@ fn kernels_usable(bytes_per_pixel: usize) -> bool {
         };
         // (Built one after another: the first that fails says so once, the others are not
         // tried.)
-        kernels_of(bytes_per_pixel).all(|k| gpu.pipelines.has(k))
+        FrameKernels::of(bytes_per_pixel)
+            .needed()
+            .all(|k| gpu.pipelines.has(k))
     })
 }
 
-/// The kernel of an inter frame's prediction for pixels of `bytes_per_pixel` bytes (1: 8 bits,
-/// 2: 10 and 12), `scaled` where a reference is of another size.
-fn prediction_kernel(bytes_per_pixel: usize, scaled: bool) -> Kernel {
-    match (bytes_per_pixel == 1, scaled) {
-        (true, false) => Kernel::Vp9Inter,
-        (true, true) => Kernel::Vp9InterScaled,
-        (false, false) => Kernel::Vp9InterHigh,
-        (false, true) => Kernel::Vp9InterScaledHigh,
-    }
+/// The frame path's kernels for pixels of one depth: inter prediction (`scaled` for the
+/// frames that have a reference of another size), the residuals of each transform size, intra
+/// blocks and the loop filter.
+struct FrameKernels {
+    prediction: Kernel,
+    scaled: Kernel,
+    residuals: [Kernel; 4],
+    intra: Kernel,
+    loop_filter: Kernel,
 }
 
-/// The kernel of the residuals of transform blocks of 4 << `size_log2`.
-fn residual_kernel(bytes_per_pixel: usize, size_log2: usize) -> Kernel {
-    if bytes_per_pixel == 1 {
-        Kernel::Vp9InterResidual(size_log2 as u8)
-    } else {
-        Kernel::Vp9InterResidualHigh(size_log2 as u8)
+impl FrameKernels {
+    /// For pixels of `bytes_per_pixel` bytes (1: 8 bits, 2: 10 and 12).
+    fn of(bytes_per_pixel: usize) -> FrameKernels {
+        use Kernel as K;
+        if bytes_per_pixel == 1 {
+            FrameKernels {
+                prediction: K::Vp9Inter,
+                scaled: K::Vp9InterScaled,
+                residuals: [0, 1, 2, 3].map(K::Vp9InterResidual),
+                intra: K::Vp9Intra,
+                loop_filter: K::Vp9Lf,
+            }
+        } else {
+            FrameKernels {
+                prediction: K::Vp9InterHigh,
+                scaled: K::Vp9InterScaledHigh,
+                residuals: [0, 1, 2, 3].map(K::Vp9InterResidualHigh),
+                intra: K::Vp9IntraHigh,
+                loop_filter: K::Vp9LfHigh,
+            }
+        }
     }
-}
 
-/// The kernels of the wavefront: intra blocks and the loop filter.
-fn wavefront_kernels(bytes_per_pixel: usize) -> [Kernel; 2] {
-    if bytes_per_pixel == 1 {
-        [Kernel::Vp9Intra, Kernel::Vp9Lf]
-    } else {
-        [Kernel::Vp9IntraHigh, Kernel::Vp9LfHigh]
+    /// Those every stream of the depth needs (the scaled prediction is built when a frame
+    /// first needs it).
+    fn needed(&self) -> impl Iterator<Item = Kernel> + '_ {
+        std::iter::once(self.prediction)
+            .chain(self.residuals)
+            .chain([self.intra, self.loop_filter])
     }
-}
-
-/// The frame path's kernels for pixels of `bytes_per_pixel` bytes: inter prediction (of
-/// frames whose references are of their size), the residuals of each size, intra blocks and
-/// the loop filter.
-fn kernels_of(bytes_per_pixel: usize) -> impl Iterator<Item = Kernel> {
-    std::iter::once(prediction_kernel(bytes_per_pixel, false))
-        .chain((0..4).map(move |size_log2| residual_kernel(bytes_per_pixel, size_log2)))
-        .chain(wavefront_kernels(bytes_per_pixel))
 }
 
 /// Where the kernels find a frame's planes: its buffer, kept alive, and each plane's byte
@@ -583,7 +590,12 @@ impl Decoder {
             regions.push(region);
             scaled |= reference.mvscale[0] != 0;
         }
-        let prediction = inter.then(|| prediction_kernel(layout.geometry.bytes_per_pixel, scaled));
+        let kernels = FrameKernels::of(layout.geometry.bytes_per_pixel);
+        let prediction = inter.then_some(if scaled {
+            kernels.scaled
+        } else {
+            kernels.prediction
+        });
         if let Some(kernel) = prediction.filter(|_| scaled) {
             // (Built when a stream first has such a frame, a stall of that frame once.)
             if !gpu.pipelines.has_on_driver_stack(kernel) {
@@ -831,7 +843,7 @@ fn frame_levels(
     filtered: std::ops::Range<usize>,
 ) -> Result<(Levels, u64), String> {
     let layout = submitter.layout;
-    let [intra_kernel, lf_kernel] = wavefront_kernels(g.bytes_per_pixel);
+    let kernels = FrameKernels::of(g.bytes_per_pixel);
     // SAFETY: the frame's buffer; the decoder has parsed the rows.
     let (sb_words, records) = unsafe { layout.parsed(submitter.data.ptr) };
     let sb = SbBlocks::new(g.sb_cols, sb_words);
@@ -865,7 +877,7 @@ fn frame_levels(
         for (size_log2, words) in by_size.into_iter().enumerate() {
             if words > 0 {
                 level.push(Dispatch {
-                    kernel: residual_kernel(g.bytes_per_pixel, size_log2),
+                    kernel: kernels.residuals[size_log2],
                     first,
                     count: words as u32,
                 });
@@ -895,7 +907,7 @@ fn frame_levels(
         let mut dispatches = Vec::new();
         if !level.lf.is_empty() {
             dispatches.push(Dispatch {
-                kernel: lf_kernel,
+                kernel: kernels.loop_filter,
                 first: submitter.push_jobs(&level.lf)?,
                 count: level.lf.len() as u32,
             });
@@ -903,7 +915,7 @@ fn frame_levels(
         if !level.intra.is_empty() {
             level.intra.iter_mut().for_each(|order| *order += orders_at);
             dispatches.push(Dispatch {
-                kernel: intra_kernel,
+                kernel: kernels.intra,
                 first: submitter.push_jobs(&level.intra)?,
                 count: level.intra.len() as u32,
             });
