@@ -356,7 +356,7 @@ mod tests {
             &[
                 "int stride = int(jb.y);",
                 "uint first = jb.x + uint(line * (columns ? stride : 1));",
-                "uvec2 c = column_slots(jb.z, seg, walk_step);",
+                "walk_edges(jb.z, l, false, 0u);",
                 "coefs[jb.w + 2u * l]",
             ],
         );

@@ -541,6 +541,13 @@ impl Decoder {
         let f = &info.frame;
         let (frame_region, frame_planes) =
             planes_of(f.data, f.linesize).ok_or("a frame outside the memory the GPU reaches")?;
+        // The loop filter reads and writes the frame's rows by words (`shaders/vp9_lf.comp`).
+        if frame_planes
+            .iter()
+            .any(|&(at, stride)| (at | stride) % 4 != 0)
+        {
+            return Err("a frame whose planes do not start on a word".into());
+        }
         if self.gpu.as_ref().is_none_or(|s| s.layout != layout) {
             // (Not busy: a held frame took its own along.)
             self.gpu = None;
@@ -906,17 +913,19 @@ fn frame_levels(
         // after the other, as lavapipe does, an intra block it should have waited for shows.)
         let mut dispatches = Vec::new();
         if !level.lf.is_empty() {
+            let first = submitter.push_jobs(&level.lf)?;
             dispatches.push(Dispatch {
                 kernel: kernels.loop_filter,
-                first: submitter.push_jobs(&level.lf)?,
+                first: submitter.job_word(first),
                 count: level.lf.len() as u32,
             });
         }
         if !level.intra.is_empty() {
             level.intra.iter_mut().for_each(|order| *order += orders_at);
+            let first = submitter.push_jobs(&level.intra)?;
             dispatches.push(Dispatch {
                 kernel: kernels.intra,
-                first: submitter.push_jobs(&level.intra)?,
+                first: submitter.job_word(first),
                 count: level.intra.len() as u32,
             });
         }

@@ -246,6 +246,13 @@ impl Submitter {
         Ok(first as u32)
     }
 
+    /// The word of the frame's data that job `index` of the job area is: the wavefront's
+    /// kernels take their first job so, which spares them a read of the job area's place
+    /// before the read of their job, on a path where a level waits for its slowest workgroup.
+    pub fn job_word(&self, index: u32) -> u32 {
+        (self.layout.jobs / 4) as u32 + index
+    }
+
     /// Bytes of the frame's data the decoder wrote for the next submission: copied to the
     /// device-local copy at its start, where there is one.
     pub fn stage(&mut self, bytes: Range<usize>) {
