@@ -76,6 +76,7 @@ void store_word(uint at, uint v, bool both)
         px_words[at] = v;
 }
 
+// Reads the words of the plane `jb` that its rows pass reaches into `rows_tile`: the whole
 // workgroup, `inv` its invocation, in uniform control flow (barriers inside).
 void load_rows_tile(uvec4 jb, uint inv, bool both)
 {

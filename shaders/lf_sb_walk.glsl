@@ -136,8 +136,6 @@ void list_edges(uint list)
     list_reach[list] = ivec2(lo, hi);
 }
 
-// Reads the words of the plane `jb` that its rows pass reaches into `rows_tile`: the whole
-
 // Fills the tables of the plane with parameters `params` (bit 0: ss_h, bit 1: ss_v, bit 2: at
 // the frame's left, bit 3: at its top) and lists their edges: every invocation `l` (64) of the
 // workgroup, in uniform control flow, its record written (barriers inside).

@@ -130,7 +130,8 @@ void main()
     bool has_next = col + 1u < sb_cols;
     // The superblock's plane: its width and lines, and how many of each the frame reaches
     // (FFmpeg's masks mark no edge past the frame's last 8x8 block; a chroma plane's last
-    // block of 4 pixels rounds up to 8, as the filters reach).
+    // block of 4 pixels rounds up to 8, as the filters reach: within the dimensions FFmpeg
+    // aligns a frame's buffers to).
     int width = int(64u >> sh), lines = int(64u >> sv);
     int plane_w = int(((data[H_COLS] * 8u >> sh) + 7u) & ~7u);
     int plane_h = int(((data[H_ROWS] * 8u >> sv) + 7u) & ~7u);
@@ -155,12 +156,15 @@ void main()
                             : (l < 32u ? at_filter + masks + (l - 16u) : H_LIMITS + (l - 32u))];
     uint next = has_next && l < 24u ? data[at_filter + 48u + (l < 16u ? l : masks + (l - 16u))]
                                     : 0u;
-    // This invocation's line of the columns pass.
+    // This invocation's line of the columns pass. (Not left of the superblock on the last
+    // segment's lines: their left edge is the corner handoff's, filtered with the superblock
+    // left, and the superblock below that one, which may be in this level, writes there.)
     bool has_line = line < seen_h;
+    int line_left = uint(line) >> 3 == last ? 0 : left;
     uint got[LINE_WORDS];
     for (uint k = 0u; k < LINE_WORDS; k++) {
         int x = int(k * WP) - 8;
-        got[k] = has_line && x >= left && x < seen_w
+        got[k] = has_line && x >= line_left && x < seen_w
                      ? px_words[(origin + line * stride + x) / WORD_PIXELS]
                      : 0u;
     }
