@@ -10,7 +10,8 @@
 //! segment's edges in that order, line by line, is FFmpeg's result: the CPU ([`run_pass`])
 //! does that with 8-line calls. The GPU (`shaders/lf_sb_pass.glsl`) is handed a plane's
 //! masks as they are ([`SbPlane`]) and walks them itself, a step of the walk per invocation
-//! ([`slot_table`] is that walk in Rust), then filters one line per invocation.
+//! (`shaders/lf_sb_walk.glsl`, shared with the frame path's loop filter; [`slot_table`] is
+//! that walk in Rust), then filters one line per invocation.
 
 use super::job::{Job, JobHeader};
 use crate::kernels::lf::{filter_half, LfDir, LfHalf};
@@ -328,7 +329,7 @@ const AT_LEFT: u32 = 4;
 const AT_TOP: u32 = 8;
 /// One plane of a superblock as the decoder's loop filter hands it over: both of its passes
 /// in one call. What the GPU needs is copied as is ([`SbPlane::write_record`]), and the GPU
-/// walks the masks itself (`shaders/lf_sb_pass.glsl`, mirrored by [`slot_table`]): recording
+/// walks the masks itself (`shaders/lf_sb_walk.glsl`, mirrored by [`slot_table`]): recording
 /// a plane costs a copy of 256 bytes rather than FFmpeg's walk.
 #[derive(Clone, Copy)]
 pub struct SbPlane<'a> {
