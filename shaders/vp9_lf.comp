@@ -113,6 +113,211 @@ ivec2 filter_list(uint list)
     return changed;
 }
 
+// The plane of a superblock a workgroup filters.
+struct Plane {
+    int origin, stride; // its first pixel and its rows' stride, in pixels of the binding
+    int width, lines;   // the superblock's pixels across and lines (64, or 32 subsampled)
+    // How many of each the frame reaches (FFmpeg's masks mark no edge past the frame's last
+    // 8x8 block; a chroma plane's last block of 4 pixels rounds up to 8, as the filters
+    // reach: within the dimensions FFmpeg aligns a frame's buffers to).
+    int seen_w, seen_h;
+    int left, top;      // -8 where the passes reach into the superblock left / above, else 0
+    uint params;        // the walk's parameters (lf_sb_walk.glsl)
+    uint last;          // the plane's last 8-line segment
+    bool has_next;      // a superblock right of this one (the corner handoff's)
+};
+
+Plane plane_of(uint sb, uint p)
+{
+    uint sh = p == 0u ? 0u : data[H_SS_H], sv = p == 0u ? 0u : data[H_SS_V];
+    uint sb_cols = data[H_SB_COLS];
+    uint col = sb % sb_cols, row = sb / sb_cols;
+    Plane pl;
+    pl.width = int(64u >> sh);
+    pl.lines = int(64u >> sv);
+    int plane_w = int(((data[H_COLS] * 8u >> sh) + 7u) & ~7u);
+    int plane_h = int(((data[H_ROWS] * 8u >> sv) + 7u) & ~7u);
+    pl.seen_w = min(pl.width, plane_w - int(col) * pl.width);
+    pl.seen_h = min(pl.lines, plane_h - int(row) * pl.lines);
+    pl.left = col == 0u ? 0 : -8;
+    pl.top = row == 0u ? 0 : -8;
+    // (In pixels: the header has bytes.)
+    pl.stride = int(data[H_PLANE + 2u * p + 1u] >> (PIXEL_BITS >> 4u));
+    pl.origin = int(data[H_PLANE + 2u * p] >> (PIXEL_BITS >> 4u)) +
+                int(row) * pl.lines * pl.stride + int(col) * pl.width;
+    pl.params = sh | (sv << 1) | (col == 0u ? 4u : 0u) | (row == 0u ? 8u : 0u);
+    pl.last = (8u >> sv) - 1u;
+    pl.has_next = col + 1u < sb_cols;
+    return pl;
+}
+
+// The word of the frame holding pixel `x` of line `y` of the plane (x, y multiples of what a
+// word holds across, from the superblock's first pixel).
+uint frame_word(Plane pl, int y, int x)
+{
+    return uint((pl.origin + y * pl.stride + x) / WORD_PIXELS);
+}
+
+// The pixels of `buf` from `at` packed into a word.
+uint packed(int at)
+{
+    uint word = 0u;
+    for (int k = 0; k < WORD_PIXELS; k++)
+        word |= uint(buf[at + k]) << (PIXEL_BITS * uint(k));
+    return word;
+}
+
+// What a workgroup reads at its start, all at once: each invocation's columns-pass line,
+// its share of the rows above the superblock, and (invocations below 8) the corner handoff's
+// 8 pixels of the superblock right of it on line 8 last + invocation.
+const uint ABOVE = 8u * ROW_WORDS / 64u;
+const uint CORNER_WORDS = 8u / WP;
+uint line_words[LINE_WORDS];
+uint above[ABOVE];
+uint corner_words[CORNER_WORDS];
+
+void read_pixels(Plane pl, uint l)
+{
+    int line = int(l);
+    // Not left of the superblock on the last segment's lines: their left edge is the corner
+    // handoff's, filtered with the superblock left, and the superblock below that one, which
+    // may be in this level, writes there.
+    bool has_line = line < pl.seen_h;
+    int line_left = l >> 3 == pl.last ? 0 : pl.left;
+    for (uint k = 0u; k < LINE_WORDS; k++) {
+        int x = int(k * WP) - 8;
+        line_words[k] = has_line && x >= line_left && x < pl.seen_w
+                            ? px_words[frame_word(pl, line, x)]
+                            : 0u;
+    }
+    for (uint k = 0u; k < ABOVE; k++) {
+        uint i = l + 64u * k;
+        int y = int(i / ROW_WORDS) - 8, x = int((i % ROW_WORDS) * WP);
+        above[k] = pl.top < 0 && x < pl.seen_w ? px_words[frame_word(pl, y, x)] : 0u;
+    }
+    int corner_line = int(8u * pl.last + l);
+    bool corner = pl.has_next && l < 8u && corner_line < pl.seen_h;
+    for (uint k = 0u; k < CORNER_WORDS; k++)
+        corner_words[k] = corner ? px_words[frame_word(pl, corner_line, pl.width) + k] : 0u;
+}
+
+// The columns pass: invocation `l` filters row `l`, leaves it in the tile by rows and writes
+// back what its left edge changed in the superblock left of it; the rows above go into the
+// tile too.
+void columns_pass(Plane pl, uint l)
+{
+    int line = int(l);
+    for (int b = 0; b < SPAN; b++)
+        buf[b] = b < int(8u + 64u)
+                     ? int(pixel_of(line_words[b / WORD_PIXELS], uint(b % WORD_PIXELS)))
+                     : 0;
+    if (line < pl.seen_h) {
+        ivec2 changed = filter_list(l >> 3);
+        for (int w = 0; w < int(ROW_WORDS); w++)
+            if (w * WORD_PIXELS < pl.seen_w)
+                tile[uint(line + 8) * ROW_WORDS + uint(w)] = packed(8 + w * WORD_PIXELS);
+        if (changed.x < 0)
+            for (int w = 0; w < 8 / WORD_PIXELS; w++)
+                px_words[frame_word(pl, line, -8) + uint(w)] = packed(w * WORD_PIXELS);
+    }
+    for (uint k = 0u; k < ABOVE; k++)
+        tile[l + 64u * k] = above[k];
+}
+
+// The rows pass: invocation `l` filters column `l`, read from the tile by rows and left there
+// by columns once every invocation has read its column (barriers inside). Invocation 0 also
+// finds the corner handoff's edge meanwhile (the record is the next superblock's by then).
+void rows_pass(Plane pl, uint l)
+{
+    int line = int(l);
+    bool has_column = line < pl.seen_w;
+    uint at_word = l / WP, at_pixel = l % WP;
+    for (int b = 0; b < SPAN; b++) {
+        int y = b - 8;
+        buf[b] = y >= pl.top && y < pl.seen_h
+                     ? int(pixel_of(tile[uint(b) * ROW_WORDS + at_word], at_pixel))
+                     : 0;
+    }
+    if (has_column)
+        filter_list(8u + (l >> 3));
+    // The left edge of the next superblock's last segment.
+    if (pl.has_next && l == 0u)
+        corner_word = column_slots(pl.params & ~4u, pl.last, 0u).x;
+    barrier();
+    if (has_column) {
+        for (int g = 0; g < int(COL_WORDS); g++) {
+            int y = g * WORD_PIXELS - 8;
+            if (y >= pl.top && y < pl.seen_h)
+                tile[l * COL_WORDS + uint(g)] = packed(g * WORD_PIXELS);
+        }
+    }
+    barrier();
+}
+
+// The corner handoff: the left edge of the last 8 lines of the superblock right of this one,
+// which that superblock's columns pass leaves out (src/vp9/frame/loopfilter.rs). An invocation
+// a line: this superblock's 8 pixels from the tile, the next one's as read, the next one's
+// back to the frame, this one's back to the tile (barriers inside).
+void corner_handoff(Plane pl, uint l)
+{
+    if (!pl.has_next || corner_word == 0u || int(8u * pl.last) >= pl.seen_h)
+        return;
+    if (l < 8u) {
+        uint word = corner_word;
+        int wd = ((word >> 6) & 3u) == 1u ? 4 : (((word >> 6) & 3u) == 2u ? 8 : 16);
+        int line = int(8u * pl.last + l);
+        uint y = uint(line + 8);
+        int v[16];
+        for (int j = 0; j < 8; j++)
+            v[j] = int(pixel_of(tile[uint(pl.width - 8 + j) * COL_WORDS + y / WP], y % WP));
+        for (int j = 0; j < 8; j++)
+            v[8 + j] = int(pixel_of(corner_words[j / WORD_PIXELS], uint(j % WORD_PIXELS)));
+        ivec2 r = filter_values(v, wd, int((word >> 8) & 0xffu), int((word >> 16) & 0xffu),
+                                int(word >> 24));
+        for (int j = 0; j < 8; j++)
+            corner_out[8u * l + uint(j)] = uint(v[j]);
+        if (r.y > 8) {
+            for (int j = 0; j < 8; j++)
+                buf[j] = v[8 + j];
+            for (int w = 0; w < int(CORNER_WORDS); w++)
+                px_words[frame_word(pl, line, pl.width) + uint(w)] = packed(w * WORD_PIXELS);
+        }
+    }
+    barrier();
+    // This superblock's 8 columns of those lines back in the tile, a word each.
+    if (l < 8u * CORNER_WORDS) {
+        uint j = l % 8u, g = l / 8u;
+        uint word = 0u;
+        for (uint k = 0u; k < WP; k++)
+            word |= corner_out[8u * (g * WP + k) + j] << (PIXEL_BITS * k);
+        tile[uint(pl.width - 8) * COL_WORDS + j * COL_WORDS + (8u * pl.last + 8u) / WP + g] =
+            word;
+    }
+    barrier();
+}
+
+// The tile back to the frame by rows: a block of WORD_PIXELS columns' words of a group of
+// WORD_PIXELS rows becomes those rows' words of those columns.
+void write_back(Plane pl, uint l)
+{
+    uint blocks = uint(pl.seen_w / WORD_PIXELS) * COL_WORDS;
+    for (uint i = l; i < blocks; i += 64u) {
+        uint w = i / COL_WORDS, g = i % COL_WORDS;
+        int y0 = int(g * WP) - 8;
+        if (y0 < pl.top || y0 >= pl.seen_h)
+            continue;
+        uint column_words[WORD_PIXELS];
+        for (uint j = 0u; j < WP; j++)
+            column_words[j] = tile[(w * WP + j) * COL_WORDS + g];
+        for (uint k = 0u; k < WP; k++) {
+            uint word = 0u;
+            for (uint j = 0u; j < WP; j++)
+                word |= pixel_of(column_words[j], k) << (PIXEL_BITS * j);
+            px_words[frame_word(pl, y0 + int(k), 0) + w] = word;
+        }
+    }
+}
+
 void main()
 {
     if (gl_WorkGroupID.x >= pc.job_count)
@@ -124,189 +329,30 @@ void main()
     // (first_job: the word of the frame's data where the dispatch's jobs begin.)
     uint job = data[pc.first_job + gl_WorkGroupID.x];
     uint sb = job & 0xffffffu, p = (job >> 24) & 3u;
-    uint sh = p == 0u ? 0u : data[H_SS_H], sv = p == 0u ? 0u : data[H_SS_V];
-    uint sb_cols = data[H_SB_COLS];
-    uint col = sb % sb_cols, row = sb / sb_cols;
-    bool has_next = col + 1u < sb_cols;
-    // The superblock's plane: its width and lines, and how many of each the frame reaches
-    // (FFmpeg's masks mark no edge past the frame's last 8x8 block; a chroma plane's last
-    // block of 4 pixels rounds up to 8, as the filters reach: within the dimensions FFmpeg
-    // aligns a frame's buffers to).
-    int width = int(64u >> sh), lines = int(64u >> sv);
-    int plane_w = int(((data[H_COLS] * 8u >> sh) + 7u) & ~7u);
-    int plane_h = int(((data[H_ROWS] * 8u >> sv) + 7u) & ~7u);
-    int seen_w = min(width, plane_w - int(col) * width);
-    int seen_h = min(lines, plane_h - int(row) * lines);
-    int left = col == 0u ? 0 : -8, top = row == 0u ? 0 : -8;
-    // (In pixels: the header has bytes.)
-    int stride = int(data[H_PLANE + 2u * p + 1u] >> (PIXEL_BITS >> 4u));
-    int origin = int(data[H_PLANE + 2u * p] >> (PIXEL_BITS >> 4u)) +
-                 int(row) * lines * stride + int(col) * width;
-    uint params = sh | (sv << 1) | (col == 0u ? 4u : 0u) | (row == 0u ? 8u : 0u);
-    uint last = (8u >> sv) - 1u; // the plane's last 8-line segment
-    int line = int(l);
+    Plane pl = plane_of(sb, p);
 
     // Everything read at once. The record: the 64 levels, the plane's columns and rows masks
     // (VP9Filter.mask[plane > 0]; FFmpeg filters 4:4:4 chroma with the luma masks, building no
     // others then), the E and I thresholds of each level; and the next superblock's levels and
-    // columns masks, 192 bytes on, for the corner handoff.
-    uint masks = (sh | sv) != 0u ? 32u : 16u;
+    // columns masks, 192 bytes on, for the corner handoff. Then the pixels.
+    uint masks = (pl.params & 3u) != 0u ? 32u : 16u;
     uint at_filter = (data[H_LOOPFILTER] + 192u * sb) >> 2;
     uint own = data[l < 16u ? at_filter + l
                             : (l < 32u ? at_filter + masks + (l - 16u) : H_LIMITS + (l - 32u))];
-    uint next = has_next && l < 24u ? data[at_filter + 48u + (l < 16u ? l : masks + (l - 16u))]
-                                    : 0u;
-    // This invocation's line of the columns pass. (Not left of the superblock on the last
-    // segment's lines: their left edge is the corner handoff's, filtered with the superblock
-    // left, and the superblock below that one, which may be in this level, writes there.)
-    bool has_line = line < seen_h;
-    int line_left = uint(line) >> 3 == last ? 0 : left;
-    uint got[LINE_WORDS];
-    for (uint k = 0u; k < LINE_WORDS; k++) {
-        int x = int(k * WP) - 8;
-        got[k] = has_line && x >= line_left && x < seen_w
-                     ? px_words[(origin + line * stride + x) / WORD_PIXELS]
-                     : 0u;
-    }
-    // The rows above: ROW_WORDS words of each of 8, spread over the invocations.
-    const uint ABOVE = 8u * ROW_WORDS / 64u;
-    uint above[ABOVE];
-    for (uint k = 0u; k < ABOVE; k++) {
-        uint i = l + 64u * k;
-        int y = int(i / ROW_WORDS) - 8, x = int((i % ROW_WORDS) * WP);
-        above[k] = top < 0 && x < seen_w ? px_words[(origin + y * stride + x) / WORD_PIXELS]
-                                         : 0u;
-    }
-    // The superblock right of this one, 8 pixels of each of its last 8 lines (invocation k
-    // < 8 its line 8 last + k).
-    const uint CORNER_WORDS = 8u / WP;
-    int corner_line = int(8u * last + l);
-    bool corners = has_next && l < 8u && corner_line < seen_h;
-    uint next_px[CORNER_WORDS];
-    for (uint k = 0u; k < CORNER_WORDS; k++)
-        next_px[k] = corners ? px_words[(origin + corner_line * stride + width) / WORD_PIXELS +
-                                        int(k)]
-                             : 0u;
+    uint next = pl.has_next && l < 24u
+                    ? data[at_filter + 48u + (l < 16u ? l : masks + (l - 16u))]
+                    : 0u;
+    read_pixels(pl, l);
 
     record[l] = own;
-    walk_edges(params, l, true, last);
+    walk_edges(pl.params, l, true, pl.last);
     // (The walk is done with the record: the corner handoff's walk reads the next one's.)
-    if (has_next && l < 24u)
+    if (pl.has_next && l < 24u)
         record[l] = next;
 
-    // The columns pass: invocation `line` filters row `line`, and leaves it in the tile.
-    for (int b = 0; b < SPAN; b++)
-        buf[b] = b < int(8u + 64u) ? int(pixel_of(got[b / WORD_PIXELS], uint(b % WORD_PIXELS)))
-                                   : 0;
-    if (has_line) {
-        ivec2 changed = filter_list(uint(line) >> 3);
-        for (int w = 0; w < int(ROW_WORDS); w++) {
-            if (w * WORD_PIXELS < seen_w) {
-                uint word = 0u;
-                for (int k = 0; k < WORD_PIXELS; k++)
-                    word |= uint(buf[8 + w * WORD_PIXELS + k]) << (PIXEL_BITS * uint(k));
-                tile[uint(line + 8) * ROW_WORDS + uint(w)] = word;
-            }
-        }
-        // Its left edge's changes in the superblock left of it: back now.
-        if (changed.x < 0) {
-            for (int w = 0; w < 8 / WORD_PIXELS; w++) {
-                uint word = 0u;
-                for (int k = 0; k < WORD_PIXELS; k++)
-                    word |= uint(buf[w * WORD_PIXELS + k]) << (PIXEL_BITS * uint(k));
-                px_words[(origin + line * stride - 8) / WORD_PIXELS + w] = word;
-            }
-        }
-    }
-    for (uint k = 0u; k < ABOVE; k++)
-        tile[l + 64u * k] = above[k];
+    columns_pass(pl, l);
     barrier();
-
-    // The rows pass: invocation `line` filters column `line`, read from the tile by rows and
-    // left there by columns (once every invocation has read its column).
-    bool has_column = line < seen_w;
-    uint at_word = uint(line) / WP, at_pixel = uint(line) % WP;
-    for (int b = 0; b < SPAN; b++) {
-        int y = b - 8;
-        buf[b] = y >= top && y < seen_h
-                     ? int(pixel_of(tile[uint(b) * ROW_WORDS + at_word], at_pixel))
-                     : 0;
-    }
-    if (has_column)
-        filter_list(8u + (uint(line) >> 3));
-    // The corner handoff's edge: the left edge of the next superblock's last segment.
-    if (has_next && l == 0u)
-        corner_word = column_slots(params & ~4u, last, 0u).x;
-    barrier();
-    if (has_column) {
-        for (int g = 0; g < int(COL_WORDS); g++) {
-            int y = g * WORD_PIXELS - 8;
-            if (y >= top && y < seen_h) {
-                uint word = 0u;
-                for (int k = 0; k < WORD_PIXELS; k++)
-                    word |= uint(buf[g * WORD_PIXELS + k]) << (PIXEL_BITS * uint(k));
-                tile[uint(line) * COL_WORDS + uint(g)] = word;
-            }
-        }
-    }
-    barrier();
-
-    // The corner handoff: the left edge of the last 8 lines of the superblock right of this
-    // one, which that superblock's columns pass leaves out (src/vp9/frame/loopfilter.rs). An
-    // invocation a line: this superblock's 8 pixels from the tile, the next one's as read.
-    bool handoff = has_next && corner_word != 0u && int(8u * last) < seen_h;
-    if (handoff) {
-        if (l < 8u) {
-            uint word = corner_word;
-            int wd = ((word >> 6) & 3u) == 1u ? 4 : (((word >> 6) & 3u) == 2u ? 8 : 16);
-            uint y = uint(corner_line + 8);
-            int v[16];
-            for (int j = 0; j < 8; j++)
-                v[j] = int(pixel_of(tile[uint(width - 8 + j) * COL_WORDS + y / WP], y % WP));
-            for (int j = 0; j < 8; j++)
-                v[8 + j] = int(pixel_of(next_px[j / WORD_PIXELS], uint(j % WORD_PIXELS)));
-            ivec2 r = filter_values(v, wd, int((word >> 8) & 0xffu), int((word >> 16) & 0xffu),
-                                    int(word >> 24));
-            for (int j = 0; j < 8; j++)
-                corner_out[8u * l + uint(j)] = uint(v[j]);
-            if (r.y > 8) {
-                for (int w = 0; w < int(CORNER_WORDS); w++) {
-                    uint out_word = 0u;
-                    for (int k = 0; k < WORD_PIXELS; k++)
-                        out_word |= uint(v[8 + w * WORD_PIXELS + k]) << (PIXEL_BITS * uint(k));
-                    px_words[(origin + corner_line * stride + width) / WORD_PIXELS + w] =
-                        out_word;
-                }
-            }
-        }
-        barrier();
-        // This superblock's 8 columns of those lines back in the tile, a word each.
-        if (l < 8u * CORNER_WORDS) {
-            uint j = l % 8u, g = l / 8u;
-            uint word = 0u;
-            for (uint k = 0u; k < WP; k++)
-                word |= corner_out[8u * (g * WP + k) + j] << (PIXEL_BITS * k);
-            tile[uint(width - 8) * COL_WORDS + j * COL_WORDS + (8u * last + 8u) / WP + g] = word;
-        }
-        barrier();
-    }
-
-    // The tile back to the frame by rows: a block of WORD_PIXELS columns' words of a group of
-    // WORD_PIXELS rows becomes those rows' words of those columns.
-    uint blocks = uint(seen_w / WORD_PIXELS) * COL_WORDS;
-    for (uint i = l; i < blocks; i += 64u) {
-        uint w = i / COL_WORDS, g = i % COL_WORDS;
-        int y0 = int(g * WP) - 8;
-        if (y0 < top || y0 >= seen_h)
-            continue;
-        uint column_words[WORD_PIXELS];
-        for (uint j = 0u; j < WP; j++)
-            column_words[j] = tile[(w * WP + j) * COL_WORDS + g];
-        for (uint k = 0u; k < WP; k++) {
-            uint word = 0u;
-            for (uint j = 0u; j < WP; j++)
-                word |= pixel_of(column_words[j], k) << (PIXEL_BITS * j);
-            px_words[(origin + (y0 + int(k)) * stride) / WORD_PIXELS + int(w)] = word;
-        }
-    }
+    rows_pass(pl, l);
+    corner_handoff(pl, l);
+    write_back(pl, l);
 }
