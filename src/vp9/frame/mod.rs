@@ -871,15 +871,23 @@ fn frame_levels(
         });
         levels.push(prediction.collect());
     }
-    let (residual_jobs, by_size) =
-        residuals::jobs(records, &runs, on_gpu.edges, |plane, at, wide| {
+    // (Its lists go back to the submitter for the next frame, unless this one fails.)
+    let mut lists = std::mem::take(&mut submitter.residual_lists);
+    let data = submitter.data.ptr;
+    let (residual_jobs, by_size) = residuals::jobs(
+        &mut lists,
+        records,
+        &runs,
+        on_gpu.edges,
+        |plane, at, wide| {
             // SAFETY: the buffer the layout is of; the decoder wrote the rows' end-of-block
             // positions before it said they were parsed.
-            unsafe { layout.end_of_block(submitter.data.ptr, plane, at, wide) }
-        });
+            unsafe { layout.end_of_block(data, plane, at, wide) }
+        },
+    );
     if !residual_jobs.is_empty() {
         // A dispatch per transform size, side by side.
-        let mut first = submitter.push_jobs(&residual_jobs)?;
+        let mut first = submitter.push_jobs(residual_jobs)?;
         let mut level = Vec::new();
         for (size_log2, words) in by_size.into_iter().enumerate() {
             if words > 0 {
@@ -893,6 +901,7 @@ fn frame_levels(
         }
         levels.push(level);
     }
+    submitter.residual_lists = lists;
     let blocks = runs.iter().map(|r| r.count as u64).sum::<u64>();
     // The intra jobs name their orders in the job area, pushed before the jobs.
     let (mut orders, mut scratch) = (Vec::new(), intra::Scratch::default());

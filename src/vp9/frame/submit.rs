@@ -117,6 +117,8 @@ pub struct Submitter {
     scans_in_place: bool,
     /// Dispatches submitted so far.
     pub dispatches: u64,
+    /// The lists the frame's residual jobs are made in, kept for the next frame.
+    pub residual_lists: super::residuals::Lists,
 }
 
 // The handles are plain values and a decoder uses its submitter from one thread at a time.
@@ -161,6 +163,7 @@ impl Submitter {
             jobs_used: 0,
             scans_in_place: false,
             dispatches: 0,
+            residual_lists: Default::default(),
         })
     }
 
