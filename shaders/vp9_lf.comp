@@ -8,8 +8,9 @@
 // the frame's memory once and back once: it reads everything at its start, all at once, passes
 // the pixels from pass to pass in shared memory, and writes them back at its end by words.
 // - It reads the record, each line of the columns pass (a row, from 8 pixels left of the
-//   superblock to its right end), the 8 rows above it (the rows pass reaches into them) and
-//   the first 8 pixels of the superblock right of it on its last 8 lines (the corner handoff).
+//   superblock to its right end; on the last 8 lines, whose left edge is the corner handoff's,
+//   from its left end), the 8 rows above it (the rows pass reaches into them) and the first 8
+//   pixels of the superblock right of it on its last 8 lines (the corner handoff).
 // - The columns pass filters each line in the invocation's own memory and leaves it in `tile`
 //   by rows; the rows pass reads its column from there, filters it, and leaves it in `tile`
 //   by columns (a word holds one column's pixels: no two invocations write a word).
