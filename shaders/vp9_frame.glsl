@@ -70,7 +70,6 @@ const uint H_SB_BLOCKS = 22u;    // word offset of each superblock's records, co
 const uint H_BIT_DEPTH = 23u;
 const uint H_RESIDUAL_AREA = 24u; // index of the intra residuals' first (see residual_at)
 const uint H_COEF_STREAM = 25u;  // index of the first packed coefficient (see coef_at)
-const uint H_JOBS = 26u;         // word offset of the job lists
 const uint H_SCANS = 27u;        // word offset of the scan orders (src/vp9/frame/records.rs)
 const uint H_REF = 32u;          // 3 x 16 words: see REF_*
 const uint H_TAPS = 80u;         // the 8-tap filters: [smooth, regular, sharp][16][8] bytes

@@ -5,10 +5,10 @@
 // block's it keeps in the residual area for vp9_intra.comp. Each block's coefficients come
 // packed (src/vp9/frame/records.rs): its first eob in scan order, which the transform reads in
 // place through the scan order's inverse (a position's index in it).
-// Job: a group of 16 words from first_job + 16 * workgroup (job_count counts words): 8 words
-// each a transform block (the record at bit 10, the plane at bit 8, its index in the block's
-// grid of the plane) or NONE past the group's blocks, then 8 words each where its first packed
-// coefficient is.
+// Job: a group of 16 words from first_job (a word of the frame's data) + 16 * workgroup
+// (job_count counts words): 8 words each a transform block (the record at bit 10, the plane at
+// bit 8, its index in the block's grid of the plane) or NONE past the group's blocks, then 8
+// words each where its first packed coefficient is.
 //
 // The transform size is the pipeline's (a kernel per size, the host's dispatch per size):
 // lavapipe runs every side of a branch its lanes do not agree on, here every size's
@@ -52,7 +52,7 @@ void main()
     if (GROUP * gl_WorkGroupID.x >= pc.job_count)
         return;
     read_depth();
-    uint jobs = header(H_JOBS) + pc.first_job + GROUP * gl_WorkGroupID.x;
+    uint jobs = pc.first_job + GROUP * gl_WorkGroupID.x;
     const uint size_log2 = SIZE_LOG2;
     const uint n = 4u << size_log2;
     uint inv = gl_LocalInvocationID.x;

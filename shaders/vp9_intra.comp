@@ -278,9 +278,9 @@ void main()
         return;
     read_depth();
     uint inv = gl_LocalInvocationID.x;
-    // The job (first_job: the word of the frame's data where the dispatch's jobs begin):
-    // where the plane's order is in the job area.
-    uint order = header(H_JOBS) + data[pc.first_job + gl_WorkGroupID.x];
+    // The job (first_job: the word of the frame's data where the dispatch's jobs begin): the
+    // word where the plane's order is.
+    uint order = data[pc.first_job + gl_WorkGroupID.x];
     uint plane_sb = data[order], sizes = data[order + 1u];
     uint sb = plane_sb & 0xffffffu, p = plane_sb >> 24;
     uint entries = sizes & 0xffffu, levels = sizes >> 16;

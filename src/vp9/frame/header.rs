@@ -29,7 +29,7 @@ pub const BIT_DEPTH: usize = 23;
 pub const RESIDUAL_AREA: usize = 24;
 /// Where the packed coefficients start, in coefficients.
 pub const COEF_STREAM: usize = 25;
-pub const JOBS: usize = 26;
+/// (Word 26 is free: the kernels are handed their jobs as words of the frame's data.)
 /// Where the scan orders are (`records::scan_words`), in words.
 pub const SCANS: usize = 27;
 /// Per reference, 16 words: per plane byte offset and stride, luma width and height, the Q14
@@ -94,7 +94,6 @@ pub fn words(
     w[SCANS] = (layout.scans / 4) as u32;
     w[LOOPFILTER] = layout.loopfilter as u32;
     w[SB_BLOCKS] = (layout.sb_blocks / 4) as u32;
-    w[JOBS] = (layout.jobs / 4) as u32;
     for (r, planes) in references.iter().enumerate() {
         let (Some(planes), reference) = (planes, &info.reference[r]) else {
             continue;

@@ -903,7 +903,7 @@ fn frame_levels(
     }
     submitter.residual_lists = lists;
     let blocks = runs.iter().map(|r| r.count as u64).sum::<u64>();
-    // The intra jobs name their orders in the job area, pushed before the jobs.
+    // The intra jobs name their orders (words of the frame's data), pushed before the jobs.
     let (mut orders, mut scratch) = (Vec::new(), intra::Scratch::default());
     let waves = wavefront::levels(g.sb_cols, rows.clone(), |row, col| Superblock {
         intra: intra::jobs(
@@ -925,7 +925,7 @@ fn frame_levels(
             let first = submitter.push_jobs(&level.lf)?;
             dispatches.push(Dispatch {
                 kernel: kernels.loop_filter,
-                first: submitter.job_word(first),
+                first,
                 count: level.lf.len() as u32,
             });
         }
@@ -934,7 +934,7 @@ fn frame_levels(
             let first = submitter.push_jobs(&level.intra)?;
             dispatches.push(Dispatch {
                 kernel: kernels.intra,
-                first: submitter.job_word(first),
+                first,
                 count: level.intra.len() as u32,
             });
         }

@@ -232,7 +232,10 @@ impl Submitter {
         Ok(())
     }
 
-    /// Appends job words to the frame's job area; returns the index of the first.
+    /// Appends job words to the frame's job area; returns the word of the frame's data where
+    /// they begin (the kernels reading jobs take their first so: no read of where the job
+    /// area lies before the read of their job, on a path where a wavefront level waits for
+    /// its slowest workgroup).
     pub fn push_jobs(&mut self, jobs: &[u32]) -> GpuResult<u32> {
         let first = self.jobs_used;
         if first + jobs.len() > self.layout.job_words {
@@ -246,14 +249,7 @@ impl Submitter {
         self.jobs_used += jobs.len();
         let at = self.layout.jobs + 4 * first;
         self.stage(at..at + 4 * jobs.len());
-        Ok(first as u32)
-    }
-
-    /// The word of the frame's data that job `index` of the job area is: the wavefront's
-    /// kernels take their first job so, which spares them a read of the job area's place
-    /// before the read of their job, on a path where a level waits for its slowest workgroup.
-    pub fn job_word(&self, index: u32) -> u32 {
-        (self.layout.jobs / 4) as u32 + index
+        Ok((at / 4) as u32)
     }
 
     /// Bytes of the frame's data the decoder wrote for the next submission: copied to the
