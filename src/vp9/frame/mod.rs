@@ -340,9 +340,19 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
     // (A frame whose parse never ended is over; the decoder finishes what it holds first;
     // whatever is left is over once its GPU work is.)
     d.end_parse();
+    let mut idle = d.gpu.take().filter(|s| !s.busy());
     for mut held in d.held.drain(..) {
-        let _ = held.submitter.finish();
+        let finished = held.submitter.finish();
         FATES.end(held.frame.data0);
+        if finished.is_ok() {
+            idle = idle.or(Some(held.submitter));
+        }
+    }
+    // (The next context's first frame takes its objects, while the device is usable.)
+    if let Some(submitter) = idle.or_else(|| d.spare.pop()) {
+        if crate::gpu::get().is_some() {
+            submitter.leave();
+        }
     }
     // (Its trial frame first: the last decoder to end keeps what a trial measured.)
     if let Some(ticket) = d.ticket {
@@ -552,7 +562,7 @@ impl Decoder {
             // (Not busy: a held frame took its own along.)
             self.gpu = None;
             self.spare.retain(|s| s.layout == layout);
-            self.gpu = self.spare.pop();
+            self.gpu = self.spare.pop().or_else(|| Submitter::left(layout));
         }
         let device_copies = match &self.gpu {
             Some(submitter) => submitter.device_copies(),
