@@ -215,22 +215,25 @@ struct GpuFrame {
     copies: Option<FrameCopies>,
     /// Why the GPU stopped reconstructing it.
     failed: Option<String>,
-    /// Where its decoder had no GPU objects free for it: what starts it on them, once they
-    /// are made.
+    /// What starts it on the GPU once it is parsed, until then.
     begin: Option<Begin>,
 }
 
-/// A frame's start on GPU objects made after its parse ([`Decoder::start_on_gpu`]). Making
-/// them at `parse_begin` (the frame data's buffers: 15-23 ms at 2160p on the NVIDIA host,
-/// where the host buffer was half as large again) held up FFmpeg's next frame thread, which
-/// starts only once this one has set up; after the parse, the threads make theirs side by
-/// side.
+/// A frame's start on the GPU once it is parsed ([`Decoder::start_on_gpu`]): its header, and
+/// the buffers its kernels bind; where its decoder had no GPU objects free for it, those are
+/// made then too. Both were made at `parse_begin` once, which FFmpeg's next frame thread waits
+/// for (`ff_thread_finish_setup`): the frame data's buffers took 15-23 ms at 2160p on the
+/// NVIDIA H100, and a new frame buffer's device-local copy 0.3-0.6 ms, but 7.5-10 ms while
+/// other threads made their objects, so that 16 threads started about 10 ms apart. After
+/// the parse, the threads make theirs side by side.
 struct Begin {
     layout: Layout,
     header: Box<[u32; header::WORDS]>,
     scans: &'static [u32],
-    frame: BufferRef,
-    references: [Option<BufferRef>; 3],
+    /// Where the kernels work on device-local copies of the frame and its references.
+    device_copies: bool,
+    frame: Arc<crate::regions::Region>,
+    references: [Option<Arc<crate::regions::Region>>; 3],
 }
 
 /// A frame buffer's region, planes and the rows of each to copy.
@@ -571,24 +574,16 @@ impl Decoder {
                 Submitter::works_on_copies(gpu, layout, copies)?
             }
         };
-        // The buffer the kernels work on: the frame's own, or its device-local copy.
-        let bind = |region: &crate::regions::Region| -> Result<BufferRef, String> {
-            if device_copies {
-                copies::of(gpu, region)
-            } else {
-                Ok(region.in_place.as_ref().expect("in place").as_ref())
-            }
-        };
         let ss_v = info.frame.ss_v.max(0) as u32;
         let decoded_rows = copies::plane_rows(8 * info.rows.max(0) as u32, ss_v);
-        let frame_buffer = bind(&frame_region)?;
+        let frame = frame_region.clone();
         let mut regions = vec![frame_region.clone()];
         let mut frame_copies = FrameCopies {
             frame: (frame_region, frame_planes, decoded_rows),
             references: Vec::new(),
         };
         let mut ref_planes = [None; 3];
-        let mut ref_buffers = [None; 3];
+        let mut ref_regions = [const { None }; 3];
         let mut references = [0usize; 3];
         let inter = info.keyframe == 0 && info.intraonly == 0;
         let mut scaled = false;
@@ -598,7 +593,7 @@ impl Decoder {
             }
             let (region, planes) = planes_of(reference.data, reference.linesize)
                 .ok_or("a reference outside the memory the GPU reaches")?;
-            ref_buffers[r] = Some(bind(&region)?);
+            ref_regions[r] = Some(region.clone());
             ref_planes[r] = Some(planes);
             references[r] = reference.data[0] as usize;
             // (The rows the kernels read: references are read clamped to their visible size.)
@@ -621,18 +616,13 @@ impl Decoder {
         }
         let words = header::words(info, &layout, frame_planes, ref_planes);
         let scans = header::scans(info)?;
-        let begin = match self.gpu.as_mut() {
-            Some(submitter) => {
-                submitter.begin_frame(&words, scans, frame_buffer, ref_buffers)?;
-                None
-            }
-            None => Some(Begin {
-                layout,
-                header: Box::new(words),
-                scans,
-                frame: frame_buffer,
-                references: ref_buffers,
-            }),
+        let begin = Begin {
+            layout,
+            header: Box::new(words),
+            scans,
+            device_copies,
+            frame,
+            references: ref_regions,
         };
         Ok(GpuFrame {
             seq: fates::next_seq(),
@@ -651,19 +641,37 @@ impl Decoder {
             _regions: regions,
             copies: device_copies.then_some(frame_copies),
             failed: None,
-            begin,
+            begin: Some(begin),
         })
     }
 
-    /// Makes the GPU objects of a frame parsed without them ([`Begin`]), starts the frame on
-    /// them and copies what the decoder wrote for superblock rows `rows` into their buffer.
+    /// Starts a parsed frame on the GPU ([`Begin`]): binds its buffers (their device-local
+    /// copies made where there are none yet) to its decoder's GPU objects; where it was parsed
+    /// without them, makes them and copies what the decoder wrote for superblock rows `rows`
+    /// into their buffer.
     fn start_on_gpu(&mut self, rows: std::ops::Range<usize>) -> Result<(), String> {
         let gpu = crate::gpu::get().ok_or("no usable device")?;
         let frame = self.frame.as_mut().expect("a frame");
-        let (Some(f), Some((memory, _))) = (frame.on_gpu.as_mut(), frame.parsed_in.as_ref()) else {
-            return Err("a frame parsed elsewhere".into());
-        };
+        let f = frame.on_gpu.as_mut().ok_or("a frame off the GPU")?;
         let begin = f.begin.take().ok_or("a frame started already")?;
+        // The buffer the kernels work on: the frame's own, or its device-local copy.
+        let bind = |region: &crate::regions::Region| -> Result<BufferRef, String> {
+            if begin.device_copies {
+                copies::of(gpu, region)
+            } else {
+                Ok(region.in_place.as_ref().expect("in place").as_ref())
+            }
+        };
+        let frame_buffer = bind(&begin.frame)?;
+        let mut references = [None; 3];
+        for (buffer, region) in references.iter_mut().zip(&begin.references) {
+            *buffer = region.as_deref().map(bind).transpose()?;
+        }
+        let Some((memory, _)) = frame.parsed_in.as_ref() else {
+            // Parsed in its decoder's buffer.
+            let submitter = self.gpu.as_mut().ok_or("a frame parsed elsewhere")?;
+            return submitter.begin_frame(&begin.header, begin.scans, frame_buffer, references);
+        };
         let layout = begin.layout;
         let testing = &crate::config::get().testing;
         static MADE: AtomicU64 = AtomicU64::new(0);
@@ -674,7 +682,7 @@ impl Decoder {
         };
         let mut submitter =
             made.map_err(|why| format!("its GPU objects could not be made: {why}"))?;
-        submitter.begin_frame(&begin.header, begin.scans, begin.frame, begin.references)?;
+        submitter.begin_frame(&begin.header, begin.scans, frame_buffer, references)?;
         // SAFETY: the memory the frame was parsed into; the decoder has parsed the rows.
         let (sb_words, records) = unsafe { layout.parsed(memory.ptr) };
         let sb = SbBlocks::new(layout.geometry.sb_cols, sb_words);
@@ -772,7 +780,7 @@ impl Decoder {
         self.frame = None;
     }
 
-    /// Leaves a frame whose GPU objects were never made ([`Begin`]) to FFmpeg's second pass,
+    /// Leaves a frame that never started on the GPU ([`Begin`]) to FFmpeg's second pass,
     /// decided at once: what waits for it goes on. Said once at `level` (a warning where the
     /// objects could not be made, as for a failing device).
     fn left_without_gpu(&mut self, level: crate::log::Level, why: &str) -> c_int {
@@ -1065,7 +1073,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
             None
         };
         let mut parsed_in = None;
-        let deferred = on_gpu.as_ref().is_some_and(|f| f.begin.is_some());
+        let deferred = on_gpu.is_some() && d.gpu.is_none();
         let base = if on_gpu.is_some() && !deferred {
             d.gpu.as_ref().expect("set up").data.ptr
         } else if deferred {
@@ -1144,23 +1152,29 @@ pub(crate) unsafe extern "C" fn reconstruct(
                 f.failed = Some("a damaged frame, parsed in part".into());
             }
         }
-        // GPU objects made only now (`Begin`).
-        let on_gpu = d.frame.as_ref().and_then(|f| f.on_gpu.as_ref());
-        if let Some(f) = on_gpu.filter(|f| f.begin.is_some()) {
-            if let Some(why) = f.failed.clone() {
+        // Started on the GPU only now (`Begin`). A frame parsed in part on copies submits
+        // nothing: where its decoder had no GPU objects it goes to FFmpeg at once, else they
+        // decide it (`conclude`).
+        let frame = d.frame.as_ref().expect("a frame");
+        let has_objects = frame.parsed_in.is_none();
+        match frame.on_gpu.as_ref().and_then(|f| f.failed.clone()) {
+            Some(why) if !has_objects => {
                 return d.left_without_gpu(crate::log::Level::Info, &why);
             }
-            if let Err(why) = d.start_on_gpu(0..parsed) {
-                // (Not the frame path's time: its trial block does not count it.)
-                if let Some(ticket) = d.ticket.take() {
-                    choice::untimed(ticket);
+            Some(_) => {}
+            None => {
+                if let Err(why) = d.start_on_gpu(0..parsed) {
+                    // (Not the frame path's time: its trial block does not count it.)
+                    if let Some(ticket) = d.ticket.take() {
+                        choice::untimed(ticket);
+                    }
+                    // (A device lost meanwhile said so itself.)
+                    let level = match crate::gpu::get() {
+                        Some(_) => crate::log::Level::Warn,
+                        None => crate::log::Level::Info,
+                    };
+                    return d.left_without_gpu(level, &why);
                 }
-                // (A device lost meanwhile said so itself.)
-                let level = match crate::gpu::get() {
-                    Some(_) => crate::log::Level::Warn,
-                    None => crate::log::Level::Info,
-                };
-                return d.left_without_gpu(level, &why);
             }
         }
         let f = d
