@@ -344,16 +344,15 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
     // whatever is left is over once its GPU work is.)
     d.end_parse();
     let mut idle = d.gpu.take().filter(|s| !s.busy());
+    let mut all_finished = true;
     for mut held in d.held.drain(..) {
-        let finished = held.submitter.finish();
+        all_finished &= held.submitter.finish().is_ok();
         FATES.end(held.frame.data0);
-        if finished.is_ok() {
-            idle = idle.or(Some(held.submitter));
-        }
+        idle = idle.or(Some(held.submitter));
     }
-    // (The next context's first frame takes its objects, while the device is usable.)
+    // (The next context's first frame takes its objects; none after a failed wait.)
     if let Some(submitter) = idle.or_else(|| d.spare.pop()) {
-        if crate::gpu::get().is_some() {
+        if all_finished && crate::gpu::get().is_some() {
             submitter.leave();
         }
     }
@@ -526,8 +525,9 @@ fn planes_of(
 }
 
 impl Decoder {
-    /// Sets the frame up on the GPU: its header and bindings. `None` (the frame goes to
-    /// FFmpeg's second pass) where the GPU cannot take it.
+    /// Sets the frame up for the GPU: its header, its decoder's GPU objects where one is free,
+    /// and what binds its buffers once it is parsed ([`Begin`]). An error where the GPU cannot
+    /// take it.
     fn gpu_frame(&mut self, info: &FrameParse, layout: Layout) -> Result<GpuFrame, String> {
         let gpu = crate::gpu::get().ok_or("no usable device")?;
         let records = layout.geometry.superblocks() * records::RECORDS_PER_SB;
@@ -781,8 +781,8 @@ impl Decoder {
     }
 
     /// Leaves a frame that never started on the GPU ([`Begin`]) to FFmpeg's second pass,
-    /// decided at once: what waits for it goes on. Said once at `level` (a warning where the
-    /// objects could not be made, as for a failing device).
+    /// decided at once: what waits for it goes on. Said once at `level` (a warning where its
+    /// objects or buffers could not be made, as for a failing device).
     fn left_without_gpu(&mut self, level: crate::log::Level, why: &str) -> c_int {
         // (Decided before it is released: frames that read it then wait for FFmpeg's pixels
         // rather than read it on the GPU and fall back with it.)
@@ -1161,6 +1161,7 @@ pub(crate) unsafe extern "C" fn reconstruct(
             Some(why) if !has_objects => {
                 return d.left_without_gpu(crate::log::Level::Info, &why);
             }
+            // (Nothing of it is submitted: its `failed` decides it.)
             Some(_) => {}
             None => {
                 if let Err(why) = d.start_on_gpu(0..parsed) {

@@ -125,11 +125,11 @@ pub struct Submitter {
 // The handles are plain values and a decoder uses its submitter from one thread at a time.
 unsafe impl Send for Submitter {}
 
-/// The submitter a decoder context left when it ended, for the next context's first frame
-/// ([`Submitter::left`]): the ffmpeg program's stream probe decodes the first frame in a
-/// context of its own before the decoder proper opens, whose first frame then made its objects
-/// again (11 ms of a 2160p frame on the NVIDIA H100). One only: its memory stays with the
-/// process.
+/// The submitter a decoder context left when it ended, for the next frame that finds none of
+/// its own free ([`Submitter::left`]), above all the next context's first: the ffmpeg
+/// program's stream probe decodes the first frame in a context of its own before the decoder
+/// proper opens, whose first frame then made its objects again (11 ms of a 2160p frame on the
+/// NVIDIA H100). One only: its memory stays with the process.
 static LEFT: Mutex<Option<Submitter>> = Mutex::new(None);
 
 impl Submitter {
