@@ -227,7 +227,6 @@ struct GpuFrame {
 /// other threads made their objects, so that 16 threads started about 10 ms apart. After
 /// the parse, the threads make theirs side by side.
 struct Begin {
-    layout: Layout,
     header: Box<[u32; header::WORDS]>,
     scans: &'static [u32],
     /// Where the kernels work on device-local copies of the frame and its references.
@@ -617,7 +616,6 @@ impl Decoder {
         let words = header::words(info, &layout, frame_planes, ref_planes);
         let scans = header::scans(info)?;
         let begin = Begin {
-            layout,
             header: Box::new(words),
             scans,
             device_copies,
@@ -667,12 +665,11 @@ impl Decoder {
         for (buffer, region) in references.iter_mut().zip(&begin.references) {
             *buffer = region.as_deref().map(bind).transpose()?;
         }
-        let Some((memory, _)) = frame.parsed_in.as_ref() else {
+        let Some(&(ref memory, layout)) = frame.parsed_in.as_ref() else {
             // Parsed in its decoder's buffer.
             let submitter = self.gpu.as_mut().ok_or("a frame parsed elsewhere")?;
             return submitter.begin_frame(&begin.header, begin.scans, frame_buffer, references);
         };
-        let layout = begin.layout;
         let testing = &crate::config::get().testing;
         static MADE: AtomicU64 = AtomicU64::new(0);
         let made = if testing.fail_objects == Some(MADE.fetch_add(1, Relaxed) + 1) {
