@@ -318,7 +318,8 @@ fn switching_paths_between_frames_equals_debian_ffmpeg() {
 /// thread of its own while FFmpeg decodes the frames that come meanwhile (that second; with
 /// `DAEDALUS_TEST_SETUP=wait` it waits for the set-up, so that every later frame takes the GPU
 /// however long lavapipe takes to build the kernels), and the frames allocated before are
-/// imported then. Each decode equals Debian's ffmpeg.
+/// imported then. With frame threads, a kept frame path doubles the decoder contexts
+/// (`frame_contexts=4->8`), a kept FFmpeg decode does not. Each decode equals Debian's ffmpeg.
 #[test]
 fn a_later_decode_follows_the_cached_trial_decision() {
     let cache = test_cache().join("trial-decisions");
@@ -378,11 +379,13 @@ fn a_later_decode_follows_the_cached_trial_decision() {
         .expect("key")
         .replace(" one-context", " {}");
 
-    // Each decision, for one context and for frame threads alike (4 contexts).
+    // Each decision, for one context and for frame threads alike: 4 frame threads make 8
+    // contexts where the frame path was kept for the stream's size, 4 where FFmpeg was.
     for (pick, threading, contexts) in [
         ("ffmpeg", THREADING[0], 1),
+        ("ffmpeg", THREADING[1], 4),
         ("frame", THREADING[0], 1),
-        ("frame", THREADING[1], 4),
+        ("frame", THREADING[1], 8),
     ] {
         let mut edited: String = text
             .lines()
@@ -406,6 +409,16 @@ fn a_later_decode_follows_the_cached_trial_decision() {
             "{what}: {line}"
         );
         assert_eq!(stat(&out, "path"), Some(pick), "{what}: {line}");
+        let made = if contexts > 1 {
+            format!("4->{contexts}")
+        } else {
+            "-".into()
+        };
+        assert_eq!(
+            stat(&out, "frame_contexts"),
+            Some(made.as_str()),
+            "{what}: {line}"
+        );
         let (gpu, declined) = (count(&out, "frames_gpu"), count(&out, "frames_declined"));
         let (parsed, ffmpeg) = (count(&out, "frames_parsed"), count(&out, "frames_ffmpeg"));
         // (The stream's hidden frames count among the decoded, not among the output.)

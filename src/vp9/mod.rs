@@ -46,7 +46,7 @@ use crate::vp9dsp::Vp9DspContext;
 use std::ffi::{c_int, c_void};
 
 /// Must equal the patch's `FF_VP9_PROVIDER_ABI`.
-pub const ABI_VERSION: c_int = 14;
+pub const ABI_VERSION: c_int = 15;
 
 /// The hooks the patched decoder calls (the patch's `FFVP9Provider`).
 #[repr(C)]
@@ -128,6 +128,10 @@ pub struct DaedalusVp9Provider {
     /// Frame threads: the CPU time (ns) the decoder context's workers spent parsing the
     /// frame's tile columns apart.
     pub parse_workers_cpu: unsafe extern "C" fn(ctx: *mut c_void, ns: i64),
+    /// Frame threads: how many decoder contexts to make where the user asks for `threads`
+    /// (more than one), for a stream of `width` x `height` (0: unknown) of `profile`.
+    pub frame_thread_count:
+        unsafe extern "C" fn(threads: c_int, width: c_int, height: c_int, profile: c_int) -> c_int,
 }
 
 pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
@@ -150,6 +154,7 @@ pub static PROVIDER: DaedalusVp9Provider = DaedalusVp9Provider {
     finish: frame::finish,
     finished: frame::finished,
     parse_workers_cpu: frame::parse_workers_cpu,
+    frame_thread_count: frame::contexts::frame_thread_count,
 };
 
 /// The frame path's `parse_begin`: a decoder whose DSP calls the provider takes parses and

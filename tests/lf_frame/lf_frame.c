@@ -93,7 +93,7 @@ static int calls;
    decoder's hook of the provider (DAEDALUS_PATH=calls) */
 static int whole_superblocks;
 
-/* The provider's table as ffmpeg-patches/ffmpeg-5.1 defines it (FFVP9Provider, ABI 14), up to
+/* The provider's table as ffmpeg-patches/ffmpeg-5.1 defines it (FFVP9Provider, ABI 15), up to
    its superblock hook: this harness builds against FFmpeg's unpatched source, so an ABI change
    is checked here by hand. */
 typedef struct {
@@ -280,9 +280,9 @@ int main(int argc, char **argv)
     whole_superblocks = decoder ? 2 : !strcmp(argv[7], "sb");
     if (decoder) {
         provider = daedalus_vp9_provider();
-        if (!provider || provider->abi_version != 14 ||
+        if (!provider || provider->abi_version != 15 ||
             provider->dsp_size != sizeof(VP9DSPContext)) {
-            fprintf(stderr, "no provider of ABI 14 for this VP9DSPContext (%d, %zu bytes)\n",
+            fprintf(stderr, "no provider of ABI 15 for this VP9DSPContext (%d, %zu bytes)\n",
                     provider ? provider->abi_version : -1, provider ? provider->dsp_size : 0);
             return 2;
         }

@@ -17,6 +17,7 @@
 
 mod ahead;
 mod choice;
+pub(crate) mod contexts;
 mod copies;
 pub(crate) mod decisions;
 mod fates;
@@ -1364,7 +1365,7 @@ pub fn describe() -> String {
         "frames_parsed={} frames_declined={} frames_before_device={} frames_held={} blocks={} \
          submit_cpu_ms={:.3} submit_ns_per_block={:.1} data_bytes_per_frame={:.0} \
          copied_to_device_bytes_per_frame={:.0} copied_back_bytes_per_frame={:.0} \
-         gpu_ms_by_stage={} live_threads_cpu_ms={}",
+         gpu_ms_by_stage={} live_threads_cpu_ms={} frame_contexts={}",
         r(&c.frames),
         r(&c.frames_declined),
         r(&c.frames_before_device),
@@ -1382,5 +1383,6 @@ pub fn describe() -> String {
             .collect::<Vec<_>>()
             .join(","),
         stats::live_threads_cpu(),
+        contexts::describe(),
     )
 }

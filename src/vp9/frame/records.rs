@@ -1,5 +1,5 @@
 //! What the patched decoder hands over on the frame path (`vp9provider.h`: the
-//! `FFVP9BlockRecord`, `FFVP9FrameParse` and `FFVP9ParseBuffers` of ABI 14), and where each of
+//! `FFVP9BlockRecord`, `FFVP9FrameParse` and `FFVP9ParseBuffers` of ABI 15), and where each of
 //! its arrays lies in the one buffer of a frame's data: the header the kernels read first
 //! ([`super::header`]), the parsed data, the coefficients' scan orders, then the GPU's job
 //! lists and the intra residuals.
