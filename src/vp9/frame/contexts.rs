@@ -29,16 +29,16 @@ fn frame_path_contexts(threads: c_int) -> c_int {
     threads.max(threads.saturating_mul(2).min(16))
 }
 
-/// Whether a trial kept the frame path, with frame threads, for frames of `width` x `height`
-/// of VP9 `profile` (2 and 3: more than 8 bits; unknown: 8).
-fn frame_path_kept(width: c_int, height: c_int, profile: c_int) -> bool {
+/// Whether a trial kept the frame path, with `threads` threads, for frames of `width` x
+/// `height` of VP9 `profile` (2 and 3: more than 8 bits; unknown: 8).
+fn frame_path_kept(threads: c_int, width: c_int, height: c_int, profile: c_int) -> bool {
     if width <= 0 || height <= 0 {
         return false;
     }
     let bpp = if profile >= 2 { 10 } else { 8 };
     let class = choice::class_of(width, height, bpp);
-    decisions::cached()[class][decisions::threading(2)]
-        .is_some_and(|d| d.pick == decisions::Pick::Frame)
+    let threading = decisions::threading(threads.max(1) as usize);
+    decisions::cached()[class][threading].is_some_and(|d| d.pick == decisions::Pick::Frame)
 }
 
 /// `frame_thread_count`: the contexts FFmpeg makes where the user asks for `threads` (more
@@ -56,7 +56,8 @@ pub(crate) unsafe extern "C" fn frame_thread_count(
                 DecoderPath::Frame => true,
                 // (Frames alternating for a test follow no decision.)
                 DecoderPath::Auto => {
-                    config.testing.alternate.is_none() && frame_path_kept(width, height, profile)
+                    config.testing.alternate.is_none()
+                        && frame_path_kept(threads, width, height, profile)
                 }
                 DecoderPath::Calls | DecoderPath::Ffmpeg => false,
             };
