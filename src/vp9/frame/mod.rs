@@ -13,7 +13,8 @@
 //! buffer its frames are parsed into, reused from frame to frame. The decoder holds the frame
 //! ([`HELD`]): the GPU reconstructs it while the decoder parses the next one into another
 //! buffer (with frame threads, while the context's thread takes its next packet), and the
-//! frame is handed out later, once [`finish`] has waited for it.
+//! frame is handed out later, once [`finish`] has waited for it. A thread of the context's
+//! own records and submits each held frame's work meanwhile ([`held`]).
 
 mod ahead;
 mod choice;
@@ -22,12 +23,14 @@ mod copies;
 pub(crate) mod decisions;
 mod fates;
 pub mod header;
+mod held;
 mod inter;
 mod intra;
 mod loopfilter;
 pub mod records;
 mod residuals;
 mod submit;
+mod submit_thread;
 #[doc(hidden)]
 pub mod testing;
 mod wavefront;
@@ -37,8 +40,8 @@ use crate::kernels::Kernel;
 use crate::stats::{self, thread_cpu_ns};
 pub(crate) use ahead::{frame_memory, FrameMemory};
 use fates::FATES;
+use held::HeldFrames;
 use records::{FrameParse, Geometry, Layout, ParseBuffers, SbBlocks, SB_WORDS};
-use std::collections::VecDeque;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -102,6 +105,9 @@ struct Memory {
     bytes: usize,
 }
 
+// A mapping of this process's, owned by one frame or decoder at a time.
+unsafe impl Send for Memory {}
+
 impl Memory {
     /// `bytes` zeroed, or none after one warning (FFmpeg then decodes such frames itself).
     fn new(bytes: usize) -> Option<Memory> {
@@ -154,8 +160,8 @@ pub struct Decoder {
     /// The frame being parsed.
     frame: Option<Frame>,
     /// Frames the decoder holds, oldest first, each with the GPU objects and data it was
-    /// parsed into; and those objects, once free, for the next frames.
-    held: VecDeque<Held>,
+    /// parsed into ([`held`]); and those objects, once free, for the next frames.
+    held: HeldFrames<Submission>,
     spare: Vec<Submitter>,
     /// Whether it chooses per frame between the frame path and FFmpeg ([`choice`]); the
     /// trial block its frame times, and the frame it left to FFmpeg, until the frame's end.
@@ -173,6 +179,33 @@ struct Held {
     submitter: Submitter,
     /// The bytes the decoder wrote for it, counted if the GPU's result is kept.
     data_bytes: u64,
+}
+
+/// A held frame on its way to the GPU: its rows parsed (`parsed`) and to filter (`filtered`).
+struct Submission {
+    held: Held,
+    parsed: usize,
+    filtered: usize,
+}
+
+impl held::Submission for Submission {
+    fn submit(&mut self) {
+        let h = &mut self.held;
+        submit_frame(&mut h.frame, &mut h.submitter, self.parsed, self.filtered);
+    }
+
+    /// (It goes to FFmpeg's second pass, and the frames that read it need not wait.)
+    fn failed(&mut self, why: String) {
+        let frame = &mut self.held.frame;
+        if let Some(f) = frame.on_gpu.as_mut() {
+            f.failed.get_or_insert(why);
+        }
+        frame.release();
+    }
+
+    fn data0(&self) -> usize {
+        self.held.frame.data0
+    }
 }
 
 struct Frame {
@@ -309,7 +342,7 @@ fn new_decoder(choosing: bool) -> *mut c_void {
         memory: None,
         gpu: None,
         frame: None,
-        held: VecDeque::new(),
+        held: HeldFrames::default(),
         spare: Vec::new(),
         choosing,
         ticket: None,
@@ -345,7 +378,7 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
     d.end_parse();
     let mut idle = d.gpu.take().filter(|s| !s.busy());
     let mut all_finished = true;
-    for mut held in d.held.drain(..) {
+    for Submission { mut held, .. } in d.held.drain() {
         all_finished &= held.submitter.finish().is_ok();
         FATES.end(held.frame.data0);
         idle = idle.or(Some(held.submitter));
@@ -699,32 +732,6 @@ impl Decoder {
         Ok(())
     }
 
-    /// Submits the frame's reconstruction, once the references FFmpeg reconstructs have ended:
-    /// superblock rows `rows` (those parsed of the last one too, after an error) and the loop
-    /// filter of `filtered`.
-    fn submit(
-        &mut self,
-        rows: std::ops::Range<usize>,
-        filtered: std::ops::Range<usize>,
-    ) -> Result<(), String> {
-        let cpu = thread_cpu_ns();
-        let frame = self.frame.as_mut().expect("a frame");
-        let g = frame.geometry;
-        let on_gpu = frame.on_gpu.as_mut().expect("on the GPU");
-        let submitter = self.gpu.as_mut().expect("on the GPU");
-        on_gpu.read_pending = FATES.read_references(on_gpu.seq, &on_gpu.references);
-        let uploaded = reference_uploads(on_gpu, submitter);
-        let (levels, blocks) = frame_levels(submitter, on_gpu, g, rows, filtered)?;
-        // (A frame with no kernels, parsed in part, still has copies to make.)
-        submitter.submit(&levels)?;
-        for region in uploaded {
-            copies::set_current(&region, true);
-        }
-        stats::add(&COUNTERS.gpu_blocks, blocks);
-        stats::add_cpu_time(&COUNTERS.submit_cpu_ns, cpu);
-        Ok(())
-    }
-
     /// The frame's blocks so far, the 8x8 blocks they cover (their end-of-block positions'
     /// share) and their packed coefficients.
     fn parsed_blocks(&self) -> (u64, u64, u64) {
@@ -808,13 +815,71 @@ impl Decoder {
 
     /// The frame submits nothing more: the frames that read it may submit.
     fn release(&mut self) {
-        if let Some(f) = self.frame.as_mut().and_then(|f| f.on_gpu.as_mut()) {
+        if let Some(frame) = self.frame.as_mut() {
+            frame.release();
+        }
+    }
+}
+
+impl Frame {
+    /// It submits nothing more: the frames that read it may submit.
+    fn release(&mut self) {
+        if let Some(f) = self.on_gpu.as_mut() {
             if !f.released {
                 f.released = true;
                 FATES.submitted(f.seq);
             }
         }
     }
+}
+
+/// Submits a parsed frame's reconstruction (superblock rows `parsed`, the loop filter of the
+/// first `filtered`) once the references the GPU reconstructs are submitted, unless it failed
+/// already; after it, the frames that read it may submit.
+fn submit_frame(frame: &mut Frame, submitter: &mut Submitter, parsed: usize, filtered: usize) {
+    let f = frame.on_gpu.as_mut().expect("on the GPU");
+    if f.failed.is_none() {
+        FATES.wait_references_submitted(&f.references);
+        let back = f.copies.as_ref().and_then(|c| {
+            let (region, planes, rows) = &c.frame;
+            copies::copy_back(region, *planes, *rows).map(|copy| (region.clone(), copy))
+        });
+        let region = back.map(|(region, copy)| {
+            submitter.copy_after(copy);
+            region
+        });
+        let g = frame.geometry;
+        match submit(f, submitter, g, 0..parsed, 0..filtered) {
+            // Later frames, after this one on the queue, find it in the copy.
+            Ok(_) => region.iter().for_each(|r| copies::set_current(r, true)),
+            Err(why) => gpu_failed(Some(f), why),
+        }
+    }
+    frame.release();
+}
+
+/// Submits the frame's reconstruction, once the references FFmpeg reconstructs have ended:
+/// superblock rows `rows` (those parsed of the last one too, after an error) and the loop
+/// filter of `filtered`.
+fn submit(
+    on_gpu: &mut GpuFrame,
+    submitter: &mut Submitter,
+    g: Geometry,
+    rows: std::ops::Range<usize>,
+    filtered: std::ops::Range<usize>,
+) -> Result<(), String> {
+    let cpu = thread_cpu_ns();
+    on_gpu.read_pending = FATES.read_references(on_gpu.seq, &on_gpu.references);
+    let uploaded = reference_uploads(on_gpu, submitter);
+    let (levels, blocks) = frame_levels(submitter, on_gpu, g, rows, filtered)?;
+    // (A frame with no kernels, parsed in part, still has copies to make.)
+    submitter.submit(&levels)?;
+    for region in uploaded {
+        copies::set_current(&region, true);
+    }
+    stats::add(&COUNTERS.gpu_blocks, blocks);
+    stats::add_cpu_time(&COUNTERS.submit_cpu_ns, cpu);
+    Ok(())
 }
 
 /// After a failure on the GPU: the device is not used again, and the frame goes to FFmpeg.
@@ -1176,47 +1241,34 @@ pub(crate) unsafe extern "C" fn reconstruct(
                 }
             }
         }
-        let f = d
-            .frame
-            .as_ref()
-            .and_then(|f| f.on_gpu.as_ref())
-            .expect("on the GPU");
-        if f.failed.is_none() {
-            FATES.wait_references_submitted(&f.references);
-            let back = f.copies.as_ref().and_then(|c| {
-                let (region, planes, rows) = &c.frame;
-                copies::copy_back(region, *planes, *rows).map(|copy| (region.clone(), copy))
-            });
-            let region = back.map(|(region, copy)| {
-                d.gpu.as_mut().expect("on the GPU").copy_after(copy);
-                region
-            });
-            match d.submit(0..parsed, 0..rows) {
-                // Later frames, after this one on the queue, find it in the copy.
-                Ok(_) => region.iter().for_each(|r| copies::set_current(r, true)),
-                Err(why) => d.gpu_failed(why),
-            }
-        }
-        d.release();
         let data_bytes = d
             .gpu
             .as_ref()
             .map_or(0, |s| s.layout.written_bytes(blocks, units, coefs));
-        let (Some(mut frame), Some(mut submitter)) = (d.frame.take(), d.gpu.take()) else {
+        let Some(submitter) = d.gpu.take() else {
+            d.release();
+            d.frame = None;
             return 1;
         };
-        if may_hold != 0 && frame.holdable {
+        let frame = d.frame.take().expect("a frame");
+        let mut held = Held {
+            frame,
+            submitter,
+            data_bytes,
+        };
+        if may_hold != 0 && held.frame.holdable {
             stats::add(&COUNTERS.frames_held, 1);
-            d.held.push_back(Held {
-                frame,
-                submitter,
-                data_bytes,
+            d.held.hold(Submission {
+                held,
+                parsed,
+                filtered: rows,
             });
             return HELD;
         }
-        let answer = conclude(&mut frame, &mut submitter, data_bytes);
-        d.frame = Some(frame);
-        d.gpu = Some(submitter);
+        submit_frame(&mut held.frame, &mut held.submitter, parsed, rows);
+        let answer = conclude(&mut held.frame, &mut held.submitter, held.data_bytes);
+        d.frame = Some(held.frame);
+        d.gpu = Some(held.submitter);
         answer
     })
 }
@@ -1263,7 +1315,7 @@ fn conclude(frame: &mut Frame, submitter: &mut Submitter, data_bytes: u64) -> c_
 pub(crate) unsafe extern "C" fn finish(ctx: *mut c_void) -> c_int {
     crate::log::guard("finish", 1, || {
         let d = decoder(ctx);
-        let Some(held) = d.held.front_mut() else {
+        let Some(Submission { held, .. }) = d.held.oldest() else {
             crate::error!("finish: no frame is held");
             return 1;
         };
@@ -1276,7 +1328,7 @@ pub(crate) unsafe extern "C" fn finish(ctx: *mut c_void) -> c_int {
 pub(crate) unsafe extern "C" fn finished(ctx: *mut c_void) {
     crate::log::guard("finished", (), || {
         let d = decoder(ctx);
-        if let Some(held) = d.held.pop_front() {
+        if let Some(Submission { held, .. }) = d.held.pop_oldest() {
             // (Where FFmpeg reconstructed it, whatever waits for it goes on now.)
             FATES.end(held.frame.data0);
             if d.spare.len() < 2 {
@@ -1307,7 +1359,7 @@ pub(crate) unsafe fn frame_end(ctx: *mut c_void, data0: usize) {
     let d = decoder(ctx);
     d.frame_over();
     // (A held frame is decided by `finish`, and over at `finished`.)
-    if !d.held.iter().any(|h| h.frame.data0 == data0) {
+    if !d.held.holds(data0) {
         FATES.end(data0);
     }
 }
