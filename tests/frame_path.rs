@@ -950,3 +950,54 @@ fn low_delay_holds_no_frame() {
     assert_eq!(stat(&stderr, "path"), Some("frame"), "{stderr}");
     assert_eq!(stat(&stderr, "frames_held"), Some("0"), "{stderr}");
 }
+
+/// A panic in a frame's submission (a bug there), on the decoder context's submission thread
+/// (one thread, frame threads) and on the decoder's own (low delay, where nothing is held):
+/// one error, that frame reconstructed by FFmpeg's second pass from what was parsed (and those
+/// that read it on the GPU meanwhile), the GPU going on with the later frames, every frame
+/// Debian's ffmpeg's.
+#[test]
+fn a_panic_in_a_frames_submission_leaves_that_frame_to_ffmpeg() {
+    let stream = stream_named("cif");
+    let low_delay: (&str, &[&str]) = (
+        "1 thread, low delay",
+        &["-threads", "1", "-flags", "low_delay"],
+    );
+    let jobs = vec![(THREADING[0], "3"), (THREADING[1], "4"), (low_delay, "3")];
+    let count = jobs.len();
+    let failures = in_parallel(jobs, |(threading, at)| {
+        let env = [
+            ("DAEDALUS_PATH", "frame"),
+            ("DAEDALUS_TEST_FAIL_SUBMISSION", at),
+            ("DAEDALUS_TEST_FAIL_STEP", "panic"),
+        ];
+        let what = format!("{} / {} / {env:?}", stream.name, threading.0);
+        let out = decode_as_debian(stream, Way::Preload, "gpu", threading, &env, &what)?;
+        let said: Vec<_> = messages(&out.stderr)
+            .into_iter()
+            .filter(|l| l.starts_with("daedalus"))
+            .collect();
+        if said.len() != 1 || !said[0].contains("internal error in a frame's submission") {
+            return Err(format!("{what}: expected one error: {}", out.stderr));
+        }
+        let n = |key| {
+            stat(&out.stderr, key)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        // (Frames that read it on the GPU before it fell back fall back with it.)
+        let (gpu, ffmpeg) = (n("frames_gpu"), n("frames_ffmpeg"));
+        if n("fallbacks") == 0 || gpu + ffmpeg != n("frames_parsed") || gpu < at.parse().unwrap() {
+            return Err(format!(
+                "{what}: that frame to FFmpeg, later ones to the GPU: {}",
+                out.stderr
+            ));
+        }
+        let held = n("frames_held");
+        if (held == 0) != threading.0.contains("low delay") {
+            return Err(format!("{what}: frames held: {held}"));
+        }
+        Ok(())
+    });
+    assert_all_decoded(&failures, count, "decodes with a panic in a submission");
+}

@@ -238,6 +238,7 @@ impl Gpu {
             Some(testing::Step::SubmitLost) => {
                 return Err(format!("{LOST_IN_SUBMISSION} (injected by a test)"))
             }
+            Some(testing::Step::Panic) => panic!("a panic injected by a test"),
             _ => {}
         }
         let cmds = [cmd];

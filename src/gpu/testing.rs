@@ -18,15 +18,19 @@ pub enum Step {
     Unpack,
     /// The GPU ran; reading the list of transforms it left to the host then fails.
     Overflow,
+    /// The submitting code panics before the queue submission, as a bug there would make it:
+    /// nothing of the batch reaches the GPU.
+    Panic,
 }
 
 impl Step {
-    pub(crate) const ALL: [Step; 5] = [
+    pub(crate) const ALL: [Step; 6] = [
         Step::Submit,
         Step::SubmitLost,
         Step::Wait,
         Step::Unpack,
         Step::Overflow,
+        Step::Panic,
     ];
 
     fn name(self) -> &'static str {
@@ -36,6 +40,7 @@ impl Step {
             Step::Wait => "wait",
             Step::Unpack => "unpack",
             Step::Overflow => "overflow",
+            Step::Panic => "panic",
         }
     }
 }
@@ -121,7 +126,7 @@ static SUBMISSIONS_TRIED: AtomicU64 = AtomicU64::new(0);
 /// `DAEDALUS_TEST_FAIL_SUBMISSION=N`: the process's N-th queue submission fails as a lost
 /// device would, so that the end-to-end tests reach the fallbacks through FFmpeg, parts of
 /// frames in flight among them; `DAEDALUS_TEST_FAIL_STEP` names the
-/// step (`submit`, the default, `submit-lost`, `wait`, `unpack`, `overflow`).
+/// step (`submit`, the default, `submit-lost`, `wait`, `unpack`, `overflow`, `panic`).
 fn failing_submission() -> Option<(u64, Step)> {
     static AT: OnceLock<Option<(u64, Step)>> = OnceLock::new();
     *AT.get_or_init(|| {
@@ -148,7 +153,7 @@ fn failing_submission() -> Option<(u64, Step)> {
 /// kind leaves an armed one for the next of those.
 pub(super) fn take_injected_failure(meets: &[Step]) -> Option<Step> {
     let tried = SUBMISSIONS_TRIED.fetch_add(1, Ordering::SeqCst) + 1;
-    let applies = |step: Step| step == Step::Submit || meets.contains(&step);
+    let applies = |step: Step| matches!(step, Step::Submit | Step::Panic) || meets.contains(&step);
     let armed = FAIL_NEXT_SUBMISSION.load(Ordering::SeqCst);
     if armed != 0 {
         let step = Step::ALL[armed as usize - 1];

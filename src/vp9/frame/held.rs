@@ -8,10 +8,9 @@ use std::collections::VecDeque;
 
 /// A held frame on its way to the GPU.
 pub trait Submission: Send + 'static {
-    /// Records and submits its work.
+    /// Records and submits its work; what fails (a panic included) leaves the frame to
+    /// FFmpeg's second pass.
     fn submit(&mut self);
-    /// After a panic in [`Submission::submit`]: why it goes to FFmpeg after all.
-    fn failed(&mut self, why: String);
     /// The frame's `data[0]`, which names it.
     fn data0(&self) -> usize;
 }
@@ -41,7 +40,7 @@ impl<S: Submission> HeldFrames<S> {
     /// Holds a parsed frame, submitted on the thread (started at the first).
     pub fn hold(&mut self, mut s: S) {
         if self.thread.is_none() && !self.no_thread {
-            match SubmitThread::start(S::submit, S::failed) {
+            match SubmitThread::start(S::submit) {
                 Ok(thread) => self.thread = Some(thread),
                 Err(why) => {
                     crate::log::once(
@@ -84,6 +83,11 @@ impl<S: Submission> HeldFrames<S> {
     fn take_oldest_back(&mut self) -> bool {
         let waiting = std::time::Instant::now();
         let Some(s) = self.thread.as_mut().and_then(|t| t.take_oldest()) else {
+            if !self.with_thread.is_empty() {
+                // (Unreachable while the thread sends back what it received.)
+                crate::error!("the submission thread ended with frames it had");
+                self.with_thread.clear();
+            }
             return false;
         };
         // (The decoder's thread waited for its submission.)
@@ -133,7 +137,6 @@ mod tests {
         fn submit(&mut self) {
             self.submitted += 1;
         }
-        fn failed(&mut self, _why: String) {}
         fn data0(&self) -> usize {
             self.data0
         }

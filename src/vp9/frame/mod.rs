@@ -191,16 +191,7 @@ struct Submission {
 impl held::Submission for Submission {
     fn submit(&mut self) {
         let h = &mut self.held;
-        submit_frame(&mut h.frame, &mut h.submitter, self.parsed, self.filtered);
-    }
-
-    /// (It goes to FFmpeg's second pass, and the frames that read it need not wait.)
-    fn failed(&mut self, why: String) {
-        let frame = &mut self.held.frame;
-        if let Some(f) = frame.on_gpu.as_mut() {
-            f.failed.get_or_insert(why);
-        }
-        frame.release();
+        submit_frame_guarded(&mut h.frame, &mut h.submitter, self.parsed, self.filtered);
     }
 
     fn data0(&self) -> usize {
@@ -858,6 +849,27 @@ fn submit_frame(frame: &mut Frame, submitter: &mut Submitter, parsed: usize, fil
     frame.release();
 }
 
+/// [`submit_frame`], where a panic (a bug, said once) leaves the frame to FFmpeg's second pass,
+/// its data and objects kept for it.
+fn submit_frame_guarded(
+    frame: &mut Frame,
+    submitter: &mut Submitter,
+    parsed: usize,
+    filtered: usize,
+) {
+    let submitted = crate::log::guard("a frame's submission", false, || {
+        submit_frame(frame, submitter, parsed, filtered);
+        true
+    });
+    if !submitted {
+        if let Some(f) = frame.on_gpu.as_mut() {
+            f.failed
+                .get_or_insert("an internal error in its submission".into());
+        }
+        frame.release();
+    }
+}
+
 /// Submits the frame's reconstruction, once the references FFmpeg reconstructs have ended:
 /// superblock rows `rows` (those parsed of the last one too, after an error) and the loop
 /// filter of `filtered`.
@@ -1245,31 +1257,29 @@ pub(crate) unsafe extern "C" fn reconstruct(
             .gpu
             .as_ref()
             .map_or(0, |s| s.layout.written_bytes(blocks, units, coefs));
-        let Some(submitter) = d.gpu.take() else {
+        let (Some(frame), Some(submitter)) = (d.frame.as_mut(), d.gpu.as_mut()) else {
             d.release();
             d.frame = None;
             return 1;
         };
-        let frame = d.frame.take().expect("a frame");
-        let mut held = Held {
-            frame,
-            submitter,
-            data_bytes,
-        };
-        if may_hold != 0 && held.frame.holdable {
-            stats::add(&COUNTERS.frames_held, 1);
-            d.held.hold(Submission {
-                held,
-                parsed,
-                filtered: rows,
-            });
-            return HELD;
+        if may_hold == 0 || !frame.holdable {
+            submit_frame_guarded(frame, submitter, parsed, rows);
+            return conclude(frame, submitter, data_bytes);
         }
-        submit_frame(&mut held.frame, &mut held.submitter, parsed, rows);
-        let answer = conclude(&mut held.frame, &mut held.submitter, held.data_bytes);
-        d.frame = Some(held.frame);
-        d.gpu = Some(held.submitter);
-        answer
+        stats::add(&COUNTERS.frames_held, 1);
+        let (Some(frame), Some(submitter)) = (d.frame.take(), d.gpu.take()) else {
+            unreachable!("both checked above");
+        };
+        d.held.hold(Submission {
+            held: Held {
+                frame,
+                submitter,
+                data_bytes,
+            },
+            parsed,
+            filtered: rows,
+        });
+        HELD
     })
 }
 

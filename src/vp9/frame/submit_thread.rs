@@ -4,9 +4,9 @@
 //! 720p frame's 3.1 ms on the decoding thread (one thread, NVIDIA H100 host), time a
 //! one-thread decode otherwise spends before it can parse on.
 //!
-//! The items come back in the order they went, each once its work is done (a panic in it is
-//! caught and given to `failed`), so that the decoder takes the oldest back first and nothing
-//! it lent is lost.
+//! The items come back in the order they went, each once its work is done, so that the decoder
+//! takes the oldest back first and nothing it lent is lost (a panic in the work leaves the item
+//! to be sent back).
 
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -22,24 +22,16 @@ pub struct SubmitThread<T: Send + 'static> {
 
 impl<T: Send + 'static> SubmitThread<T> {
     /// The thread, or an error where none could be started.
-    pub fn start(work: fn(&mut T), failed: fn(&mut T, String)) -> std::io::Result<Self> {
+    pub fn start(work: fn(&mut T)) -> std::io::Result<Self> {
         let (items, inbox) = mpsc::channel::<T>();
         let (outbox, done) = mpsc::channel::<T>();
         let thread = std::thread::Builder::new()
             .name("daedalus-submit".into())
             .spawn(move || {
                 for mut item in inbox {
+                    // (The work says what failed; the item goes back whatever happened.)
                     let run = std::panic::AssertUnwindSafe(|| work(&mut item));
-                    if std::panic::catch_unwind(run).is_err() {
-                        crate::log::once(
-                            crate::log::Level::Error,
-                            "submission thread",
-                            format_args!(
-                                "internal error in a frame's submission (a bug: please report it)"
-                            ),
-                        );
-                        failed(&mut item, "an internal error in its submission".into());
-                    }
+                    let _ = std::panic::catch_unwind(run);
                     if outbox.send(item).is_err() {
                         break;
                     }
@@ -66,8 +58,11 @@ impl<T: Send + 'static> SubmitThread<T> {
         if self.out == 0 {
             return None;
         }
-        // (The thread catches its work's panics, so it sends back whatever it received.)
-        let item = self.done.recv().ok()?;
+        // (The thread sends back whatever it received: it fails to only where it is gone.)
+        let Ok(item) = self.done.recv() else {
+            self.out = 0;
+            return None;
+        };
         self.out -= 1;
         Some(item)
     }
@@ -88,26 +83,20 @@ mod tests {
     use super::SubmitThread;
 
     /// Items come back in the order they went, with their work done; one whose work panicked
-    /// comes back too, marked failed.
+    /// comes back too.
     #[test]
     fn items_come_back_in_order_panics_included() {
-        fn work(item: &mut (u32, Option<String>)) {
-            if item.0 == 3 {
+        fn work(item: &mut u32) {
+            if *item == 3 {
                 panic!("a test's panic");
             }
-            item.0 *= 10;
+            *item *= 10;
         }
-        fn failed(item: &mut (u32, Option<String>), why: String) {
-            item.1 = Some(why);
-        }
-        let mut thread = SubmitThread::start(work, failed).expect("a thread");
+        let mut thread = SubmitThread::start(work).expect("a thread");
         for i in 1..=5 {
-            thread.send((i, None)).expect("sent");
+            thread.send(i).expect("sent");
         }
         let back: Vec<_> = std::iter::from_fn(|| thread.take_oldest()).collect();
-        let values: Vec<u32> = back.iter().map(|i| i.0).collect();
-        assert_eq!(values, [10, 20, 3, 40, 50]);
-        let failed: Vec<bool> = back.iter().map(|i| i.1.is_some()).collect();
-        assert_eq!(failed, [false, false, true, false, false]);
+        assert_eq!(back, [10, 20, 3, 40, 50]);
     }
 }
