@@ -117,6 +117,11 @@ impl<S: Submission> HeldFrames<S> {
         self.back.drain(..)
     }
 
+    /// Whether a frame is held.
+    pub fn any(&self) -> bool {
+        !self.with_thread.is_empty() || !self.back.is_empty()
+    }
+
     /// Whether the frame of `data0` is held.
     pub fn holds(&self, data0: usize) -> bool {
         self.with_thread.contains(&data0) || self.back.iter().any(|s| s.data0() == data0)
@@ -153,7 +158,7 @@ mod tests {
                 submitted: 0,
             });
         }
-        assert!([0x10, 0x20, 0x30].iter().all(|&d| held.holds(d)));
+        assert!(held.any() && [0x10, 0x20, 0x30].iter().all(|&d| held.holds(d)));
         assert!(!held.holds(0x40));
         let oldest = held.oldest().expect("held");
         assert_eq!((oldest.data0, oldest.submitted), (0x10, 1));
@@ -166,6 +171,6 @@ mod tests {
         });
         let rest: Vec<_> = held.drain().map(|c| (c.data0, c.submitted)).collect();
         assert_eq!(rest, [(0x20, 1), (0x30, 1), (0x40, 1)]);
-        assert!(held.oldest().is_none());
+        assert!(held.oldest().is_none() && !held.any());
     }
 }

@@ -1262,7 +1262,10 @@ pub(crate) unsafe extern "C" fn reconstruct(
             d.frame = None;
             return 1;
         };
-        if may_hold == 0 || !frame.holdable {
+        // A context that still holds frames runs one thread or slice threads (frame threads
+        // hand a thread's frame out before its next packet), and holds this one too: decided
+        // here, it would wait for the older frames it read, which only this thread finishes.
+        if may_hold == 0 || !(frame.holdable || d.held.any()) {
             submit_frame_guarded(frame, submitter, parsed, rows);
             return conclude(frame, submitter, data_bytes);
         }
