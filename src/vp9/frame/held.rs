@@ -81,7 +81,6 @@ impl<S: Submission> HeldFrames<S> {
 
     /// Takes back the oldest frame the thread has; false where it has none.
     fn take_oldest_back(&mut self) -> bool {
-        let waiting = std::time::Instant::now();
         let Some(s) = self.thread.as_mut().and_then(|t| t.take_oldest()) else {
             if !self.with_thread.is_empty() {
                 // (Unreachable while the thread sends back what it received.)
@@ -90,8 +89,6 @@ impl<S: Submission> HeldFrames<S> {
             }
             return false;
         };
-        // (The decoder's thread waited for its submission.)
-        crate::stats::add_time(&crate::stats::COUNTERS.wait_ns, waiting);
         self.with_thread.pop_front();
         self.back.push_back(s);
         true

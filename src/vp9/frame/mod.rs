@@ -72,6 +72,9 @@ struct Counters {
     /// submissions (reading the records, the job lists, recording and submitting).
     parse_cpu_ns: AtomicU64,
     submit_cpu_ns: AtomicU64,
+    /// Time the decoders' threads waited for the submission threads to give a held frame back
+    /// (the wait for the GPU after it counts to `wait_ms`).
+    submission_wait_ns: AtomicU64,
     /// The bytes the decoder wrote for the GPU (the header, records, coefficients, end-of-block
     /// positions, loop-filter data) of the frames it reconstructed.
     data_bytes: AtomicU64,
@@ -89,6 +92,7 @@ static COUNTERS: Counters = Counters {
     gpu_blocks: AtomicU64::new(0),
     parse_cpu_ns: AtomicU64::new(0),
     submit_cpu_ns: AtomicU64::new(0),
+    submission_wait_ns: AtomicU64::new(0),
     data_bytes: AtomicU64::new(0),
 };
 
@@ -1328,7 +1332,10 @@ fn conclude(frame: &mut Frame, submitter: &mut Submitter, data_bytes: u64) -> c_
 pub(crate) unsafe extern "C" fn finish(ctx: *mut c_void) -> c_int {
     crate::log::guard("finish", 1, || {
         let d = decoder(ctx);
-        let Some(Submission { held, .. }) = d.held.oldest() else {
+        let waiting = std::time::Instant::now();
+        let oldest = d.held.oldest();
+        stats::add_time(&COUNTERS.submission_wait_ns, waiting);
+        let Some(Submission { held, .. }) = oldest else {
             crate::error!("finish: no frame is held");
             return 1;
         };
@@ -1428,7 +1435,8 @@ pub fn describe() -> String {
     let gpu_blocks = r(&c.gpu_blocks).max(1) as f64;
     format!(
         "frames_parsed={} frames_declined={} frames_before_device={} frames_held={} blocks={} \
-         submit_cpu_ms={:.3} submit_ns_per_block={:.1} data_bytes_per_frame={:.0} \
+         submit_cpu_ms={:.3} submit_ns_per_block={:.1} submission_wait_ms={:.3} \
+         data_bytes_per_frame={:.0} \
          copied_to_device_bytes_per_frame={:.0} copied_back_bytes_per_frame={:.0} \
          gpu_ms_by_stage={} live_threads_cpu_ms={} frame_contexts={}",
         r(&c.frames),
@@ -1438,6 +1446,7 @@ pub fn describe() -> String {
         r(&c.blocks),
         r(&c.submit_cpu_ns) as f64 / 1e6,
         r(&c.submit_cpu_ns) as f64 / gpu_blocks,
+        r(&c.submission_wait_ns) as f64 / 1e6,
         r(&c.data_bytes) as f64 / r(&c.frames_gpu).max(1) as f64,
         r(&submit::COPIED_TO_DEVICE) as f64 / r(&c.frames_gpu).max(1) as f64,
         r(&submit::COPIED_BACK) as f64 / r(&c.frames_gpu).max(1) as f64,
