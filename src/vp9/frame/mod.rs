@@ -195,7 +195,7 @@ struct Submission {
 impl held::Submission for Submission {
     fn submit(&mut self) {
         let h = &mut self.held;
-        submit_frame_guarded(&mut h.frame, &mut h.submitter, self.parsed, self.filtered);
+        submit_frame(&mut h.frame, &mut h.submitter, self.parsed, self.filtered);
     }
 
     fn data0(&self) -> usize {
@@ -830,10 +830,15 @@ impl Frame {
 
 /// Submits a parsed frame's reconstruction (superblock rows `parsed`, the loop filter of the
 /// first `filtered`) once the references the GPU reconstructs are submitted, unless it failed
-/// already; after it, the frames that read it may submit.
+/// already; after it, the frames that read it may submit. A panic in it (a bug, said once)
+/// leaves the frame to FFmpeg's second pass, its data and objects kept for it.
 fn submit_frame(frame: &mut Frame, submitter: &mut Submitter, parsed: usize, filtered: usize) {
-    let f = frame.on_gpu.as_mut().expect("on the GPU");
-    if f.failed.is_none() {
+    let g = frame.geometry;
+    let submitted = crate::log::guard("a frame's submission", false, || {
+        let f = frame.on_gpu.as_mut().expect("on the GPU");
+        if f.failed.is_some() {
+            return true;
+        }
         FATES.wait_references_submitted(&f.references);
         let back = f.copies.as_ref().and_then(|c| {
             let (region, planes, rows) = &c.frame;
@@ -843,26 +848,11 @@ fn submit_frame(frame: &mut Frame, submitter: &mut Submitter, parsed: usize, fil
             submitter.copy_after(copy);
             region
         });
-        let g = frame.geometry;
         match submit(f, submitter, g, 0..parsed, 0..filtered) {
             // Later frames, after this one on the queue, find it in the copy.
             Ok(_) => region.iter().for_each(|r| copies::set_current(r, true)),
             Err(why) => gpu_failed(Some(f), why),
         }
-    }
-    frame.release();
-}
-
-/// [`submit_frame`], where a panic (a bug, said once) leaves the frame to FFmpeg's second pass,
-/// its data and objects kept for it.
-fn submit_frame_guarded(
-    frame: &mut Frame,
-    submitter: &mut Submitter,
-    parsed: usize,
-    filtered: usize,
-) {
-    let submitted = crate::log::guard("a frame's submission", false, || {
-        submit_frame(frame, submitter, parsed, filtered);
         true
     });
     if !submitted {
@@ -870,8 +860,8 @@ fn submit_frame_guarded(
             f.failed
                 .get_or_insert("an internal error in its submission".into());
         }
-        frame.release();
     }
+    frame.release();
 }
 
 /// Submits the frame's reconstruction, once the references FFmpeg reconstructs have ended:
@@ -1270,7 +1260,7 @@ pub(crate) unsafe extern "C" fn reconstruct(
         // hand a thread's frame out before its next packet), and holds this one too: decided
         // here, it would wait for the older frames it read, which only this thread finishes.
         if may_hold == 0 || !(frame.holdable || d.held.any()) {
-            submit_frame_guarded(frame, submitter, parsed, rows);
+            submit_frame(frame, submitter, parsed, rows);
             return conclude(frame, submitter, data_bytes);
         }
         stats::add(&COUNTERS.frames_held, 1);
