@@ -201,8 +201,8 @@ pub fn thread_cpu_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
-/// The CPU time of the process's live threads by name (`name:ms`, the most first): at exit,
-/// the decoding thread and the driver's own threads (which finished threads' time is not
+/// The CPU time of the process's live threads by name (`name:ms`, the most first; the first
+/// thread as `main`): at exit, the decoding thread and the driver's own threads (which finished threads' time is not
 /// among), to tell the driver's share of a decode's CPU.
 pub fn live_threads_cpu() -> String {
     let tick_ms = 1000.0 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
@@ -218,7 +218,14 @@ pub fn live_threads_cpu() -> String {
         let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
             continue;
         };
-        let name = stat[open + 1..close].replace([' ', ',', ':'], "_");
+        // (The process's first thread is named apart: the decoding thread of a one-thread
+        // decode, whose driver threads may share its name.)
+        let first = stat[..open].trim() == std::process::id().to_string();
+        let name = if first {
+            "main".to_string()
+        } else {
+            stat[open + 1..close].replace([' ', ',', ':'], "_")
+        };
         let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
         let ticks: f64 = [11, 12]
             .iter()
