@@ -960,17 +960,15 @@ fn frame_levels(
     }
     // (Its lists go back to the submitter for the next frame, unless this one fails.)
     let mut lists = std::mem::take(&mut submitter.residual_lists);
-    let data = submitter.data.ptr;
+    // SAFETY: the buffer the layout is of; the decoder wrote the rows' end-of-block positions
+    // before it said they were parsed.
+    let eobs = unsafe { layout.end_of_block_arrays(submitter.data.ptr) };
     let (residual_jobs, by_size) = residuals::jobs(
         &mut lists,
         records,
         &runs,
         on_gpu.edges,
-        |plane, at, wide| {
-            // SAFETY: the buffer the layout is of; the decoder wrote the rows' end-of-block
-            // positions before it said they were parsed.
-            unsafe { layout.end_of_block(data, plane, at, wide) }
-        },
+        |plane, at, wide| records::end_of_block(eobs[plane], at, wide),
     );
     if !residual_jobs.is_empty() {
         // A dispatch per transform size, side by side.

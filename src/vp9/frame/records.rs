@@ -275,22 +275,16 @@ pub fn size8(bs: u8) -> (u32, u32) {
 }
 
 impl Layout {
-    /// The end-of-block position at byte `at` of plane `plane`'s array (16 bits where `wide`,
-    /// as FFmpeg stores them from 16x16 on); 0 outside the array.
+    /// The planes' end-of-block arrays (FFmpeg's, 16 bits a position from 16x16 on: read
+    /// with [`end_of_block`]).
     ///
     /// # Safety
-    /// `base` is the buffer this layout is of.
-    pub unsafe fn end_of_block(&self, base: *const u8, plane: usize, at: usize, wide: bool) -> u32 {
-        let bytes = if wide { 2 } else { 1 };
-        if at + bytes > self.geometry.superblocks() * self.geometry.eobs_per_sb(plane) {
-            return 0;
-        }
-        let p = base.add(self.eobs[plane] + at);
-        if wide {
-            u16::from_ne_bytes([*p, *p.add(1)]) as u32
-        } else {
-            *p as u32
-        }
+    /// `base` is the buffer this layout is of, the decoder done writing what is read.
+    pub unsafe fn end_of_block_arrays<'a>(&self, base: *const u8) -> [&'a [u8]; 3] {
+        [0, 1, 2].map(|plane| {
+            let len = self.geometry.superblocks() * self.geometry.eobs_per_sb(plane);
+            std::slice::from_raw_parts(base.add(self.eobs[plane]), len)
+        })
     }
 
     /// The decoder's words per superblock (`sb_blocks`, [`SbBlocks`]) and its records, in the
@@ -368,6 +362,16 @@ impl Layout {
 
 /// A record for the tests: a block at (`col`, `row`) of FFmpeg's size `bs`, its transform
 /// sizes, flags and first coefficient unit.
+/// The end-of-block position at byte `at` of a plane's array `eobs` (16 bits where `wide`,
+/// as FFmpeg stores them from 16x16 on); 0 outside the array.
+pub fn end_of_block(eobs: &[u8], at: usize, wide: bool) -> u32 {
+    match (wide, eobs.get(at..at + 2)) {
+        (true, Some(&[lo, hi])) => u16::from_ne_bytes([lo, hi]) as u32,
+        (true, _) => 0,
+        (false, _) => eobs.get(at).map_or(0, |&e| e as u32),
+    }
+}
+
 #[cfg(test)]
 pub fn test_record(
     col: u16,
@@ -495,6 +499,21 @@ pub unsafe fn scan_words(scans: *const [*const i16; 4]) -> Option<Vec<u32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Positions are a byte each below 16x16 and 16 bits from it on; none outside the array.
+    #[test]
+    fn end_of_block_positions() {
+        let eobs = 300u16
+            .to_ne_bytes()
+            .into_iter()
+            .chain([7, 9])
+            .collect::<Vec<u8>>();
+        assert_eq!(end_of_block(&eobs, 0, true), 300);
+        assert_eq!(end_of_block(&eobs, 2, false), 7);
+        assert_eq!(end_of_block(&eobs, 3, false), 9);
+        assert_eq!(end_of_block(&eobs, 3, true), 0);
+        assert_eq!(end_of_block(&eobs, 4, false), 0);
+    }
 
     /// A run's packed coefficients are copied as the decoder counted them, its end-of-block
     /// positions from its first block's to the end of its last one with coefficients: a
