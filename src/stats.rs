@@ -202,8 +202,8 @@ pub fn thread_cpu_ns() -> u64 {
 }
 
 /// The CPU time of the process's live threads by name (`name:ms`, the most first; the first
-/// thread as `main`): at exit, the decoding thread and the driver's own threads (which finished threads' time is not
-/// among), to tell the driver's share of a decode's CPU.
+/// thread as `main`): at exit, the decoding thread and the driver's own threads (which
+/// finished threads' time is not among), to tell the driver's share of a decode's CPU.
 pub fn live_threads_cpu() -> String {
     let tick_ms = 1000.0 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     let mut by_name: Vec<(String, f64)> = Vec::new();

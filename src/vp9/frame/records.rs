@@ -360,8 +360,6 @@ impl Layout {
     }
 }
 
-/// A record for the tests: a block at (`col`, `row`) of FFmpeg's size `bs`, its transform
-/// sizes, flags and first coefficient unit.
 /// The end-of-block position at byte `at` of a plane's array `eobs` (16 bits where `wide`,
 /// as FFmpeg stores them from 16x16 on); 0 outside the array.
 pub fn end_of_block(eobs: &[u8], at: usize, wide: bool) -> u32 {
@@ -372,6 +370,8 @@ pub fn end_of_block(eobs: &[u8], at: usize, wide: bool) -> u32 {
     }
 }
 
+/// A record for the tests: a block at (`col`, `row`) of FFmpeg's size `bs`, its transform
+/// sizes, flags and first coefficient unit.
 #[cfg(test)]
 pub fn test_record(
     col: u16,
