@@ -187,40 +187,54 @@ void window_row8(int x, int y, out ivec4 a, out ivec4 b)
 #endif
 }
 
-// Rows r0 .. r0 + n - 1 (n <= 8) of column x of an unscaled unit from its window, at phases
-// (mx, my) in 1/16 pel with their taps: FFmpeg's put function of the unit's filter.
-void predict_column(int x, int r0, ivec2 phase, Taps htaps, Taps vtaps, uint interp, int n,
-                    out int o[8])
+// Pixel (x, y) of the plane from a prediction: put, or averaged into what is there (`avg`:
+// the second prediction of a compound block); inside the decoded size only.
+void put_pixel(Plane plane, int x, int y, bool avg, int value)
+{
+    if (x < plane.size.x && y < plane.size.y) {
+        uint a = plane.offset + uint(y * plane.stride + x);
+        if (avg)
+            value = (int(uint(cur[a])) + value + 1) >> 1;
+        cur[a] = PIXEL(value);
+    }
+}
+
+// Column x of an unscaled unit of `h` rows at `at` from its window, at phases (mx, my) in
+// 1/16 pel with their taps: FFmpeg's put (or avg) function of the unit's filter, down the
+// whole column. Each source row is filtered across once and slides into the last 8 (a, b),
+// from which the next row down is filtered; so a column of h rows filters h + 7 rows across,
+// where tiles of 8 rows filtered 15 for every 8.
+void predict_column(Plane plane, ivec2 at, int x, int h, ivec2 phase, Taps htaps, Taps vtaps,
+                    uint interp, bool avg)
 {
     int mx = phase.x, my = phase.y;
-    int mid[15];
-    int first = my != 0 && interp != FILTER_BILINEAR ? -3 : 0;
-    int count = my == 0 ? n : (interp == FILTER_BILINEAR ? n + 1 : n + 7);
-    for (int i = 0; i < 15; i++) {
-        if (i < count) {
-            // One read of the row's pixels for whichever filter (a device that runs every
-            // side of a branch masked would otherwise read them three times).
-            ivec4 a, b;
-            window_row8(x, r0 + first + i, a, b);
-            if (mx == 0)
-                mid[i] = a.w;
-            else if (interp == FILTER_BILINEAR)
-                mid[i] = filter_bilin(a.w, b.x, mx);
-            else
-                mid[i] = filter_8tap(htaps, a, b);
-        }
-    }
-    for (int i = 0; i < 8; i++) {
-        if (i < n) {
-            if (my == 0) {
-                o[i] = mid[i];
-            } else if (interp == FILTER_BILINEAR) {
-                o[i] = filter_bilin(mid[i], mid[i + 1], my);
-            } else {
-                o[i] = filter_8tap(vtaps, ivec4(mid[i], mid[i + 1], mid[i + 2], mid[i + 3]),
-                                   ivec4(mid[i + 4], mid[i + 5], mid[i + 6], mid[i + 7]));
-            }
-        }
+    bool eight = my != 0 && interp != FILTER_BILINEAR;
+    // The rows across before the column's first output: 7 (8-tap), 1 (bilinear), 0.
+    int lead = my == 0 ? 0 : (eight ? 7 : 1);
+    ivec4 a = ivec4(0), b = ivec4(0);
+    for (int i = 0; i < h + lead; i++) {
+        // One read of the row's pixels for whichever filter (a device that runs every side
+        // of a branch masked would otherwise read them three times).
+        ivec4 pa, pb;
+        window_row8(x, i - (eight ? 3 : 0), pa, pb);
+        int across;
+        if (mx == 0)
+            across = pa.w;
+        else if (interp == FILTER_BILINEAR)
+            across = filter_bilin(pa.w, pb.x, mx);
+        else
+            across = filter_8tap(htaps, pa, pb);
+        shift_in(a, b, across);
+        if (i < lead)
+            continue;
+        int value;
+        if (my == 0)
+            value = across;
+        else if (interp == FILTER_BILINEAR)
+            value = filter_bilin(b.z, b.w, my);
+        else
+            value = filter_8tap(vtaps, a, b);
+        put_pixel(plane, at.x + x, at.y + i - lead, avg, value);
     }
 }
 
@@ -296,23 +310,6 @@ ivec2 mv_average(ivec2 a, ivec2 b)
     return ivec2(rounded_div(a.x + b.x, 2), rounded_div(a.y + b.y, 2));
 }
 
-// Writes rows 0 .. n - 1 of a tile's column at `at` (inside the decoded size only), or
-// averages them into what is there (`avg`: the second prediction of a compound block).
-void put_column(Plane plane, ivec2 at, int n, bool avg, int o[8])
-{
-    // (A constant count, so that `o` stays in registers: indexed at run time, it becomes
-    // memory on some compilers.)
-    for (int i = 0; i < 8; i++) {
-        int y = at.y + i;
-        if (i < n && at.x < plane.size.x && y < plane.size.y) {
-            uint a = plane.offset + uint(y * plane.stride + at.x);
-            int value = o[i];
-            if (avg)
-                value = (int(uint(cur[a])) + value + 1) >> 1;
-            cur[a] = PIXEL(value);
-        }
-    }
-}
 
 // One prediction unit: `at`, `size` in plane pixels, its vectors for both references, and
 // FFmpeg's px, py, pw, ph for the scaled path.
@@ -325,40 +322,35 @@ struct Unit {
 };
 
 // Predicts a unit of plane `p` from the block's reference(s) into the frame: the first put,
-// the second averaged in, as FFmpeg's put and avg functions do; column tiles of up to 8 rows
-// spread over the workgroup, an invocation the same tiles for both (it reads back only what
-// it wrote). Uniform across the workgroup.
+// the second averaged in, as FFmpeg's put and avg functions do; an unscaled unit's columns
+// spread over the workgroup (a scaled one's tiles of a column's 8 rows), an invocation the
+// same ones for both (it reads back only what it wrote). Uniform across the workgroup.
 void predict_unit(Block b, uint p, Unit u)
 {
     bool comp = (b.flags & BLOCK_COMP) != 0u;
-    int rows8 = (u.size.y + 7) >> 3;
-    int tiles = u.size.x * rows8;
     Plane plane = plane_of(p);
     for (uint r = 0u; r < (comp ? 2u : 1u); r++) {
         RefView v = ref_view(r == 0u ? b.ref_a : b.ref_b, p);
         bool scaled = is_scaled(v);
-        // unscaled: the vector in 1/16 pel of the plane (1/8 luma pel, halved where subsampled)
-        ivec2 m16 = ivec2(u.mv[r].x << (1u - ss_h(p)), u.mv[r].y << (1u - ss_v(p)));
-        ivec2 phase = m16 & 15;
-        ivec2 m = scaled ? scaled_position(v, p, u.at, u.mv[r], u.sub, u.span) : ivec2(0);
-        Taps htaps, vtaps;
+        bool avg = r != 0u;
         if (!scaled) {
+            // the vector in 1/16 pel of the plane (1/8 luma pel, halved where subsampled)
+            ivec2 m16 = ivec2(u.mv[r].x << (1u - ss_h(p)), u.mv[r].y << (1u - ss_v(p)));
+            ivec2 phase = m16 & 15;
             load_window(v, u.at + (m16 >> 4), u.size);
-            htaps = taps_of(uint(phase.x));
-            vtaps = taps_of(uint(phase.y));
-        }
-        for (int t = int(gl_LocalInvocationID.x); t < tiles; t += WORKGROUP) {
-            int x = t & (u.size.x - 1), r0 = (t >> findLSB(u.size.x)) * 8;
-            int n = min(8, u.size.y - r0);
-            int o[8];
-            if (!scaled) {
-                predict_column(x, r0, phase, htaps, vtaps, b.interp, n, o);
-            } else {
+            Taps htaps = taps_of(uint(phase.x)), vtaps = taps_of(uint(phase.y));
+            for (int x = int(gl_LocalInvocationID.x); x < u.size.x; x += WORKGROUP)
+                predict_column(plane, u.at, x, u.size.y, phase, htaps, vtaps, b.interp, avg);
+        } else {
+            ivec2 m = scaled_position(v, p, u.at, u.mv[r], u.sub, u.span);
+            int tiles = u.size.x * ((u.size.y + 7) >> 3);
+            for (int t = int(gl_LocalInvocationID.x); t < tiles; t += WORKGROUP) {
+                int x = t & (u.size.x - 1), r0 = (t >> findLSB(u.size.x)) * 8;
                 for (int i = 0; i < 8; i++)
-                    if (i < n)
-                        o[i] = predict_scaled(v, m, b.interp, x, r0 + i);
+                    if (r0 + i < u.size.y)
+                        put_pixel(plane, u.at.x + x, u.at.y + r0 + i, avg,
+                                  predict_scaled(v, m, b.interp, x, r0 + i));
             }
-            put_column(plane, u.at + ivec2(x, r0), n, r != 0u, o);
         }
         // The window read before it is replaced.
         barrier();
