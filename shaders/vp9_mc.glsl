@@ -87,10 +87,13 @@ int tap8_row(RefView v, int x, int y, uint phase)
 }
 
 // The reference window of an unscaled unit: columns -3 .. w + 4 and rows -3 .. h + 4 around
-// its source position, read clamped once into shared memory, WORD_PIXELS pixels a word, 72
-// pixels a row (units are at most 64 x 64); the filters read it there.
-const int WINDOW_WORDS = 72 / WORD_PIXELS;
+// its source position, read clamped once into shared memory, WORD_PIXELS pixels a word, up to
+// 76 pixels a row (units are at most 64 x 64, and a row starts on the reference's word that
+// holds its column -3); the filters read it there.
+const int WINDOW_WORDS = 76 / WORD_PIXELS;
 shared uint mc_window[71 * WINDOW_WORDS];
+// The pixels of a window row's first word before its column -3 (the same in every row).
+int window_shift = 0;
 
 // Word `w` of row `row` of a window at `origin` of reference `v`, read clamped a pixel at a
 // time (near its edges).
@@ -103,25 +106,23 @@ uint window_word_clamped(RefView v, ivec2 origin, int row, int w)
     return word;
 }
 
-// The word of pixels of reference `r`'s buffer from pixel `at`: the word holding it and the one
-// after (a window inside the reference; the frame pool's planes leave padding after the last
-// row, so the word after is in the buffer).
 #define WORD_MASK uint(WORD_PIXELS - 1)
-#define WORDS_AT(words, at)                                                                    \
-    ((at & WORD_MASK) == 0u                                                                   \
-         ? words[at >> WORD_PIXELS_LOG2]                                                      \
-         : (words[at >> WORD_PIXELS_LOG2] >> (uint(PIXEL_BITS) * (at & WORD_MASK))) |          \
-               (words[(at >> WORD_PIXELS_LOG2) + 1u] << (32u - uint(PIXEL_BITS) * (at & WORD_MASK))))
 
 void load_window(RefView v, ivec2 src, ivec2 size)
 {
     ivec2 origin = src - 3;
-    int words = (size.x + 7 + WORD_PIXELS - 1) >> WORD_PIXELS_LOG2, rows = size.y + 7;
+    // Where the reference's rows start on a word, a window row starts on the word that holds
+    // its column -3, and its words are the reference's own: a load each.
+    bool rows_on_words = v.stride > 0 && ((v.offset | uint(v.stride)) & WORD_MASK) == 0u;
+    int shift = rows_on_words ? origin.x & int(WORD_MASK) : 0;
+    ivec2 start = ivec2(origin.x - shift, origin.y);
+    int words = (shift + size.x + 7 + WORD_PIXELS - 1) >> WORD_PIXELS_LOG2, rows = size.y + 7;
     // Wholly inside the reference (most are): words read as they are, from one binding
     // chosen once (a choice per pixel costs every binding's load on some compilers).
-    bool inside = origin.x >= 0 && origin.y >= 0 && origin.x + WORD_PIXELS * words <= v.size.x &&
-                  origin.y + rows <= v.size.y;
-    uint base = v.offset + uint(origin.y * v.stride + origin.x);
+    bool inside = rows_on_words && start.x >= 0 && start.y >= 0 &&
+                  start.x + WORD_PIXELS * words <= v.size.x && start.y + rows <= v.size.y;
+    uint first = (v.offset + uint(start.y * v.stride + start.x)) >> WORD_PIXELS_LOG2;
+    uint row_words = uint(v.stride) >> WORD_PIXELS_LOG2;
     int i = int(gl_LocalInvocationID.x);
     // (i / words by a multiply: a device without integer division, V3D's and lavapipe's
     // x86 alike, runs a division a lane as a long sequence.)
@@ -129,27 +130,25 @@ void load_window(RefView v, ivec2 src, ivec2 size)
     if (inside && v.binding == 0u) {
         for (; i < words * rows; i += WORKGROUP) {
             int row = int((uint(i) * per) >> 20), w = i - row * words;
-            uint at = base + uint(row * v.stride + w * WORD_PIXELS);
-            mc_window[row * WINDOW_WORDS + w] = WORDS_AT(ref0_words, at);
+            mc_window[row * WINDOW_WORDS + w] = ref0_words[first + uint(row) * row_words + uint(w)];
         }
     } else if (inside && v.binding == 1u) {
         for (; i < words * rows; i += WORKGROUP) {
             int row = int((uint(i) * per) >> 20), w = i - row * words;
-            uint at = base + uint(row * v.stride + w * WORD_PIXELS);
-            mc_window[row * WINDOW_WORDS + w] = WORDS_AT(ref1_words, at);
+            mc_window[row * WINDOW_WORDS + w] = ref1_words[first + uint(row) * row_words + uint(w)];
         }
     } else if (inside) {
         for (; i < words * rows; i += WORKGROUP) {
             int row = int((uint(i) * per) >> 20), w = i - row * words;
-            uint at = base + uint(row * v.stride + w * WORD_PIXELS);
-            mc_window[row * WINDOW_WORDS + w] = WORDS_AT(ref2_words, at);
+            mc_window[row * WINDOW_WORDS + w] = ref2_words[first + uint(row) * row_words + uint(w)];
         }
     } else {
         for (; i < words * rows; i += WORKGROUP) {
             int row = int((uint(i) * per) >> 20), w = i - row * words;
-            mc_window[row * WINDOW_WORDS + w] = window_word_clamped(v, origin, row, w);
+            mc_window[row * WINDOW_WORDS + w] = window_word_clamped(v, start, row, w);
         }
     }
+    window_shift = shift;
     barrier();
 }
 
@@ -168,6 +167,7 @@ ivec4 unpack_pixels(uint w)
 // words that hold them, a load per word, not per pixel.
 void window_row8(int x, int y, out ivec4 a, out ivec4 b)
 {
+    x += window_shift;
     int at = (y + 3) * WINDOW_WORDS + (x >> WORD_PIXELS_LOG2);
 #ifdef VP9_HIGH
     uint s = uint(x & 1);
