@@ -29,6 +29,7 @@ mod intra;
 mod loopfilter;
 pub mod records;
 mod residuals;
+mod setup;
 mod submit;
 mod submit_thread;
 #[doc(hidden)]
@@ -296,7 +297,7 @@ pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
     // (The process's path is decided once: a depth whose kernels fail leaves its own frames
     // to FFmpeg, not the other depth's. Pixels of 1 byte at 8 bits, 2 above.)
     let (this, other) = if bpp > 8 { (2, 1) } else { (1, 2) };
-    if !kernels_usable(this) && !kernels_usable(other) {
+    if !setup::kernels_usable(this) && !setup::kernels_usable(other) {
         return Some("no-kernels");
     }
     crate::decisions::note_host_import();
@@ -390,7 +391,7 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
     }
     if d.choosing {
         choice::decoder_detached();
-        wait_for_setup();
+        setup::wait_for_setup();
     }
     if let Some(data0) = d.declined {
         FATES.end(data0);
@@ -401,130 +402,6 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
 /// `ctx` must come from [`attach`].
 unsafe fn decoder<'a>(ctx: *mut c_void) -> &'a mut Decoder {
     &mut *(ctx as *mut Decoder)
-}
-
-/// Whether this process's device can reconstruct frames of each depth ([`depth`]), once
-/// [`kernels_usable`] has told.
-static KERNELS_USABLE: [once_cell::sync::OnceCell<bool>; 2] =
-    [const { once_cell::sync::OnceCell::new() }; 2];
-
-/// The index of a frame's depth in [`KERNELS_USABLE`]: 8 bits, or 10 and 12 (16-bit pixels).
-fn depth(bytes_per_pixel: usize) -> usize {
-    usize::from(bytes_per_pixel > 1)
-}
-
-/// Where decoders choose: whether the device and the frame path's kernels for pixels of
-/// `bytes_per_pixel` bytes are set up (or known unusable); where not, they are set up on a
-/// thread of their own (once per depth), while FFmpeg decodes the frames that come meanwhile.
-/// (On the NVIDIA H200 host the set-up took about 150 ms, a sixth of a short 720p decode,
-/// which it would otherwise stall.)
-fn device_settled(bytes_per_pixel: usize) -> bool {
-    static STARTED: [std::sync::Once; 2] = [const { std::sync::Once::new() }; 2];
-    if KERNELS_USABLE[depth(bytes_per_pixel)].get().is_some() {
-        return true;
-    }
-    let mut begun = false;
-    STARTED[depth(bytes_per_pixel)].call_once(|| {
-        // (The handle is kept before a decoder closing meanwhile could look for it.)
-        let mut setup = lock_setup();
-        // (lavapipe compiles the kernels with LLVM on this thread: a main thread's stack.)
-        let spawned = std::thread::Builder::new()
-            .name("daedalus-setup".into())
-            .stack_size(crate::gpu::pipeline::DRIVER_STACK_BYTES)
-            .spawn(move || {
-                crate::log::guard("device set-up", false, || kernels_usable(bytes_per_pixel));
-                // (After a panic, no device: every frame of the depth is FFmpeg's.)
-                let _ = KERNELS_USABLE[depth(bytes_per_pixel)].set(false);
-            });
-        match spawned {
-            Ok(thread) => {
-                setup.push(thread);
-                begun = true;
-            }
-            // (No thread to spare: set up here, as the forced path does.)
-            Err(_) => _ = kernels_usable(bytes_per_pixel),
-        }
-    });
-    if begun && crate::config::get().testing.setup_wait {
-        wait_for_setup();
-    }
-    // (The frame that begins the set-up goes to FFmpeg, whatever the thread's pace.)
-    !begun && KERNELS_USABLE[depth(bytes_per_pixel)].get().is_some()
-}
-
-/// The set-up threads of [`device_settled`] while they may run.
-fn lock_setup() -> std::sync::MutexGuard<'static, Vec<std::thread::JoinHandle<()>>> {
-    static SETUP: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> =
-        std::sync::Mutex::new(Vec::new());
-    SETUP.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Waits for the set-up threads, where any runs: a decoder that closes while the device is
-/// set up (a decode shorter than the set-up) must not leave a thread inside the driver as the
-/// program exits.
-fn wait_for_setup() {
-    let threads = std::mem::take(&mut *lock_setup());
-    for thread in threads {
-        let _ = thread.join();
-    }
-}
-
-/// Whether this process's device can reconstruct frames of pixels of `bytes_per_pixel` bytes:
-/// the kernels of that depth built (once per depth; a stream of one depth builds no others).
-fn kernels_usable(bytes_per_pixel: usize) -> bool {
-    *KERNELS_USABLE[depth(bytes_per_pixel)].get_or_init(|| {
-        let Some(gpu) = crate::gpu::get() else {
-            return false;
-        };
-        // (Built one after another: the first that fails says so once, the others are not
-        // tried.)
-        FrameKernels::of(bytes_per_pixel)
-            .needed()
-            .all(|k| gpu.pipelines.has(k))
-    })
-}
-
-/// The frame path's kernels for pixels of one depth: inter prediction (`scaled` for the
-/// frames that have a reference of another size), the residuals of each transform size, intra
-/// blocks and the loop filter.
-struct FrameKernels {
-    prediction: Kernel,
-    scaled: Kernel,
-    residuals: [Kernel; 4],
-    intra: Kernel,
-    loop_filter: Kernel,
-}
-
-impl FrameKernels {
-    /// For pixels of `bytes_per_pixel` bytes (1: 8 bits, 2: 10 and 12).
-    fn of(bytes_per_pixel: usize) -> FrameKernels {
-        use Kernel as K;
-        if bytes_per_pixel == 1 {
-            FrameKernels {
-                prediction: K::Vp9Inter,
-                scaled: K::Vp9InterScaled,
-                residuals: [0, 1, 2, 3].map(K::Vp9InterResidual),
-                intra: K::Vp9Intra,
-                loop_filter: K::Vp9Lf,
-            }
-        } else {
-            FrameKernels {
-                prediction: K::Vp9InterHigh,
-                scaled: K::Vp9InterScaledHigh,
-                residuals: [0, 1, 2, 3].map(K::Vp9InterResidualHigh),
-                intra: K::Vp9IntraHigh,
-                loop_filter: K::Vp9LfHigh,
-            }
-        }
-    }
-
-    /// Those every stream of the depth needs (the scaled prediction is built when a frame
-    /// first needs it).
-    fn needed(&self) -> impl Iterator<Item = Kernel> + '_ {
-        std::iter::once(self.prediction)
-            .chain(self.residuals)
-            .chain([self.intra, self.loop_filter])
-    }
 }
 
 /// Where the kernels find a frame's planes: its buffer, kept alive, and each plane's byte
@@ -571,7 +448,7 @@ impl Decoder {
                 64 * header::MAX_SB_COLS
             ));
         }
-        if !kernels_usable(layout.geometry.bytes_per_pixel) {
+        if !setup::kernels_usable(layout.geometry.bytes_per_pixel) {
             let bits = if layout.geometry.bytes_per_pixel > 1 {
                 " at 10 and 12 bits"
             } else {
@@ -630,7 +507,7 @@ impl Decoder {
             regions.push(region);
             scaled |= reference.mvscale[0] != 0;
         }
-        let kernels = FrameKernels::of(layout.geometry.bytes_per_pixel);
+        let kernels = setup::FrameKernels::of(layout.geometry.bytes_per_pixel);
         let prediction = inter.then_some(if scaled {
             kernels.scaled
         } else {
@@ -937,7 +814,7 @@ fn frame_levels(
     filtered: std::ops::Range<usize>,
 ) -> Result<(Levels, u64), String> {
     let layout = submitter.layout;
-    let kernels = FrameKernels::of(g.bytes_per_pixel);
+    let kernels = setup::FrameKernels::of(g.bytes_per_pixel);
     // SAFETY: the frame's buffer; the decoder has parsed the rows.
     let (sb_words, records) = unsafe { layout.parsed(submitter.data.ptr) };
     let sb = SbBlocks::new(g.sb_cols, sb_words);
@@ -1095,11 +972,9 @@ pub(crate) unsafe extern "C" fn parse_begin(
             // FFmpeg anyway where a decision is kept, sets nothing up: a decoder that probes
             // the stream decodes no more.)
             if !first
-                && KERNELS_USABLE[depth(layout.geometry.bytes_per_pixel)]
-                    .get()
-                    .is_none()
+                && !setup::kernels_known(layout.geometry.bytes_per_pixel)
                 && choice::may_take(class)
-                && !device_settled(layout.geometry.bytes_per_pixel)
+                && !setup::device_settled(layout.geometry.bytes_per_pixel)
             {
                 stats::add(&COUNTERS.frames_before_device, 1);
                 return d.decline(data0);
@@ -1110,11 +985,11 @@ pub(crate) unsafe extern "C" fn parse_begin(
                 return d.decline(data0);
             }
             holdable = !choice::declines_among_threads(class);
-            if !device_settled(layout.geometry.bytes_per_pixel) {
+            if !setup::device_settled(layout.geometry.bytes_per_pixel) {
                 stats::add(&COUNTERS.frames_before_device, 1);
                 return d.decline_unable(data0, "the device is still being set up");
             }
-            if !kernels_usable(layout.geometry.bytes_per_pixel) {
+            if !setup::kernels_usable(layout.geometry.bytes_per_pixel) {
                 return d.decline_unable(data0, "the device lacks the kernels of the depth");
             }
             if !gpu_wanted() {
