@@ -359,6 +359,33 @@ unsafe fn decoder<'a>(ctx: *mut c_void) -> &'a mut Decoder {
     &mut *(ctx as *mut Decoder)
 }
 
+/// Whether the GPU takes frames of geometry `g`, else why not: the job words' and the header's
+/// limits, and the device's kernels of the frames' depth.
+fn takes_frames_of(g: Geometry) -> Result<(), String> {
+    let records = g.superblocks() * records::RECORDS_PER_SB;
+    if records > residuals::MAX_RECORDS as usize {
+        return Err(format!(
+            "frames over {} superblocks",
+            residuals::MAX_RECORDS as usize / records::RECORDS_PER_SB
+        ));
+    }
+    if g.sb_cols > header::MAX_SB_COLS {
+        return Err(format!(
+            "frames over {} pixels wide",
+            64 * header::MAX_SB_COLS
+        ));
+    }
+    if !setup::kernels_usable(g.bytes_per_pixel) {
+        let bits = if g.bytes_per_pixel > 1 {
+            " at 10 and 12 bits"
+        } else {
+            ""
+        };
+        return Err(format!("the device lacks the frame path's kernels{bits}"));
+    }
+    Ok(())
+}
+
 /// Where the kernels find a frame's planes: its buffer, kept alive, and each plane's byte
 /// offset and stride in it. `None` where the frame is not in memory the GPU reaches.
 fn planes_of(
@@ -390,27 +417,7 @@ impl Decoder {
     /// take it.
     fn gpu_frame(&mut self, info: &FrameParse, layout: Layout) -> Result<GpuFrame, String> {
         let gpu = crate::gpu::get().ok_or("no usable device")?;
-        let records = layout.geometry.superblocks() * records::RECORDS_PER_SB;
-        if records > residuals::MAX_RECORDS as usize {
-            return Err(format!(
-                "frames over {} superblocks",
-                residuals::MAX_RECORDS as usize / records::RECORDS_PER_SB
-            ));
-        }
-        if layout.geometry.sb_cols > header::MAX_SB_COLS {
-            return Err(format!(
-                "frames over {} pixels wide",
-                64 * header::MAX_SB_COLS
-            ));
-        }
-        if !setup::kernels_usable(layout.geometry.bytes_per_pixel) {
-            let bits = if layout.geometry.bytes_per_pixel > 1 {
-                " at 10 and 12 bits"
-            } else {
-                ""
-            };
-            return Err(format!("the device lacks the frame path's kernels{bits}"));
-        }
+        takes_frames_of(layout.geometry)?;
         let f = &info.frame;
         let (frame_region, frame_planes) =
             planes_of(f.data, f.linesize).ok_or("a frame outside the memory the GPU reaches")?;
