@@ -771,6 +771,47 @@ fn reference_uploads(
 }
 
 impl Decoder {
+    /// Where decoders choose ([`choice`]): whether the GPU takes the frame (`Ok`, and whether
+    /// it may be held), or FFmpeg's own decode does (`Err`: `parse_begin`'s answer).
+    fn choose(
+        &mut self,
+        info: &FrameParse,
+        bytes_per_pixel: usize,
+        data0: usize,
+    ) -> Result<bool, c_int> {
+        let class = choice::class_of(info.frame.width, info.frame.height, info.frame.bpp);
+        let first = !std::mem::replace(&mut self.chose_before, true);
+        // While the device is set up on its own thread, FFmpeg decodes the frames that
+        // would go to the GPU, outside any trial. (A context's first frame, which goes to
+        // FFmpeg anyway where a decision is kept, sets nothing up: a decoder that probes
+        // the stream decodes no more.)
+        if !first
+            && !setup::kernels_known(bytes_per_pixel)
+            && choice::may_take(class)
+            && !setup::device_settled(bytes_per_pixel)
+        {
+            stats::add(&COUNTERS.frames_before_device, 1);
+            return Err(self.decline(data0));
+        }
+        let (pick, ticket) = choice::pick(class, first);
+        self.ticket = ticket;
+        if pick == choice::Pick::Ffmpeg {
+            return Err(self.decline(data0));
+        }
+        let holdable = !choice::declines_among_threads(class);
+        if !setup::device_settled(bytes_per_pixel) {
+            stats::add(&COUNTERS.frames_before_device, 1);
+            return Err(self.decline_unable(data0, "the device is still being set up"));
+        }
+        if !setup::kernels_usable(bytes_per_pixel) {
+            return Err(self.decline_unable(data0, "the device lacks the kernels of the depth"));
+        }
+        if !gpu_wanted() {
+            return Err(self.decline_unable(data0, "no usable device"));
+        }
+        Ok(holdable)
+    }
+
     /// Leaves the frame to FFmpeg's own decode: frames the GPU reconstructs that read it wait
     /// for its end.
     fn decline(&mut self, data0: usize) -> c_int {
@@ -827,39 +868,15 @@ pub(crate) unsafe extern "C" fn parse_begin(
         // (A context decodes one frame at a time: one whose end never came is over.)
         d.end_parse();
         d.frame_over();
-        let mut holdable = true;
-        if d.choosing {
-            let class = choice::class_of(info.frame.width, info.frame.height, info.frame.bpp);
-            let first = !std::mem::replace(&mut d.chose_before, true);
-            // While the device is set up on its own thread, FFmpeg decodes the frames that
-            // would go to the GPU, outside any trial. (A context's first frame, which goes to
-            // FFmpeg anyway where a decision is kept, sets nothing up: a decoder that probes
-            // the stream decodes no more.)
-            if !first
-                && !setup::kernels_known(layout.geometry.bytes_per_pixel)
-                && choice::may_take(class)
-                && !setup::device_settled(layout.geometry.bytes_per_pixel)
-            {
-                stats::add(&COUNTERS.frames_before_device, 1);
-                return d.decline(data0);
+        // (Where decoders choose, the frame may go to FFmpeg's own decode.)
+        let holdable = if d.choosing {
+            match d.choose(info, layout.geometry.bytes_per_pixel, data0) {
+                Ok(holdable) => holdable,
+                Err(declined) => return declined,
             }
-            let (pick, ticket) = choice::pick(class, first);
-            d.ticket = ticket;
-            if pick == choice::Pick::Ffmpeg {
-                return d.decline(data0);
-            }
-            holdable = !choice::declines_among_threads(class);
-            if !setup::device_settled(layout.geometry.bytes_per_pixel) {
-                stats::add(&COUNTERS.frames_before_device, 1);
-                return d.decline_unable(data0, "the device is still being set up");
-            }
-            if !setup::kernels_usable(layout.geometry.bytes_per_pixel) {
-                return d.decline_unable(data0, "the device lacks the kernels of the depth");
-            }
-            if !gpu_wanted() {
-                return d.decline_unable(data0, "no usable device");
-            }
-        }
+        } else {
+            true
+        };
         let on_gpu = if gpu_wanted() {
             match d.gpu_frame(info, layout) {
                 Ok(f) => Some(f),
