@@ -3,7 +3,8 @@
 // inter_pred does; the residuals follow in a level of their own (vp9_inter_residual.comp).
 // Intra blocks (and those FFmpeg leaves unpredicted: a reference of invalid dimensions) are
 // left alone.
-// Job: the record index (first_job + workgroup).
+// Job: a word, the record index of an inter block (the host lists them by band of
+// superblocks: src/vp9/frame/together.rs).
 //
 // VP9_SCALED (the `_scaled` variants): a frame with a reference of another size, whose blocks
 // take FFmpeg's scaled functions. Frames without one (nearly all) run the variant without
@@ -30,7 +31,7 @@ void main()
     if (gl_WorkGroupID.x >= pc.job_count)
         return;
     read_depth();
-    Block b = load_block(pc.first_job + gl_WorkGroupID.x);
+    Block b = load_block(data[pc.first_job + gl_WorkGroupID.x]);
     if ((b.flags & (BLOCK_INTRA | BLOCK_UNPREDICTED)) != 0u)
         return;
     predict_block(b);

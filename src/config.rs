@@ -19,7 +19,7 @@
 //! | `DAEDALUS_VALIDATION` | `1` | the Khronos validation layer, its findings counted |
 //! | `DAEDALUS_TEST_MEMORY` | `pool`, `copies` (or both, comma-separated) | `pool`: the decoders' frames in daedalus's device memory, nothing imported (a device without host-memory import, as the Pi's); `copies`: the frame path on device-local copies (a discrete GPU's way) |
 //! | `DAEDALUS_TEST_ALTERNATE` | a number N | where `DAEDALUS_PATH` is unset, VP9's decoders switch between the frame path and FFmpeg's own decode every N frames instead of a trial (on a CPU device too), each decoder context's first frame FFmpeg's |
-//! | `DAEDALUS_TEST_FAIL_SUBMISSION` | a number N | the process's N-th queue submission fails as a lost device would |
+//! | `DAEDALUS_TEST_FAIL_SUBMISSION` | a number N | the process's N-th queue submission fails as a lost device would (on the frame path, a submission of several frames counts as one a frame) |
 //! | `DAEDALUS_TEST_SETUP` | `wait` | where decoders follow a kept decision for the frame path, the frame that begins the device's set-up on its own thread waits for it, so that every later frame can take the GPU whatever the machine's pace |
 //! | `DAEDALUS_TEST_GROUPS_PER_DISPATCH` | a number N | a kernel's jobs go out in dispatches of at most N workgroups, as on a device whose `maxComputeWorkGroupCount` is N |
 //! | `DAEDALUS_TEST_FAIL_STEP` | `submit` (default), `submit-lost`, `wait`, `unpack`, `overflow`, `panic` | the step of that submission that fails: the submission (`submit-lost`: with the device lost), the wait after the GPU ran it, reading back what it wrote (`unpack`, `overflow`: the per-call path's), or the code submitting it, which panics (`panic`) |

@@ -203,11 +203,15 @@ impl Engine {
     /// Waits for slot `i`'s submission, retires it where the engine does, and adds its GPU
     /// time to the counters.
     fn wait(&mut self, i: usize) -> GpuResult<()> {
+        self.wait_within(i, self.options.hang)
+    }
+
+    /// [`Engine::wait`], where the submission counts as hung after `hang`.
+    fn wait_within(&mut self, i: usize, hang: Duration) -> GpuResult<()> {
         let Some(serial) = self.slots[i].serial else {
             return Ok(());
         };
         let d = &self.gpu.device;
-        let hang = self.options.hang;
         // SAFETY: the fence belongs to a submission of this engine.
         let waited =
             unsafe { d.wait_for_fences(&[self.slots[i].fence], true, hang.as_nanos() as u64) };
@@ -284,6 +288,26 @@ impl Engine {
             }
         }
         result
+    }
+
+    /// The oldest submission in flight: its slot, and its fence, which a thread may wait for
+    /// without the engine before [`Engine::wait_oldest`].
+    fn oldest(&self) -> Option<usize> {
+        (0..self.slots.len())
+            .filter(|&i| self.slots[i].serial.is_some())
+            .min_by_key(|&i| self.slots[i].serial)
+    }
+
+    pub fn oldest_fence(&self) -> Option<vk::Fence> {
+        self.oldest().map(|i| self.slots[i].fence)
+    }
+
+    /// Waits for the oldest submission in flight (none: at once), at most `hang`.
+    pub fn wait_oldest(&mut self, hang: Duration) -> GpuResult<()> {
+        match self.oldest() {
+            Some(i) => self.wait_within(i, hang),
+            None => Ok(()),
+        }
     }
 
     /// Whether a submission is in flight.
@@ -493,7 +517,13 @@ impl Recording<'_> {
     /// and submits it without waiting; returns its serial. `meets`: the later steps at which
     /// a test may make it fail ([`Step`]): the wait fails there, the others the owner meets
     /// through [`Engine::injected`].
-    pub fn submit(mut self, meets: &[Step]) -> GpuResult<u64> {
+    pub fn submit(self, meets: &[Step]) -> GpuResult<u64> {
+        self.submit_as(meets, 1)
+    }
+
+    /// [`Recording::submit`] for a submission that carries the work of `units` submissions
+    /// (frames), which count as many towards a test's failing one.
+    pub fn submit_as(mut self, meets: &[Step], units: u64) -> GpuResult<u64> {
         self.end_timing();
         let d = self.device();
         let slot = self.slot;
@@ -517,7 +547,9 @@ impl Recording<'_> {
                 .map_err(vkerr("vkResetFences"))?;
         }
         let fence = engine.slots[slot].fence;
-        let (serial, injected) = engine.gpu.submit_with_injection(self.cmd, fence, meets)?;
+        let (serial, injected) = engine
+            .gpu
+            .submit_with_injection(self.cmd, fence, meets, units)?;
         let s = &mut engine.slots[slot];
         s.serial = Some(serial);
         s.injected = injected;

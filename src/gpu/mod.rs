@@ -202,19 +202,20 @@ impl Gpu {
     /// thread, having waited for `fence` itself, calls [`Gpu::retire`] and before it reuses
     /// the fence.
     pub fn submit(&self, cmd: vk::CommandBuffer, fence: vk::Fence) -> GpuResult<u64> {
-        self.submit_to(cmd, fence, &[]).map(|(serial, _)| serial)
+        self.submit_to(cmd, fence, &[], 1).map(|(serial, _)| serial)
     }
 
     /// [`Gpu::submit`], also returning the later step of this submission at which a test
     /// injected a failure ([`testing::Step`]), of those in `meets`, for the submitter to meet
-    /// there.
+    /// there; it counts as `units` submissions towards the failing one.
     pub fn submit_with_injection(
         &self,
         cmd: vk::CommandBuffer,
         fence: vk::Fence,
         meets: &[testing::Step],
+        units: u64,
     ) -> GpuResult<(u64, Option<testing::Step>)> {
-        self.submit_to(cmd, fence, meets)
+        self.submit_to(cmd, fence, meets, units)
     }
 
     /// A submission whose failure says [`LOST_IN_SUBMISSION`] may have started on the GPU:
@@ -224,13 +225,14 @@ impl Gpu {
         cmd: vk::CommandBuffer,
         fence: vk::Fence,
         meets: &[testing::Step],
+        units: u64,
     ) -> GpuResult<(u64, Option<testing::Step>)> {
         if self.lost.load(Ordering::Relaxed) {
             // Another thread's submission failed: the device is not used again, and this
             // thread's batch runs on the CPU as after its own failure (nothing of it ran).
             return Err("the device was disabled after an error".into());
         }
-        let injected = testing::take_injected_failure(meets);
+        let injected = testing::take_injected_failure(meets, units);
         match injected {
             Some(testing::Step::Submit) => {
                 return Err("vkQueueSubmit: failure injected by a test".into())

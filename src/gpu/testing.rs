@@ -124,7 +124,7 @@ pub(crate) fn take_panic(at: Panic) -> bool {
 static SUBMISSIONS_TRIED: AtomicU64 = AtomicU64::new(0);
 
 /// `DAEDALUS_TEST_FAIL_SUBMISSION=N`: the process's N-th queue submission fails as a lost
-/// device would, so that the end-to-end tests reach the fallbacks through FFmpeg, parts of
+/// device would (a submission of several frames on the frame path counts as one a frame), so that the end-to-end tests reach the fallbacks through FFmpeg, parts of
 /// frames in flight among them; `DAEDALUS_TEST_FAIL_STEP` names the
 /// step (`submit`, the default, `submit-lost`, `wait`, `unpack`, `overflow`, `panic`).
 fn failing_submission() -> Option<(u64, Step)> {
@@ -148,11 +148,11 @@ fn failing_submission() -> Option<(u64, Step)> {
     })
 }
 
-/// Called once per queue submission: the step of it that is to fail, if any. Steps after
-/// the submission itself are taken only by submissions that meet them (`meets`); another
-/// kind leaves an armed one for the next of those.
-pub(super) fn take_injected_failure(meets: &[Step]) -> Option<Step> {
-    let tried = SUBMISSIONS_TRIED.fetch_add(1, Ordering::SeqCst) + 1;
+/// Called once per queue submission, which counts as `units`: the step of it that is to
+/// fail, if any. Steps after the submission itself are taken only by submissions that meet
+/// them (`meets`); another kind leaves an armed one for the next of those.
+pub(super) fn take_injected_failure(meets: &[Step], units: u64) -> Option<Step> {
+    let before = SUBMISSIONS_TRIED.fetch_add(units, Ordering::SeqCst);
     let applies = |step: Step| matches!(step, Step::Submit | Step::Panic) || meets.contains(&step);
     let armed = FAIL_NEXT_SUBMISSION.load(Ordering::SeqCst);
     if armed != 0 {
@@ -163,5 +163,7 @@ pub(super) fn take_injected_failure(meets: &[Step]) -> Option<Step> {
                 .is_ok())
         .then_some(step);
     }
-    failing_submission().and_then(|(at, step)| (at == tried && applies(step)).then_some(step))
+    failing_submission().and_then(|(at, step)| {
+        (before < at && at <= before + units && applies(step)).then_some(step)
+    })
 }

@@ -1,90 +1,157 @@
-//! A frame's dispatch levels, in the decoder's order of stages, from what it parsed: the inter
-//! blocks' prediction ([`super::inter`]) in one level and every block's residuals
-//! ([`super::residuals`]) in another, then the wavefront ([`super::wavefront`]) of the intra
-//! blocks ([`super::intra`]) and the loop filter ([`super::loopfilter`]). The jobs go into the
-//! frame's job area as they are made; [`super::submit`] records the levels.
+//! A frame's work, in the decoder's order of stages, from what it parsed: the inter blocks'
+//! prediction ([`super::inter`]) and every block's residuals ([`super::residuals`]), by band
+//! of superblocks ([`super::together`]), then the wavefront ([`super::wavefront`]) of the
+//! intra blocks ([`super::intra`]) and the loop filter ([`super::loopfilter`]). The jobs go
+//! into the frame's job area as they are made; [`super::together`] places the dispatches
+//! among those of the frames submitted with it.
 
-use super::records::{self, Geometry, SbBlocks};
-use super::submit::{Dispatch, Levels, Submitter};
+use super::records::{self, Geometry, SbBlocks, BLOCK_INTRA, BLOCK_UNPREDICTED};
+use super::submit::Submitter;
+use super::together::{self, Dispatch, Work};
 use super::wavefront::{self, Superblock};
 use super::{inter, intra, residuals, setup};
 use crate::kernels::Kernel;
 
 /// What of a frame decides its stages beside its parsed data.
 pub(super) struct Stages {
-    /// Its inter prediction's kernel (none in an intra frame).
+    /// Its inter prediction's kernel (none in an intra frame), and whether that is the scaled
+    /// variant (a reference of another size, whose every pixel a block may read).
     pub prediction: Option<Kernel>,
+    pub scaled: bool,
     /// Where its blocks' transform grids end (the frame's size).
     pub edges: residuals::Frame,
     /// Whether it is loop filtered.
     pub loop_filter: bool,
 }
 
-/// The frame's levels: its inter blocks, then the wavefront over its superblock rows `rows`
-/// (intra blocks, and the loop filter of the rows `filtered`), the jobs pushed into the frame's
-/// job area; and the inter blocks' count.
+/// The frame's work: its inter blocks' prediction and residuals by band
+/// ([`together`]), then the wavefront over its superblock rows `rows` (intra blocks, and the
+/// loop filter of the rows `filtered`), the jobs pushed into the frame's job area; and the
+/// blocks' count.
 pub(super) fn of_frame(
     submitter: &mut Submitter,
     stages: Stages,
     g: Geometry,
     rows: std::ops::Range<usize>,
     filtered: std::ops::Range<usize>,
-) -> Result<(Levels, u64), String> {
+) -> Result<(Work, u64), String> {
     let layout = submitter.layout;
     let kernels = setup::FrameKernels::of(g.bytes_per_pixel);
     // SAFETY: the frame's buffer; the decoder has parsed the rows.
     let (sb_words, records) = unsafe { layout.parsed(submitter.data.ptr) };
     let sb = SbBlocks::new(g.sb_cols, sb_words);
-    let mut levels: Levels = Vec::new();
+    let (cols, sb_rows) = (g.sb_cols, g.sb_rows);
     let runs = inter::record_runs(&sb, rows.clone());
     if submitter.device_copies() {
         for bytes in layout.bytes_of_rows(records, &runs, rows.clone()) {
             submitter.stage(bytes);
         }
     }
-    // The inter blocks' prediction (none in an intra frame: no workgroup to launch a
-    // record), then their residuals by transform block.
-    if let Some(kernel) = stages.prediction {
-        let prediction = runs.iter().map(|r| Dispatch {
-            kernel,
-            first: r.first,
-            count: r.count,
-        });
-        levels.push(prediction.collect());
+    let bands = together::bands(cols, sb_rows);
+    let mut work = Work {
+        sb_cols: cols,
+        sb_rows,
+        inter: vec![Vec::new(); bands],
+        residuals: vec![Vec::new(); bands],
+        wave: Vec::new(),
+        touched: vec![None; cols * sb_rows],
+        reads: vec![[None; 3]; cols * sb_rows],
+        reads_whole: [stages.scaled; 3],
+    };
+    // Each band's superblocks, in raster order.
+    let mut in_band: Vec<Vec<usize>> = vec![Vec::new(); bands];
+    for row in rows.clone() {
+        for col in 0..cols {
+            in_band[together::band(row, col)].push(row * cols + col);
+        }
     }
-    // (Its lists go back to the submitter for the next frame, unless this one fails.)
+    // The inter blocks' prediction, a job per record, band after band (none in an intra
+    // frame); what each superblock's blocks read.
+    if let Some(kernel) = stages.prediction {
+        let mut jobs = Vec::new();
+        let mut counts = vec![0u32; bands];
+        for (k, superblocks) in in_band.iter().enumerate() {
+            let before = jobs.len();
+            for &s in superblocks {
+                let (first, count) = sb.get(s);
+                for index in first..first + count {
+                    let Some(b) = records.get(index as usize) else {
+                        break;
+                    };
+                    if b.flags & (BLOCK_INTRA | BLOCK_UNPREDICTED) != 0 {
+                        continue;
+                    }
+                    jobs.push(index);
+                    for (read, r) in work.reads[s].iter_mut().zip(inter::reads(b, cols, sb_rows)) {
+                        if let Some(r) = r {
+                            *read = Some(read.map_or(r, |x| x.union(r)));
+                        }
+                    }
+                }
+            }
+            counts[k] = (jobs.len() - before) as u32;
+        }
+        let mut first = submitter.push_jobs(&jobs)?;
+        for (k, &count) in counts.iter().enumerate() {
+            if count > 0 {
+                work.inter[k].push(Dispatch {
+                    kernel,
+                    first,
+                    count,
+                });
+            }
+            first += count;
+        }
+    }
+    // Their residuals by transform block, band after band within each size's jobs, a
+    // dispatch per size and band. (The lists go back to the submitter for the next frame,
+    // unless this one fails.)
     let mut lists = std::mem::take(&mut submitter.residual_lists);
     // SAFETY: the buffer the layout is of; the decoder wrote the rows' end-of-block positions
     // before it said they were parsed.
     let eobs = unsafe { layout.end_of_block_arrays(submitter.data.ptr) };
-    let (residual_jobs, by_size) = residuals::jobs(
-        &mut lists,
-        records,
-        &runs,
-        stages.edges,
-        |plane, at, wide| records::end_of_block(eobs[plane], at, wide),
-    );
-    if !residual_jobs.is_empty() {
-        // A dispatch per transform size, side by side.
-        let mut first = submitter.push_jobs(residual_jobs)?;
-        let mut level = Vec::new();
-        for (size_log2, words) in by_size.into_iter().enumerate() {
-            if words > 0 {
-                level.push(Dispatch {
+    let mut sized = std::mem::take(&mut lists.by_band);
+    sized.iter_mut().for_each(Vec::clear);
+    let mut spans = vec![[(0u32, 0u32); 4]; bands];
+    for (k, superblocks) in in_band.iter().enumerate() {
+        let band_runs = inter::runs_of(&sb, superblocks.iter().copied());
+        let (words, by_size) = residuals::jobs(
+            &mut lists,
+            records,
+            &band_runs,
+            stages.edges,
+            |plane, at, wide| records::end_of_block(eobs[plane], at, wide),
+        );
+        let mut at = 0;
+        for (size_log2, &count) in by_size.iter().enumerate() {
+            let list = &mut sized[size_log2];
+            spans[k][size_log2] = (list.len() as u32, count as u32);
+            list.extend_from_slice(&words[at..at + count]);
+            at += count;
+        }
+    }
+    for (size_log2, list) in sized.iter().enumerate() {
+        if list.is_empty() {
+            continue;
+        }
+        let first = submitter.push_jobs(list)?;
+        for (k, span) in spans.iter().enumerate() {
+            let (start, count) = span[size_log2];
+            if count > 0 {
+                work.residuals[k].push(Dispatch {
                     kernel: kernels.residuals[size_log2],
-                    first,
-                    count: words as u32,
+                    first: first + start,
+                    count,
                 });
             }
-            first += words as u32;
         }
-        levels.push(level);
     }
+    lists.by_band = sized;
     submitter.residual_lists = lists;
     let blocks = runs.iter().map(|r| r.count as u64).sum::<u64>();
     // The intra jobs name their orders (words of the frame's data), pushed before the jobs.
     let (mut orders, mut scratch) = (Vec::new(), intra::Scratch::default());
-    let waves = wavefront::levels(g.sb_cols, rows.clone(), |row, col| Superblock {
+    let wave = wavefront::levels(cols, rows.clone(), |row, col| Superblock {
         intra: intra::jobs(
             &sb,
             records,
@@ -96,7 +163,7 @@ pub(super) fn of_frame(
         filtered: stages.loop_filter && filtered.contains(&row),
     });
     let orders_at = submitter.push_jobs(&orders)?;
-    for mut level in waves {
+    for mut level in wave.levels {
         // (The loop filter's dispatch first: on a device that runs a level's dispatches one
         // after the other, as lavapipe does, an intra block it should have waited for shows.)
         let mut dispatches = Vec::new();
@@ -117,8 +184,20 @@ pub(super) fn of_frame(
                 count: level.intra.len() as u32,
             });
         }
-        levels.push(dispatches);
+        work.wave.push(dispatches);
     }
-    levels.retain(|l| !l.is_empty());
-    Ok((levels, blocks))
+    // The superblocks each level's jobs read or write.
+    for (i, &(intra, lf)) in wave.superblocks.iter().enumerate() {
+        let (row, col) = (rows.start + i / cols, i % cols);
+        let m = together::meets(row, col, cols, sb_rows);
+        for level in [intra, lf].into_iter().flatten() {
+            for r in m.rows.0..=m.rows.1 {
+                for c in m.cols.0..=m.cols.1 {
+                    let t = &mut work.touched[r * cols + c];
+                    *t = Some(t.map_or((level, level), |(a, z)| (a.min(level), z.max(level))));
+                }
+            }
+        }
+    }
+    Ok((work, blocks))
 }

@@ -17,6 +17,7 @@
 //! own records and submits each held frame's work meanwhile ([`held`]).
 
 mod ahead;
+mod batches;
 mod choice;
 pub(crate) mod contexts;
 mod copies;
@@ -36,6 +37,7 @@ mod submit;
 mod submit_thread;
 #[doc(hidden)]
 pub mod testing;
+mod together;
 mod wavefront;
 
 use crate::gpu::memory::BufferRef;
@@ -687,7 +689,7 @@ fn submit_frame(frame: &mut Frame, submitter: &mut Submitter, parsed: usize, fil
             submitter.copy_after(copy);
             region
         });
-        match submit(f, submitter, g, 0..parsed, 0..filtered) {
+        match submit(f, submitter, frame.data0, g, 0..parsed, 0..filtered) {
             // Later frames, after this one on the queue, find it in the copy.
             Ok(_) => region.iter().for_each(|r| copies::set_current(r, true)),
             Err(why) => gpu_failed(Some(f), why),
@@ -709,6 +711,7 @@ fn submit_frame(frame: &mut Frame, submitter: &mut Submitter, parsed: usize, fil
 fn submit(
     on_gpu: &mut GpuFrame,
     submitter: &mut Submitter,
+    data0: usize,
     g: Geometry,
     rows: std::ops::Range<usize>,
     filtered: std::ops::Range<usize>,
@@ -718,12 +721,16 @@ fn submit(
     let uploaded = reference_uploads(on_gpu, submitter);
     let stages = levels::Stages {
         prediction: on_gpu.prediction,
+        scaled: matches!(
+            on_gpu.prediction,
+            Some(Kernel::Vp9InterScaled | Kernel::Vp9InterScaledHigh)
+        ),
         edges: on_gpu.edges,
         loop_filter: on_gpu.loop_filter,
     };
-    let (levels, blocks) = levels::of_frame(submitter, stages, g, rows, filtered)?;
+    let (work, blocks) = levels::of_frame(submitter, stages, g, rows, filtered)?;
     // (A frame with no kernels, parsed in part, still has copies to make.)
-    submitter.submit(&levels)?;
+    submitter.submit(work, data0, on_gpu.references)?;
     for region in uploaded {
         copies::set_current(&region, true);
     }

@@ -203,10 +203,12 @@ impl Layout {
         // A superblock's jobs: its three planes' intra jobs, two loop-filter passes each, two
         // words per transform block with coefficients (at most one per end-of-block position:
         // a 4x4 cell is one block's), and per intra transform block an entry of its plane's
-        // order and at most a level (a level has a transform block), the orders' heads; the
-        // residuals' groups of each size filled up.
+        // order and at most a level (a level has a transform block), the orders' heads (an
+        // inter block's job word takes the room its transform blocks leave); the residuals'
+        // groups of each size filled up in each band (`super::together`).
         let eobs_per_sb: usize = (0..3).map(|p| g.eobs_per_sb(p)).sum();
-        let job_words = (9 + 3 * ORDER_HEAD + 4 * eobs_per_sb) * sbs + 4 * RESIDUAL_GROUP;
+        let bands = super::together::bands(g.sb_cols, g.sb_rows);
+        let job_words = (9 + 3 * ORDER_HEAD + 4 * eobs_per_sb) * sbs + 4 * RESIDUAL_GROUP * bands;
         let jobs = take(job_words * 4);
         let residuals = take(plane_bytes.iter().sum());
         Layout {
@@ -578,7 +580,8 @@ mod tests {
         assert_eq!(l.loopfilter - l.eobs[2], sbs * 64);
         assert_eq!(l.scans - l.sb_blocks, (sbs * 16).next_multiple_of(64));
         assert_eq!(l.jobs, (l.scans + SCAN_WORDS * 4).next_multiple_of(64));
-        let job_words = (9 + 3 * ORDER_HEAD + 4 * (256 + 2 * 64)) * sbs + 4 * RESIDUAL_GROUP;
+        // (12 bands of 4 superblock diagonals, 30 + 17 - 1 of them)
+        let job_words = (9 + 3 * ORDER_HEAD + 4 * (256 + 2 * 64)) * sbs + 4 * RESIDUAL_GROUP * 12;
         assert_eq!(l.job_words, job_words);
         assert_eq!(l.residuals, (l.jobs + job_words * 4).next_multiple_of(64));
         assert_eq!(l.bytes, l.residuals + sbs * (4096 + 2 * 1024) * 2);

@@ -1,7 +1,7 @@
 //! What the frame path did, for daedalus's stats line (`crate::report`): its counters, which
 //! every stage adds to, and the fields they make.
 
-use super::{choice, contexts, submit};
+use super::{batches, choice, contexts};
 use crate::stats;
 use std::sync::atomic::AtomicU64;
 
@@ -86,7 +86,8 @@ pub fn describe() -> String {
     let c = &COUNTERS;
     let gpu_blocks = r(&c.gpu_blocks).max(1) as f64;
     format!(
-        "frames_parsed={} frames_declined={} frames_before_device={} frames_held={} blocks={} \
+        "frames_parsed={} frames_declined={} frames_before_device={} frames_held={} \
+         frames_together={} submissions_together={} blocks={} \
          submit_cpu_ms={:.3} submit_ns_per_block={:.1} submission_wait_ms={:.3} \
          data_bytes_per_frame={:.0} \
          copied_to_device_bytes_per_frame={:.0} copied_back_bytes_per_frame={:.0} \
@@ -95,16 +96,18 @@ pub fn describe() -> String {
         r(&c.frames_declined),
         r(&c.frames_before_device),
         r(&c.frames_held),
+        r(&batches::FRAMES_TOGETHER),
+        r(&batches::SUBMISSIONS_TOGETHER),
         r(&c.blocks),
         r(&c.submit_cpu_ns) as f64 / 1e6,
         r(&c.submit_cpu_ns) as f64 / gpu_blocks,
         r(&c.submission_wait_ns) as f64 / 1e6,
         r(&c.data_bytes) as f64 / r(&c.frames_gpu).max(1) as f64,
-        r(&submit::COPIED_TO_DEVICE) as f64 / r(&c.frames_gpu).max(1) as f64,
-        r(&submit::COPIED_BACK) as f64 / r(&c.frames_gpu).max(1) as f64,
-        submit::STAGES
+        r(&batches::COPIED_TO_DEVICE) as f64 / r(&c.frames_gpu).max(1) as f64,
+        r(&batches::COPIED_BACK) as f64 / r(&c.frames_gpu).max(1) as f64,
+        batches::STAGES
             .iter()
-            .zip(&submit::STAGE_NS)
+            .zip(&batches::STAGE_NS)
             .map(|(name, ns)| format!("{name}:{:.3}", stats::read(ns) as f64 / 1e6))
             .collect::<Vec<_>>()
             .join(","),

@@ -57,6 +57,8 @@ pub struct Lists {
     /// (job word, first coefficient) by size
     by_size: [Vec<(u32, u32)>; 4],
     words: Vec<u32>,
+    /// A frame's job words by size, band after band ([`super::levels`]).
+    pub by_band: [Vec<u32>; 4],
 }
 
 /// The job groups of the blocks among `records` (the frame's, by index) of the runs `runs`:

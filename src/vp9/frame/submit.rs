@@ -1,5 +1,6 @@
-//! A frame's reconstruction on the GPU, one submission once the frame is parsed, while the
-//! decoder parses the next. It is dispatch levels (barriers between):
+//! A frame's reconstruction on the GPU, submitted once the frame is parsed, while the decoder
+//! parses the next (with the frames ready beside it: [`super::batches`]). It is dispatch
+//! levels (barriers between):
 //! - inter prediction of every inter block ([`super::inter`]), one level, and every block's
 //!   residuals ([`super::residuals`]), another;
 //! - then a wavefront over the superblocks ([`super::wavefront`]): their intra blocks
@@ -15,88 +16,24 @@
 //! after the references it reads ([`super::fates`]), so that no submission waits on a later
 //! one.
 
+use super::batches::{self, Ticket};
 use super::header;
 use super::records::Layout;
-use crate::gpu::engine::{Copy, Engine, Options, Sets};
+use super::together::Work;
+use crate::gpu::engine::{Copy, Sets};
 use crate::gpu::memory::{BufferRef, DeviceBuffer, HostBuffer};
-use crate::gpu::testing::Step;
 use crate::gpu::{Gpu, GpuResult};
-use crate::kernels::Kernel;
 use crate::stats;
 use ash::vk;
 use std::ops::Range;
-use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
-/// GPU-side bytes copied: to device-local memory (the data, references), and frames back.
-pub static COPIED_TO_DEVICE: AtomicU64 = AtomicU64::new(0);
-pub static COPIED_BACK: AtomicU64 = AtomicU64::new(0);
-
-/// Submissions in flight at once per submitter: a frame's one (the submitter's next frame
-/// begins once it completed).
-const SLOTS: usize = 1;
-
-/// The stages of a frame whose GPU time the stats line gives apart (where the queue has
-/// timestamps): the start of each stage and the end of the submission are stamped.
-/// `copy_in` and `copy_out` are the copies to and from device-local memory (none where the
-/// kernels work in place). A level of the wavefront counts to `loop_filter` where it has
-/// loop-filter jobs (intra blocks beside them included), else to `intra`.
-pub const STAGES: [&str; 6] = [
-    "copy_in",
-    "inter",
-    "residuals",
-    "intra",
-    "loop_filter",
-    "copy_out",
-];
-const COPY_IN: usize = 0;
-const COPY_OUT: usize = 5;
-
-/// The stage of a level by its first dispatch's kernel.
-fn stage_of(kernel: Kernel) -> Option<usize> {
-    match kernel {
-        Kernel::Vp9Inter
-        | Kernel::Vp9InterScaled
-        | Kernel::Vp9InterHigh
-        | Kernel::Vp9InterScaledHigh => Some(1),
-        Kernel::Vp9InterResidual(_) | Kernel::Vp9InterResidualHigh(_) => Some(2),
-        Kernel::Vp9Intra | Kernel::Vp9IntraHigh => Some(3),
-        Kernel::Vp9Lf | Kernel::Vp9LfHigh => Some(4),
-        Kernel::Itx(_)
-        | Kernel::Mc
-        | Kernel::Lf
-        | Kernel::Cdef
-        | Kernel::LfSb
-        | Kernel::Vp9IpredCheck
-        | Kernel::Vp9ItxHighCheck
-        | Kernel::LfFilterCheck
-        | Kernel::CdefRowCopy
-        | Kernel::CdefRow => None,
-    }
-}
-
-/// GPU time per stage of [`STAGES`], in nanoseconds.
-pub static STAGE_NS: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];
-
-/// A submission that takes longer than this is treated as a hung device. (Generous: a driver that
-/// compiles the kernels at their first dispatch, as lavapipe does, takes seconds there.)
-const HANG_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// One dispatch: `count` jobs from `first` of `kernel` (a workgroup each).
-#[derive(Clone, Copy, Debug)]
-pub struct Dispatch {
-    pub kernel: Kernel,
-    pub first: u32,
-    pub count: u32,
-}
-
-/// A frame's work: levels of dispatches, each level after the one before.
-pub type Levels = Vec<Vec<Dispatch>>;
+use std::time::Instant;
 
 /// A decoder's GPU objects, reused from frame to frame.
 pub struct Submitter {
-    engine: Engine,
+    gpu: &'static Gpu,
+    /// The frame's submission, until it ran ([`Submitter::finish`]).
+    ticket: Option<Ticket>,
     /// The one set of the five bindings: the frame's data, its pixels, its references'.
     sets: Sets,
     /// The frame's data, in [`Layout`].
@@ -116,8 +53,6 @@ pub struct Submitter {
     /// Whether a submission carried the scan orders (the same frame after frame) to where
     /// the kernels read them.
     scans_in_place: bool,
-    /// Dispatches submitted so far.
-    pub dispatches: u64,
     /// The lists the frame's residual jobs are made in, kept for the next frame.
     pub residual_lists: super::residuals::Lists,
 }
@@ -152,14 +87,9 @@ impl Submitter {
         } else {
             None
         };
-        let options = Options {
-            slots: SLOTS,
-            stage_ns: &STAGE_NS,
-            hang: HANG_TIMEOUT,
-            retires: true,
-        };
         Ok(Submitter {
-            engine: Engine::new(gpu, options)?,
+            gpu,
+            ticket: None,
             sets: Sets::new(gpu, 1)?,
             data,
             layout,
@@ -170,7 +100,6 @@ impl Submitter {
             set: vk::DescriptorSet::null(),
             jobs_used: 0,
             scans_in_place: false,
-            dispatches: 0,
             residual_lists: Default::default(),
         })
     }
@@ -215,7 +144,7 @@ impl Submitter {
         frame: BufferRef,
         references: [Option<BufferRef>; 3],
     ) -> GpuResult<()> {
-        debug_assert!(!self.engine.busy());
+        debug_assert!(self.ticket.is_none());
         // SAFETY: the header area is the buffer's first bytes, written by nothing else now.
         unsafe {
             std::ptr::copy_nonoverlapping(header.as_ptr(), self.data.ptr as *mut u32, header.len())
@@ -297,11 +226,13 @@ impl Submitter {
         self.copies_after.push(copy);
     }
 
-    /// Records `levels` into a free command buffer and submits it without waiting.
-    pub fn submit(&mut self, levels: &Levels) -> GpuResult<()> {
-        let kernels = levels.iter().flatten().map(|d| d.kernel);
-        self.engine.gpu().pipelines.ensure(kernels)?;
-        let mut rec = self.engine.record()?;
+    /// Hands the frame's work to the GPU ([`batches`]): `data0` names its pixels, which the
+    /// frames after it read where their `references` name them.
+    pub fn submit(&mut self, work: Work, data0: usize, references: [usize; 3]) -> GpuResult<()> {
+        // (Its kernels built here, beside other threads' frames, not where the frames wait.)
+        let levels = work.inter.iter().chain(&work.residuals).chain(&work.wave);
+        let kernels = levels.flatten().map(|d| d.kernel);
+        self.gpu.pipelines.ensure(kernels)?;
         let mut before = std::mem::take(&mut self.copies_before);
         let mut after = std::mem::take(&mut self.copies_after);
         if let Some(m) = &self.mirror {
@@ -327,44 +258,36 @@ impl Submitter {
                     .size(4)],
             });
         }
-        rec.start_timing();
-        if before.iter().any(|c| !c.regions.is_empty()) {
-            rec.begin_stage(Some(COPY_IN));
-        }
-        let copied = rec.copy(&before);
-        stats::add(&COPIED_TO_DEVICE, copied);
-        if copied > 0 {
-            rec.barrier();
-        }
-        rec.bind(self.set);
-        for level in levels {
-            rec.level(level.first().and_then(|disp| stage_of(disp.kernel)));
-            for disp in level {
-                rec.dispatch(disp.kernel, disp.first, disp.count)?;
-            }
-        }
-        if !after.is_empty() {
-            rec.begin_stage(Some(COPY_OUT));
-            rec.barrier();
-            stats::add(&COPIED_BACK, rec.copy(&after));
-        }
-        rec.end_timing();
-        let dispatches = rec.dispatches;
-        rec.submit(&[Step::Wait])?;
-        self.dispatches += dispatches;
-        self.scans_in_place = true;
+        let frame = batches::Frame {
+            work,
+            set: self.set,
+            data0,
+            references,
+            before,
+            after,
+        };
+        self.ticket = Some(batches::submit(self.gpu, frame)?);
         Ok(())
     }
 
-    /// Waits for what is in flight (all of it, even after an error: the CPU may write
-    /// the frame only once the GPU no longer does); then the frame's status word.
+    /// Waits for the frame's work (even after an error: the CPU may write the frame only
+    /// once the GPU no longer does); then the frame's status word.
     pub fn finish(&mut self) -> GpuResult<u32> {
+        let Some(ticket) = self.ticket.take() else {
+            return self.status();
+        };
         let waiting = Instant::now();
         let cpu = stats::thread_cpu_ns();
-        let result = self.engine.wait_all();
+        let result = batches::wait(ticket);
         stats::add_time(&stats::COUNTERS.wait_ns, waiting);
         stats::add_cpu_time(&stats::COUNTERS.wait_cpu_ns, cpu);
         result?;
+        // (The scan orders are where the kernels read them once a submission carried them.)
+        self.scans_in_place = true;
+        self.status()
+    }
+
+    fn status(&self) -> GpuResult<u32> {
         let status = header::STATUS as u64 * 4;
         self.data.invalidate(status..status + 4)?;
         // SAFETY: the word is in the header, which the GPU no longer writes.
@@ -377,13 +300,15 @@ impl Submitter {
 
     /// Whether a submission is in flight.
     pub fn busy(&self) -> bool {
-        self.engine.busy()
+        self.ticket.is_some()
     }
 }
 
 impl Drop for Submitter {
     fn drop(&mut self) {
-        // (The engine waits for what is in flight before the buffers go.)
-        let _ = self.engine.wait_all();
+        // (What is in flight completes before the buffers go.)
+        if let Some(ticket) = self.ticket.take() {
+            let _ = batches::wait(ticket);
+        }
     }
 }

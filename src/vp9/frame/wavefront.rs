@@ -38,13 +38,21 @@ pub struct Level {
     pub lf: Vec<u32>,
 }
 
-/// The wavefront of the superblocks of rows `rows`, `sb_cols` across, its levels in the order
-/// they run; `of(row, col)` says what each needs (asked in raster order). No level is empty.
+/// A wavefront: its levels in the order they run, and per superblock (raster order over its
+/// rows) the levels of its intra blocks and of its loop filter, where it has them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Wave {
+    pub levels: Vec<Level>,
+    pub superblocks: Vec<(Option<usize>, Option<usize>)>,
+}
+
+/// The wavefront of the superblocks of rows `rows`, `sb_cols` across; `of(row, col)` says
+/// what each needs (asked in raster order). No level is empty.
 pub fn levels(
     sb_cols: usize,
     rows: Range<usize>,
     mut of: impl FnMut(usize, usize) -> Superblock,
-) -> Vec<Level> {
+) -> Wave {
     let (first_row, sb_rows) = (rows.start, rows.len());
     let mut levels: Vec<Level> = Vec::new();
     // Each superblock's intra level plus one (0: no intra block), and whether it is filtered.
@@ -103,8 +111,24 @@ pub fn levels(
             }
         }
     }
+    // Levels left empty go; each superblock's follow.
+    let mut kept = Vec::with_capacity(levels.len());
+    let mut index = 0;
+    for level in &levels {
+        kept.push(index);
+        index += (!level.intra.is_empty() || !level.lf.is_empty()) as usize;
+    }
     levels.retain(|level| !level.intra.is_empty() || !level.lf.is_empty());
-    levels
+    let superblocks = (0..sb_cols * sb_rows)
+        .map(|i| {
+            let intra = intra_level[i].checked_sub(1).map(|l| kept[l]);
+            (intra, filtered[i].then(|| kept[lf_level[i]]))
+        })
+        .collect();
+    Wave {
+        levels,
+        superblocks,
+    }
 }
 
 /// Level `level` of `levels`, made where there is none yet.
@@ -158,7 +182,8 @@ mod tests {
                 Vec::new()
             },
             filtered: true,
-        });
+        })
+        .levels;
         let intra = |r: usize, c: usize| level_of(&levels, intra_part, cols, r, c);
         let lf = |r: usize, c: usize| level_of(&levels, lf_part, cols, r, c).expect("filtered");
         for r in 0..rows {
@@ -214,7 +239,8 @@ mod tests {
                 Vec::new()
             },
             filtered: false,
-        });
+        })
+        .levels;
         assert_eq!(levels.len(), 1);
         assert_eq!(levels[0].intra.len(), 8);
         assert!(levels[0].lf.is_empty());
@@ -227,7 +253,8 @@ mod tests {
         let levels = levels(cols, 0..rows, |_, _| Superblock {
             intra: Vec::new(),
             filtered: true,
-        });
+        })
+        .levels;
         assert_eq!(levels.len(), cols + rows - 1);
         for r in 0..rows {
             for c in 0..cols {
@@ -249,7 +276,8 @@ mod tests {
                 Vec::new()
             },
             filtered: row < 2,
-        });
+        })
+        .levels;
         let intra = |r: usize, c: usize| level_of(&levels, intra_part, cols, r, c);
         let lf = |r: usize, c: usize| level_of(&levels, lf_part, cols, r, c);
         for c in 0..cols {
@@ -270,7 +298,8 @@ mod tests {
         let one = levels(3, 2..3, |_, col| Superblock {
             intra: Vec::new(),
             filtered: col == 2,
-        });
+        })
+        .levels;
         assert_eq!(
             one,
             [Level {
@@ -278,7 +307,7 @@ mod tests {
                 lf: super::super::loopfilter::jobs(8).to_vec(),
             }]
         );
-        let none = levels(3, 2..2, |_, _| unreachable!());
+        let none = levels(3, 2..2, |_, _| unreachable!()).levels;
         assert!(none.is_empty());
     }
 }
