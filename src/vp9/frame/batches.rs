@@ -29,6 +29,9 @@ pub const IN_FLIGHT: usize = 2;
 /// Frames submitted beside others, and the submissions that carried several.
 pub static FRAMES_TOGETHER: AtomicU64 = AtomicU64::new(0);
 pub static SUBMISSIONS_TOGETHER: AtomicU64 = AtomicU64::new(0);
+/// Dispatch levels submitted (each after a barrier on the one before): the GPU's chain,
+/// whatever the device.
+pub static LEVELS: AtomicU64 = AtomicU64::new(0);
 
 /// GPU-side bytes copied: to device-local memory (the data, references), and frames back.
 pub static COPIED_TO_DEVICE: AtomicU64 = AtomicU64::new(0);
@@ -83,6 +86,8 @@ pub(super) const HANG_TIMEOUT: Duration = Duration::from_secs(120);
 /// A frame's work and what its submission binds and copies.
 pub struct Frame {
     pub work: Work,
+    /// Its data's words (host memory), where its wavefront's jobs are written once placed.
+    pub data: *mut u32,
     pub set: vk::DescriptorSet,
     /// `data[0]` of its pixels, which names it among the references of the frames after it,
     /// and its references'.
@@ -93,6 +98,10 @@ pub struct Frame {
     pub before: Vec<Copy>,
     pub after: Vec<Copy>,
 }
+
+// The data is the frame's owner's, which keeps it, and writes nothing of it, until the
+// frame's result is taken ([`wait`]).
+unsafe impl Send for Frame {}
 
 /// A frame's place in the queue, for [`wait`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -248,7 +257,17 @@ fn record_and_submit(engine: &mut Engine, frames: &[(Ticket, Frame)]) -> GpuResu
         })
         .collect();
     let works: Vec<&Work> = frames.iter().map(|(_, f)| &f.work).collect();
-    let levels = place(&works, &refs);
+    let placed = place(&works, &refs);
+    for ((_, f), jobs) in frames.iter().zip(&placed.wave_jobs) {
+        // SAFETY: the words the frame's work kept for these jobs, in its data, which nothing
+        // reads or writes until it runs.
+        unsafe {
+            let at = f.data.add(f.work.wave_first as usize);
+            std::ptr::copy_nonoverlapping(jobs.as_ptr(), at, jobs.len());
+        }
+    }
+    let levels = placed.levels;
+    stats::add(&LEVELS, levels.len() as u64);
     let mut rec = engine.record()?;
     rec.start_timing();
     let before = distinct(frames.iter().flat_map(|(_, f)| &f.before));

@@ -8,8 +8,8 @@
 use super::records::{self, Geometry, SbBlocks, BLOCK_INTRA, BLOCK_UNPREDICTED};
 use super::submit::Submitter;
 use super::together::{self, Dispatch, Work};
-use super::wavefront::{self, Superblock};
-use super::{inter, intra, residuals, setup};
+use super::wavefront::Superblock;
+use super::{inter, intra, loopfilter, residuals, setup};
 use crate::kernels::Kernel;
 
 /// What of a frame decides its stages beside its parsed data.
@@ -53,8 +53,11 @@ pub(super) fn of_frame(
         sb_rows,
         inter: vec![Vec::new(); bands],
         residuals: vec![Vec::new(); bands],
-        wave: Vec::new(),
-        touched: vec![None; cols * sb_rows],
+        rows: rows.clone(),
+        superblocks: Vec::new(),
+        loop_filter: Some(kernels.loop_filter),
+        intra: Some(kernels.intra),
+        wave_first: 0,
         reads: vec![[None; 3]; cols * sb_rows],
         reads_whole: [stages.scaled; 3],
     };
@@ -149,55 +152,41 @@ pub(super) fn of_frame(
     lists.by_band = sized;
     submitter.residual_lists = lists;
     let blocks = runs.iter().map(|r| r.count as u64).sum::<u64>();
-    // The intra jobs name their orders (words of the frame's data), pushed before the jobs.
+    // The wavefront's superblocks: their intra jobs name their orders (words of the frame's
+    // data), pushed before the jobs; its levels are made where the frame is placed among
+    // those submitted with it ([`together`]), its jobs then written where they are kept here.
     let (mut orders, mut scratch) = (Vec::new(), intra::Scratch::default());
-    let wave = wavefront::levels(cols, rows.clone(), |row, col| Superblock {
-        intra: intra::jobs(
-            &sb,
-            records,
-            stages.edges,
-            (row, col),
-            &mut orders,
-            &mut scratch,
-        ),
-        filtered: stages.loop_filter && filtered.contains(&row),
-    });
+    for row in rows.clone() {
+        for col in 0..cols {
+            work.superblocks.push(Superblock {
+                intra: intra::jobs(
+                    &sb,
+                    records,
+                    stages.edges,
+                    (row, col),
+                    &mut orders,
+                    &mut scratch,
+                ),
+                filtered: stages.loop_filter && filtered.contains(&row),
+            });
+        }
+    }
+    // (Only the kernels it runs: a process builds what it uses.)
+    if !work.superblocks.iter().any(|sb| sb.filtered) {
+        work.loop_filter = None;
+    }
+    if work.superblocks.iter().all(|sb| sb.intra.is_empty()) {
+        work.intra = None;
+    }
     let orders_at = submitter.push_jobs(&orders)?;
-    for mut level in wave.levels {
-        // (The loop filter's dispatch first: on a device that runs a level's dispatches one
-        // after the other, as lavapipe does, an intra block it should have waited for shows.)
-        let mut dispatches = Vec::new();
-        if !level.lf.is_empty() {
-            let first = submitter.push_jobs(&level.lf)?;
-            dispatches.push(Dispatch {
-                kernel: kernels.loop_filter,
-                first,
-                count: level.lf.len() as u32,
-            });
-        }
-        if !level.intra.is_empty() {
-            level.intra.iter_mut().for_each(|order| *order += orders_at);
-            let first = submitter.push_jobs(&level.intra)?;
-            dispatches.push(Dispatch {
-                kernel: kernels.intra,
-                first,
-                count: level.intra.len() as u32,
-            });
-        }
-        work.wave.push(dispatches);
-    }
-    // The superblocks each level's jobs read or write.
-    for (i, &(intra, lf)) in wave.superblocks.iter().enumerate() {
-        let (row, col) = (rows.start + i / cols, i % cols);
-        let m = together::meets(row, col, cols, sb_rows);
-        for level in [intra, lf].into_iter().flatten() {
-            for r in m.rows.0..=m.rows.1 {
-                for c in m.cols.0..=m.cols.1 {
-                    let t = &mut work.touched[r * cols + c];
-                    *t = Some(t.map_or((level, level), |(a, z)| (a.min(level), z.max(level))));
-                }
-            }
+    let mut words = 0;
+    for (i, sb) in work.superblocks.iter_mut().enumerate() {
+        sb.intra.iter_mut().for_each(|order| *order += orders_at);
+        words += sb.intra.len();
+        if sb.filtered {
+            words += loopfilter::jobs(rows.start * cols + i).len();
         }
     }
+    work.wave_first = submitter.reserve_jobs(words)?;
     Ok((work, blocks))
 }

@@ -87,7 +87,7 @@ pub fn describe() -> String {
     let gpu_blocks = r(&c.gpu_blocks).max(1) as f64;
     format!(
         "frames_parsed={} frames_declined={} frames_before_device={} frames_held={} \
-         frames_together={} submissions_together={} blocks={} \
+         frames_together={} submissions_together={} levels_per_frame={:.1} blocks={} \
          submit_cpu_ms={:.3} submit_ns_per_block={:.1} submission_wait_ms={:.3} \
          data_bytes_per_frame={:.0} \
          copied_to_device_bytes_per_frame={:.0} copied_back_bytes_per_frame={:.0} \
@@ -98,6 +98,7 @@ pub fn describe() -> String {
         r(&c.frames_held),
         r(&batches::FRAMES_TOGETHER),
         r(&batches::SUBMISSIONS_TOGETHER),
+        r(&batches::LEVELS) as f64 / r(&c.frames_gpu).max(1) as f64,
         r(&c.blocks),
         r(&c.submit_cpu_ns) as f64 / 1e6,
         r(&c.submit_cpu_ns) as f64 / gpu_blocks,

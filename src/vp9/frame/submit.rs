@@ -203,6 +203,20 @@ impl Submitter {
         Ok((at / 4) as u32)
     }
 
+    /// Keeps `words` of the frame's job area for jobs written once the frame is placed among
+    /// those submitted with it ([`super::together`]); returns the word of the frame's data
+    /// where they begin, as [`Submitter::push_jobs`] does.
+    pub fn reserve_jobs(&mut self, words: usize) -> GpuResult<u32> {
+        let first = self.jobs_used;
+        if first + words > self.layout.job_words {
+            return Err("the frame's job area is full".into());
+        }
+        self.jobs_used += words;
+        let at = self.layout.jobs + 4 * first;
+        self.stage(at..at + 4 * words);
+        Ok((at / 4) as u32)
+    }
+
     /// Bytes of the frame's data the decoder wrote for the next submission: copied to the
     /// device-local copy at its start, where there is one.
     pub fn stage(&mut self, bytes: Range<usize>) {
@@ -230,8 +244,9 @@ impl Submitter {
     /// frames after it read where their `references` name them.
     pub fn submit(&mut self, work: Work, data0: usize, references: [usize; 3]) -> GpuResult<()> {
         // (Its kernels built here, beside other threads' frames, not where the frames wait.)
-        let levels = work.inter.iter().chain(&work.residuals).chain(&work.wave);
-        let kernels = levels.flatten().map(|d| d.kernel);
+        let levels = work.inter.iter().chain(&work.residuals);
+        let wave = [work.loop_filter, work.intra].into_iter().flatten();
+        let kernels = levels.flatten().map(|d| d.kernel).chain(wave);
         self.gpu.pipelines.ensure(kernels)?;
         let mut before = std::mem::take(&mut self.copies_before);
         let mut after = std::mem::take(&mut self.copies_after);
@@ -260,6 +275,7 @@ impl Submitter {
         }
         let frame = batches::Frame {
             work,
+            data: self.data.ptr as *mut u32,
             set: self.set,
             data0,
             references,

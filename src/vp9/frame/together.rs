@@ -1,21 +1,22 @@
 //! Frames on the GPU together: the frames that are ready while the GPU is busy go to it in one
-//! submission, their dispatch levels interleaved, so that a frame's chain of levels runs beside
-//! the chains of the frames before it rather than after them.
+//! submission ([`super::batches`]), their dispatch levels interleaved, so that a frame's chain
+//! of levels runs beside the chains of the frames before it rather than after them.
 //!
 //! A frame's superblock reads the frame before only around its own place (its vectors reach a
 //! superblock or two below and right of it in nearly every frame of the test clips,
 //! `docs/benchmarks-history.md`), and those pixels are final once the frame before's wavefront
 //! has passed them. So a frame's inter blocks go in bands of [`BAND`] superblock diagonals,
 //! each band (its prediction, then its residuals) in the first level after the levels that
-//! write what its blocks read, and its wavefront ([`super::wavefront`]) starts where every
-//! band its jobs meet is done. Its wavefront then trails the one before by a few levels, not
-//! by the whole of it.
+//! write what its blocks read, and each superblock's wavefront jobs
+//! ([`super::wavefront`]) in the first level after the bands whose pixels they meet that the
+//! wavefront's own order allows. A frame's wavefront then trails the one before by a few
+//! levels, not by the whole of it.
 //!
 //! [`place`] decides the levels from what each frame's work says of itself ([`Work`]: which
-//! superblocks of its references its blocks read, which superblocks its wavefront's levels
-//! meet); [`Together`] gathers the frames and records and submits them. Its thread waits for
-//! the GPU, so a frame waiting for the GPU to take it never waits for a decoder's thread.
+//! superblocks of its references its blocks read, its wavefront's superblocks), and gives
+//! each frame's wavefront jobs in the order its dispatches read them.
 
+use super::wavefront::{self, Superblock};
 use crate::kernels::Kernel;
 
 /// One dispatch: `count` jobs from `first` of `kernel` (a workgroup each).
@@ -25,9 +26,6 @@ pub struct Dispatch {
     pub first: u32,
     pub count: u32,
 }
-
-/// A frame's work: levels of dispatches, each level after the one before.
-pub type Levels = Vec<Vec<Dispatch>>;
 
 /// Superblock diagonals (`row + column`) of a band of inter blocks: one dispatch of their
 /// prediction and one per transform size of their residuals. Fewer diagonals let a frame
@@ -60,15 +58,25 @@ pub struct Work {
     /// level after the prediction.
     pub inter: Vec<Vec<Dispatch>>,
     pub residuals: Vec<Vec<Dispatch>>,
-    /// The wavefront's levels, from 0.
-    pub wave: Levels,
-    /// Per superblock (raster order): the first and last wavefront levels whose jobs read or
-    /// write its pixels, where any does.
-    pub touched: Vec<Option<(usize, usize)>>,
+    /// The wavefront's superblocks ([`wavefront`]): those of rows `rows`, raster order.
+    pub rows: std::ops::Range<usize>,
+    pub superblocks: Vec<Superblock>,
+    /// Its kernels, and where its jobs go in the frame's job area (as many words as its
+    /// superblocks' jobs, in the order of its levels once placed).
+    pub loop_filter: Option<Kernel>,
+    pub intra: Option<Kernel>,
+    pub wave_first: u32,
     /// Per superblock and reference: the superblocks of the reference its inter blocks read.
     pub reads: Vec<[Option<Rect>; 3]>,
     /// Per reference: its blocks may read all of it (a reference of another size, scaled).
     pub reads_whole: [bool; 3],
+}
+
+/// Where a submission's frames go: levels of (frame, dispatch), and each frame's wavefront
+/// jobs in the order its dispatches read them from its `wave_first`.
+pub struct Placed {
+    pub levels: Vec<Vec<(usize, Dispatch)>>,
+    pub wave_jobs: Vec<Vec<u32>>,
 }
 
 /// The band of superblock (`row`, `col`).
@@ -81,27 +89,36 @@ pub fn bands(sb_cols: usize, sb_rows: usize) -> usize {
     (sb_cols + sb_rows).saturating_sub(1).div_ceil(BAND)
 }
 
-/// The superblocks of a wavefront job at (`row`, `col`) may read or write: its intra blocks
-/// read the column left and the line above (above right included), its loop filter reaches 8
-/// pixels into the superblocks left and above and, with the corner handoff, right.
-pub fn meets(row: usize, col: usize, sb_cols: usize, sb_rows: usize) -> Rect {
+/// The superblocks the wavefront's jobs at (`row`, `col`) read or write: its intra blocks
+/// read the column left and the line above (above left and above right included), its loop
+/// filter reaches 8 pixels into the superblocks left and above and, with the corner handoff,
+/// right. None below it.
+pub fn meets(row: usize, col: usize, sb_cols: usize) -> Rect {
     Rect {
-        rows: (row.saturating_sub(1), (row + 1).min(sb_rows - 1)),
+        rows: (row.saturating_sub(1), row),
         cols: (col.saturating_sub(1), (col + 1).min(sb_cols - 1)),
     }
 }
 
-/// One frame's dispatch in a submission's levels: the frame (its index among them) and what
-/// it runs.
-pub type Placed = (usize, Dispatch);
+/// The superblocks the loop filter at (`row`, `col`) writes: its own, and 8 pixels into those
+/// above, left and (the corner handoff) right. (Its intra blocks write only their own.)
+fn filter_writes(row: usize, col: usize, sb_cols: usize) -> impl Iterator<Item = (usize, usize)> {
+    let left = col.checked_sub(1).map(|c| (row, c));
+    let above = row.checked_sub(1).map(|r| (r, col));
+    let right = (col + 1 < sb_cols).then_some((row, col + 1));
+    [Some((row, col)), left, above, right].into_iter().flatten()
+}
 
 /// The levels of frames submitted together, in their order: `refs[f][j]` names the earlier
 /// frame among them that frame `f`'s reference `j` is, if any. A dispatch goes in the first
-/// level after every level that writes what it reads; within a level the frames keep their
-/// order, and a frame's dispatches of one kernel that follow one another in its job area are
-/// one.
-pub fn place(frames: &[&Work], refs: &[[Option<usize>; 3]]) -> Vec<Vec<Placed>> {
-    let mut levels: Vec<Vec<Placed>> = Vec::new();
+/// level after every level that writes what it reads: a band after the levels that write the
+/// superblocks its blocks read, a wavefront job after the bands whose pixels it meets (and
+/// after the jobs the wavefront's own order puts before it). Within a level the later frames
+/// and stages go first, and a frame's dispatches of one kernel that follow one another in its
+/// job area are one.
+pub fn place(frames: &[&Work], refs: &[[Option<usize>; 3]]) -> Placed {
+    let mut levels: Vec<Vec<(usize, Dispatch)>> = Vec::new();
+    let mut wave_jobs = Vec::new();
     // Per frame and superblock: the last level that writes its pixels (none: nothing here
     // writes them); and per frame the last of all.
     let mut finals: Vec<Vec<Option<usize>>> = Vec::new();
@@ -142,30 +159,78 @@ pub fn place(frames: &[&Work], refs: &[[Option<usize>; 3]]) -> Vec<Vec<Placed>> 
                 done[k] = Some(l);
             }
         }
-        // The wavefront starts where every band its levels meet is done.
-        let mut offset = 0;
-        for (s, touched) in work.touched.iter().enumerate() {
-            if let (Some((first, _)), Some(d)) = (touched, done[band(s / cols, s % cols)]) {
-                offset = offset.max((d + 1).saturating_sub(*first));
+        // The wavefront: a superblock's jobs after the bands whose pixels they meet.
+        let ready = |row: usize, col: usize| {
+            let m = meets(row, col, cols);
+            let mut ready = 0;
+            for r in m.rows.0..=m.rows.1 {
+                for c in m.cols.0..=m.cols.1 {
+                    ready = ready.max(done[band(r, c)].map_or(0, |d| d + 1));
+                }
+            }
+            ready
+        };
+        let first_row = work.rows.start;
+        let sb_of =
+            |row: usize, col: usize| work.superblocks[(row - first_row) * cols + col].clone();
+        let wave = wavefront::levels(cols, work.rows.clone(), sb_of, ready);
+        let mut jobs: Vec<u32> = Vec::new();
+        for (level, &l) in wave.levels.iter().zip(&wave.at) {
+            // (The loop filter's dispatch first: on a device that runs a level's dispatches
+            // one after the other, as lavapipe does, an intra block it should have waited for
+            // shows.)
+            for (kernel, part) in [(work.loop_filter, &level.lf), (work.intra, &level.intra)] {
+                if let (Some(kernel), false) = (kernel, part.is_empty()) {
+                    let first = work.wave_first + jobs.len() as u32;
+                    jobs.extend_from_slice(part);
+                    let count = part.len() as u32;
+                    at(&mut levels, l).push((
+                        f,
+                        Dispatch {
+                            kernel,
+                            first,
+                            count,
+                        },
+                    ));
+                }
             }
         }
-        for (w, level) in work.wave.iter().enumerate() {
-            at(&mut levels, offset + w).extend(level.iter().map(|&d| (f, d)));
-        }
-        let fin: Vec<Option<usize>> = (0..cols * rows)
-            .map(|s| {
-                let wave = work.touched.get(s).copied().flatten().map(|t| offset + t.1);
-                wave.max(done[band(s / cols, s % cols)])
-            })
+        wave_jobs.push(jobs);
+        // What writes each superblock last: its band, and the wavefront's jobs that write it.
+        let mut fin: Vec<Option<usize>> = (0..cols * rows)
+            .map(|s| done[band(s / cols, s % cols)])
             .collect();
+        for (i, &(intra, lf)) in wave.superblocks.iter().enumerate() {
+            let (row, col) = (first_row + i / cols, i % cols);
+            if let Some(level) = intra {
+                fin[row * cols + col] = fin[row * cols + col].max(Some(level));
+            }
+            for (r, c) in lf.into_iter().flat_map(|_| filter_writes(row, col, cols)) {
+                fin[r * cols + c] = fin[r * cols + c].max(lf);
+            }
+        }
         last.push(fin.iter().copied().max().flatten());
         finals.push(fin);
     }
     for level in &mut levels {
+        // Later frames first, and a frame's later stages first: where a device runs a level's
+        // dispatches one after the other (lavapipe), a dispatch placed beside one it should
+        // have waited for then reads what is not yet written, and shows.
+        level.sort_by_key(|&(f, d)| std::cmp::Reverse((f, stage_rank(d.kernel))));
         merge_following(level);
     }
     levels.retain(|l| !l.is_empty());
-    levels
+    Placed { levels, wave_jobs }
+}
+
+/// A kernel's place in the order of a frame's stages.
+fn stage_rank(kernel: Kernel) -> u8 {
+    match kernel {
+        Kernel::Vp9Lf | Kernel::Vp9LfHigh => 3,
+        Kernel::Vp9Intra | Kernel::Vp9IntraHigh => 2,
+        Kernel::Vp9InterResidual(_) | Kernel::Vp9InterResidualHigh(_) => 1,
+        _ => 0,
+    }
 }
 
 /// The last level that writes a superblock of `rect` (`finals` of a frame `cols` across).
@@ -179,7 +244,7 @@ fn latest_in(finals: &[Option<usize>], cols: usize, rect: Rect) -> Option<usize>
     latest
 }
 
-fn at(levels: &mut Vec<Vec<Placed>>, level: usize) -> &mut Vec<Placed> {
+fn at(levels: &mut Vec<Vec<(usize, Dispatch)>>, level: usize) -> &mut Vec<(usize, Dispatch)> {
     if levels.len() <= level {
         levels.resize(level + 1, Vec::new());
     }
@@ -188,8 +253,8 @@ fn at(levels: &mut Vec<Vec<Placed>>, level: usize) -> &mut Vec<Placed> {
 
 /// Makes one dispatch of a frame's dispatches of a kernel that follow one another in its job
 /// area, keeping the level's order otherwise.
-fn merge_following(level: &mut Vec<Placed>) {
-    let mut merged: Vec<Placed> = Vec::with_capacity(level.len());
+fn merge_following(level: &mut Vec<(usize, Dispatch)>) {
+    let mut merged: Vec<(usize, Dispatch)> = Vec::with_capacity(level.len());
     for &(f, d) in level.iter() {
         let joins = merged
             .iter_mut()
@@ -206,6 +271,7 @@ fn merge_following(level: &mut Vec<Placed>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vp9::frame::loopfilter;
 
     fn dispatch(kernel: Kernel, first: u32, count: u32) -> Dispatch {
         Dispatch {
@@ -215,20 +281,35 @@ mod tests {
         }
     }
 
+    /// An intra job word of the tests' (a loop-filter job's is its superblock's index).
+    const INTRA_JOB: u32 = 1 << 20;
+
     /// A frame `cols` by `rows` with one inter job per superblock (band after band in its
-    /// job area), a residual job each, and a wavefront of a loop-filter level per diagonal;
-    /// its blocks read reference 0 `reach` superblocks below and right of their own.
-    fn frame(cols: usize, rows: usize, reach: Option<usize>) -> Work {
+    /// job area), a residual job each, every superblock loop filtered and those of `intra`
+    /// with an intra job; its blocks read reference 0 `reach` superblocks around their own.
+    fn frame(cols: usize, rows: usize, reach: Option<usize>, intra: &[(usize, usize)]) -> Work {
         let n = bands(cols, rows);
         let mut work = Work {
             sb_cols: cols,
             sb_rows: rows,
+            rows: 0..rows,
+            loop_filter: Some(Kernel::Vp9Lf),
+            intra: Some(Kernel::Vp9Intra),
+            wave_first: 2000,
             ..Work::default()
         };
         let mut per_band = vec![0u32; n];
         for r in 0..rows {
             for c in 0..cols {
                 per_band[band(r, c)] += 1;
+                work.superblocks.push(Superblock {
+                    intra: if intra.contains(&(r, c)) {
+                        vec![INTRA_JOB + (r * cols + c) as u32]
+                    } else {
+                        Vec::new()
+                    },
+                    filtered: true,
+                });
             }
         }
         let mut first = 0;
@@ -241,23 +322,6 @@ mod tests {
                 count,
             )]);
             first += count;
-        }
-        for d in 0..cols + rows - 1 {
-            work.wave
-                .push(vec![dispatch(Kernel::Vp9Lf, 2000 + d as u32, 1)]);
-        }
-        work.touched = vec![None; cols * rows];
-        for r in 0..rows {
-            for c in 0..cols {
-                let m = meets(r, c, cols, rows);
-                for rr in m.rows.0..=m.rows.1 {
-                    for cc in m.cols.0..=m.cols.1 {
-                        let t = &mut work.touched[rr * cols + cc];
-                        let l = r + c;
-                        *t = Some(t.map_or((l, l), |(a, b)| (a.min(l), b.max(l))));
-                    }
-                }
-            }
         }
         work.reads = (0..cols * rows)
             .map(|s| {
@@ -272,8 +336,10 @@ mod tests {
         work
     }
 
-    fn level_of(levels: &[Vec<Placed>], f: usize, kernel: Kernel, job: u32) -> usize {
-        levels
+    /// The level of the dispatch of frame `f` that runs job word `job`.
+    fn level_of(placed: &Placed, f: usize, kernel: Kernel, job: u32) -> usize {
+        placed
+            .levels
             .iter()
             .position(|l| {
                 l.iter().any(|&(g, d)| {
@@ -283,78 +349,97 @@ mod tests {
             .expect("placed")
     }
 
+    /// The level of the loop filter of superblock (`r`, `c`) of frame `f`, `cols` across.
+    fn lf_level(placed: &Placed, f: usize, cols: usize, r: usize, c: usize) -> usize {
+        let word = loopfilter::jobs(r * cols + c)[0];
+        let at = placed.wave_jobs[f]
+            .iter()
+            .position(|&w| w == word)
+            .expect("its job");
+        level_of(placed, f, Kernel::Vp9Lf, 2000 + at as u32)
+    }
+
     /// Alone, a frame's levels are what they were in a submission of its own: every band's
     /// prediction in one dispatch, then its residuals, then its wavefront.
     #[test]
     fn a_frame_alone_keeps_its_three_stages() {
-        let w = frame(6, 4, None);
-        let levels = place(&[&w], &[[None; 3]]);
-        assert_eq!(levels.len(), 2 + 9);
-        assert_eq!(levels[0], [(0, dispatch(Kernel::Vp9Inter, 0, 24))]);
+        let w = frame(6, 4, None, &[]);
+        let placed = place(&[&w], &[[None; 3]]);
+        assert_eq!(placed.levels.len(), 2 + 9);
+        assert_eq!(placed.levels[0], [(0, dispatch(Kernel::Vp9Inter, 0, 24))]);
         assert_eq!(
-            levels[1],
+            placed.levels[1],
             [(0, dispatch(Kernel::Vp9InterResidual(0), 1000, 24))]
         );
-        assert_eq!(levels[2], [(0, dispatch(Kernel::Vp9Lf, 2000, 1))]);
+        assert_eq!(placed.levels[2], [(0, dispatch(Kernel::Vp9Lf, 2000, 3))]);
+        assert_eq!(lf_level(&placed, 0, 6, 3, 5), 2 + 8);
+        assert_eq!(placed.wave_jobs[0].len(), 24 * 3);
     }
 
     /// A frame that reads the one before trails it by a few levels: each band after the
-    /// levels that write what it reads, its wavefront after the bands it meets; a frame that
-    /// reads none of the others starts at once.
+    /// levels that write what it reads, each wavefront job after the bands it meets, an intra
+    /// superblock of its own (which would go first alone) included; a frame that reads none of
+    /// the others starts at once.
     #[test]
     fn a_frame_reading_the_one_before_trails_it() {
         let (cols, rows) = (30, 17);
-        let a = frame(cols, rows, None);
-        let b = frame(cols, rows, Some(1));
-        let c = frame(cols, rows, None);
+        let a = frame(cols, rows, None, &[(0, 0)]);
+        let b = frame(cols, rows, Some(1), &[(10, 20)]);
+        let c = frame(cols, rows, None, &[]);
         let refs = [[None; 3], [Some(0), None, None], [None; 3]];
-        let levels = place(&[&a, &b, &c], &refs);
-        // a: 2 + 46 levels; b trails it by far fewer than its 48
-        let end_a = level_of(&levels, 0, Kernel::Vp9Lf, 2000 + 45);
-        let end_b = level_of(&levels, 1, Kernel::Vp9Lf, 2000 + 45);
-        assert_eq!(end_a, 47);
+        let placed = place(&[&a, &b, &c], &refs);
+        let end_a = lf_level(&placed, 0, cols, rows - 1, cols - 1);
+        let end_b = lf_level(&placed, 1, cols, rows - 1, cols - 1);
         assert!(end_b > end_a && end_b < end_a + 16, "{end_a} {end_b}");
         // c, independent, runs beside a from level 0
-        assert_eq!(level_of(&levels, 2, Kernel::Vp9Inter, 0), 0);
+        assert_eq!(level_of(&placed, 2, Kernel::Vp9Inter, 0), 0);
         // every dispatch of b after what it reads and what it meets is written
-        let wave_a =
-            |r: usize, c: usize| level_of(&levels, 0, Kernel::Vp9Lf, 2000 + (r + c) as u32);
         for k in 0..bands(cols, rows) {
             let first_job = b.inter[k][0].first;
-            let li = level_of(&levels, 1, Kernel::Vp9Inter, first_job);
-            let lr = level_of(&levels, 1, Kernel::Vp9InterResidual(0), 1000 + first_job);
+            let li = level_of(&placed, 1, Kernel::Vp9Inter, first_job);
+            let lr = level_of(&placed, 1, Kernel::Vp9InterResidual(0), 1000 + first_job);
             assert!(lr > li);
             for r in 0..rows {
                 for c in 0..cols {
                     if band(r, c) != k {
                         continue;
                     }
-                    // b's band reads a's superblocks around (r, c), final after a's wavefront
-                    // passed the superblocks that meet them
-                    let rr = (r + 2).min(rows - 1);
-                    let cc = (c + 2).min(cols - 1);
-                    assert!(li > wave_a(rr, cc), "band {k} at {li}");
-                    // b's wavefront jobs that meet the band come after its residuals
-                    let m = meets(r, c, cols, rows);
-                    for r2 in m.rows.0..=m.rows.1 {
-                        for c2 in m.cols.0..=m.cols.1 {
-                            let lw = level_of(&levels, 1, Kernel::Vp9Lf, 2000 + (r2 + c2) as u32);
-                            assert!(lw > lr);
+                    // b's band reads a's superblocks up to (r + 1, c + 1), final once a's loop
+                    // filter there and right of and below them is
+                    let (r1, c1) = ((r + 1).min(rows - 1), (c + 1).min(cols - 1));
+                    let (r2, c2) = ((r + 2).min(rows - 1), (c + 2).min(cols - 1));
+                    assert!(li > lf_level(&placed, 0, cols, r2, c1), "band {k} at {li}");
+                    assert!(li > lf_level(&placed, 0, cols, r1, c2), "band {k} at {li}");
+                    // b's wavefront jobs that meet the band come after its residuals: those of
+                    // the superblocks on its row and the row below, left to right of it
+                    for r2 in r..(r + 2).min(rows) {
+                        for c2 in c.saturating_sub(1)..(c + 2).min(cols) {
+                            assert!(lf_level(&placed, 1, cols, r2, c2) > lr);
                         }
                     }
                 }
             }
         }
+        // b's intra superblock after the bands it meets, its loop filter after it
+        let word = INTRA_JOB + (10 * cols + 20) as u32;
+        let at = placed.wave_jobs[1].iter().position(|&w| w == word).unwrap();
+        let intra = level_of(&placed, 1, Kernel::Vp9Intra, 2000 + at as u32);
+        let band_done = level_of(&placed, 1, Kernel::Vp9InterResidual(0), {
+            let k = band(10, 21);
+            1000 + b.inter[k][0].first
+        });
+        assert!(intra > band_done);
+        assert!(lf_level(&placed, 1, cols, 10, 20) > intra);
     }
 
     /// A reference of another size is read whole: the frame's prediction follows all of it.
     #[test]
     fn a_scaled_reference_is_waited_for_whole() {
-        let a = frame(6, 4, None);
-        let mut b = frame(6, 4, Some(0));
+        let a = frame(6, 4, None, &[]);
+        let mut b = frame(6, 4, Some(0), &[]);
         b.reads_whole[0] = true;
-        let levels = place(&[&a, &b], &[[None; 3], [Some(0), None, None]]);
-        let end_a = level_of(&levels, 0, Kernel::Vp9Lf, 2000 + 8);
-        assert_eq!(level_of(&levels, 1, Kernel::Vp9Inter, 0), end_a + 1);
+        let placed = place(&[&a, &b], &[[None; 3], [Some(0), None, None]]);
+        let end_a = lf_level(&placed, 0, 6, 3, 5);
+        assert_eq!(level_of(&placed, 1, Kernel::Vp9Inter, 0), end_a + 1);
     }
 }

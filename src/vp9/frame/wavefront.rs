@@ -26,6 +26,7 @@ use std::ops::Range;
 
 /// What a superblock needs: its intra jobs (none where it has no intra block), and whether it
 /// is loop filtered.
+#[derive(Clone, Debug, Default)]
 pub struct Superblock {
     pub intra: Vec<u32>,
     pub filtered: bool,
@@ -38,20 +39,24 @@ pub struct Level {
     pub lf: Vec<u32>,
 }
 
-/// A wavefront: its levels in the order they run, and per superblock (raster order over its
-/// rows) the levels of its intra blocks and of its loop filter, where it has them.
+/// A wavefront: its levels in the order they run, none empty, and the level each is (counting
+/// the empty ones left out); per superblock (raster order over its rows) the levels of its
+/// intra blocks and of its loop filter, where it has them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Wave {
     pub levels: Vec<Level>,
+    pub at: Vec<usize>,
     pub superblocks: Vec<(Option<usize>, Option<usize>)>,
 }
 
 /// The wavefront of the superblocks of rows `rows`, `sb_cols` across; `of(row, col)` says
-/// what each needs (asked in raster order). No level is empty.
+/// what each needs (asked in raster order), `earliest(row, col)` the first level its jobs
+/// may take (where the pixels they meet are ready: [`super::together`]).
 pub fn levels(
     sb_cols: usize,
     rows: Range<usize>,
     mut of: impl FnMut(usize, usize) -> Superblock,
+    earliest: impl Fn(usize, usize) -> usize,
 ) -> Wave {
     let (first_row, sb_rows) = (rows.start, rows.len());
     let mut levels: Vec<Level> = Vec::new();
@@ -66,7 +71,7 @@ pub fn levels(
             if sb.intra.is_empty() {
                 continue;
             }
-            let mut level = 0;
+            let mut level = earliest(row, col);
             if col > 0 {
                 level = level.max(intra_level[i - 1]);
             }
@@ -97,7 +102,8 @@ pub fn levels(
                 .max(intra(r, col + 1))
                 .max(intra(r.wrapping_sub(1), col + 1))
                 .max(intra(r + 1, col))
-                .max(intra(r + 1, col + 1));
+                .max(intra(r + 1, col + 1))
+                .max(earliest(first_row + r, col));
             if col > 0 {
                 level = level.max(lf_level[i - 1] + 1);
             }
@@ -111,22 +117,20 @@ pub fn levels(
             }
         }
     }
-    // Levels left empty go; each superblock's follow.
-    let mut kept = Vec::with_capacity(levels.len());
-    let mut index = 0;
-    for level in &levels {
-        kept.push(index);
-        index += (!level.intra.is_empty() || !level.lf.is_empty()) as usize;
-    }
+    // Levels left empty go.
+    let at = (0..levels.len())
+        .filter(|&l| !levels[l].intra.is_empty() || !levels[l].lf.is_empty())
+        .collect();
     levels.retain(|level| !level.intra.is_empty() || !level.lf.is_empty());
     let superblocks = (0..sb_cols * sb_rows)
         .map(|i| {
-            let intra = intra_level[i].checked_sub(1).map(|l| kept[l]);
-            (intra, filtered[i].then(|| kept[lf_level[i]]))
+            let intra = intra_level[i].checked_sub(1);
+            (intra, filtered[i].then_some(lf_level[i]))
         })
         .collect();
     Wave {
         levels,
+        at,
         superblocks,
     }
 }
@@ -175,14 +179,19 @@ mod tests {
         // intra blocks in every superblock but (1, 3), (2, 2) and (3, 0): (2, 3) reads only the
         // one above left
         let has_intra = |r: usize, c: usize| !matches!((r, c), (1, 3) | (2, 2) | (3, 0));
-        let levels = levels(cols, 0..rows, |row, col| Superblock {
-            intra: if has_intra(row, col) {
-                vec![(row * cols + col) as u32]
-            } else {
-                Vec::new()
+        let levels = levels(
+            cols,
+            0..rows,
+            |row, col| Superblock {
+                intra: if has_intra(row, col) {
+                    vec![(row * cols + col) as u32]
+                } else {
+                    Vec::new()
+                },
+                filtered: true,
             },
-            filtered: true,
-        })
+            |_, _| 0,
+        )
         .levels;
         let intra = |r: usize, c: usize| level_of(&levels, intra_part, cols, r, c);
         let lf = |r: usize, c: usize| level_of(&levels, lf_part, cols, r, c).expect("filtered");
@@ -232,14 +241,19 @@ mod tests {
     #[test]
     fn scattered_intra_superblocks_share_a_level() {
         let (cols, rows) = (8, 6);
-        let levels = levels(cols, 0..rows, |row, col| Superblock {
-            intra: if (row + col) % 3 == 0 && col % 2 == 0 {
-                vec![(row * cols + col) as u32]
-            } else {
-                Vec::new()
+        let levels = levels(
+            cols,
+            0..rows,
+            |row, col| Superblock {
+                intra: if (row + col) % 3 == 0 && col % 2 == 0 {
+                    vec![(row * cols + col) as u32]
+                } else {
+                    Vec::new()
+                },
+                filtered: false,
             },
-            filtered: false,
-        })
+            |_, _| 0,
+        )
         .levels;
         assert_eq!(levels.len(), 1);
         assert_eq!(levels[0].intra.len(), 8);
@@ -250,10 +264,15 @@ mod tests {
     #[test]
     fn an_inter_frames_loop_filter_goes_by_diagonals() {
         let (cols, rows) = (5, 3);
-        let levels = levels(cols, 0..rows, |_, _| Superblock {
-            intra: Vec::new(),
-            filtered: true,
-        })
+        let levels = levels(
+            cols,
+            0..rows,
+            |_, _| Superblock {
+                intra: Vec::new(),
+                filtered: true,
+            },
+            |_, _| 0,
+        )
         .levels;
         assert_eq!(levels.len(), cols + rows - 1);
         for r in 0..rows {
@@ -269,14 +288,19 @@ mod tests {
     #[test]
     fn a_row_parsed_but_not_filtered_still_orders_the_loop_filter() {
         let (cols, rows) = (4, 3);
-        let levels = levels(cols, 0..rows, |row, col| Superblock {
-            intra: if row == 2 || (row, col) == (0, 0) {
-                vec![(row * cols + col) as u32]
-            } else {
-                Vec::new()
+        let levels = levels(
+            cols,
+            0..rows,
+            |row, col| Superblock {
+                intra: if row == 2 || (row, col) == (0, 0) {
+                    vec![(row * cols + col) as u32]
+                } else {
+                    Vec::new()
+                },
+                filtered: row < 2,
             },
-            filtered: row < 2,
-        })
+            |_, _| 0,
+        )
         .levels;
         let intra = |r: usize, c: usize| level_of(&levels, intra_part, cols, r, c);
         let lf = |r: usize, c: usize| level_of(&levels, lf_part, cols, r, c);
@@ -295,10 +319,15 @@ mod tests {
     #[test]
     fn empty_levels_are_left_out() {
         // one superblock with neither intra blocks nor a loop filter: no level at all
-        let one = levels(3, 2..3, |_, col| Superblock {
-            intra: Vec::new(),
-            filtered: col == 2,
-        })
+        let one = levels(
+            3,
+            2..3,
+            |_, col| Superblock {
+                intra: Vec::new(),
+                filtered: col == 2,
+            },
+            |_, _| 0,
+        )
         .levels;
         assert_eq!(
             one,
@@ -307,7 +336,7 @@ mod tests {
                 lf: super::super::loopfilter::jobs(8).to_vec(),
             }]
         );
-        let none = levels(3, 2..2, |_, _| unreachable!()).levels;
+        let none = levels(3, 2..2, |_, _| unreachable!(), |_, _| 0).levels;
         assert!(none.is_empty());
     }
 }
