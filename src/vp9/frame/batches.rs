@@ -189,7 +189,7 @@ fn wait_for_the_gpu() {
         };
         // SAFETY: the fence of the engine's oldest submission in flight, which only this
         // thread waits for and retires.
-        let _ = unsafe {
+        let waited = unsafe {
             gpu.device
                 .wait_for_fences(&[fence], true, HANG_TIMEOUT.as_nanos() as u64)
         };
@@ -200,7 +200,10 @@ fn wait_for_the_gpu() {
             let engine = q.engine.as_mut().expect("an engine");
             Some(engine.wait_oldest(Duration::ZERO))
         });
-        let result = completed.unwrap_or_else(|| Err("an internal error in its wait".into()));
+        let mut result = completed.unwrap_or_else(|| Err("an internal error in its wait".into()));
+        if waited == Err(vk::Result::TIMEOUT) {
+            result = Err(format!("the GPU did not finish within {HANG_TIMEOUT:?}"));
+        }
         if let Err(why) = &result {
             gpu.mark_lost(why);
         }
