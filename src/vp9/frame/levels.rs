@@ -5,7 +5,7 @@
 //! into the frame's job area as they are made; [`super::together`] places the dispatches
 //! among those of the frames submitted with it.
 
-use super::records::{self, Geometry, SbBlocks, BLOCK_INTRA, BLOCK_UNPREDICTED};
+use super::records::{self, BlockRecord, Geometry, SbBlocks, BLOCK_INTRA, BLOCK_UNPREDICTED};
 use super::submit::Submitter;
 use super::together::{self, Dispatch, Work};
 use super::wavefront::Superblock;
@@ -68,63 +68,99 @@ pub(super) fn of_frame(
             in_band[together::band(row, col)].push(row * cols + col);
         }
     }
-    // The inter blocks' prediction, a job per record, band after band (none in an intra
-    // frame); what each superblock's blocks read.
+    // (None in an intra frame.)
     if let Some(kernel) = stages.prediction {
-        let mut jobs = Vec::new();
-        let mut counts = vec![0u32; bands];
-        for (k, superblocks) in in_band.iter().enumerate() {
-            let before = jobs.len();
-            for &s in superblocks {
-                let (first, count) = sb.get(s);
-                for index in first..first + count {
-                    let Some(b) = records.get(index as usize) else {
-                        break;
-                    };
-                    if b.flags & (BLOCK_INTRA | BLOCK_UNPREDICTED) != 0 {
-                        continue;
-                    }
-                    jobs.push(index);
-                    for (read, r) in work.reads[s].iter_mut().zip(inter::reads(b, cols, sb_rows)) {
-                        if let Some(r) = r {
-                            *read = Some(read.map_or(r, |x| x.union(r)));
-                        }
+        predictions(submitter, &mut work, kernel, &sb, records, &in_band)?;
+    }
+    let residual_kernels = kernels.residuals;
+    residuals_by_band(
+        submitter,
+        &mut work,
+        residual_kernels,
+        &sb,
+        records,
+        &in_band,
+        stages.edges,
+    )?;
+    let blocks = runs.iter().map(|r| r.count as u64).sum::<u64>();
+    wavefront_superblocks(submitter, &mut work, &sb, records, &stages, filtered)?;
+    Ok((work, blocks))
+}
+
+/// The inter blocks' prediction, a job per record, band after band (`in_band`: each band's
+/// superblocks); and what each superblock's blocks read.
+fn predictions(
+    submitter: &mut Submitter,
+    work: &mut Work,
+    kernel: Kernel,
+    sb: &SbBlocks,
+    records: &[BlockRecord],
+    in_band: &[Vec<usize>],
+) -> Result<(), String> {
+    let (cols, sb_rows) = (work.sb_cols, work.sb_rows);
+    let mut jobs = Vec::new();
+    let mut counts = vec![0u32; in_band.len()];
+    for (k, superblocks) in in_band.iter().enumerate() {
+        let before = jobs.len();
+        for &s in superblocks {
+            let (first, count) = sb.get(s);
+            for index in first..first + count {
+                let Some(b) = records.get(index as usize) else {
+                    break;
+                };
+                if b.flags & (BLOCK_INTRA | BLOCK_UNPREDICTED) != 0 {
+                    continue;
+                }
+                jobs.push(index);
+                for (read, r) in work.reads[s].iter_mut().zip(inter::reads(b, cols, sb_rows)) {
+                    if let Some(r) = r {
+                        *read = Some(read.map_or(r, |x| x.union(r)));
                     }
                 }
             }
-            counts[k] = (jobs.len() - before) as u32;
         }
-        let mut first = submitter.push_jobs(&jobs)?;
-        for (k, &count) in counts.iter().enumerate() {
-            if count > 0 {
-                work.inter[k].push(Dispatch {
-                    kernel,
-                    first,
-                    count,
-                });
-            }
-            first += count;
-        }
+        counts[k] = (jobs.len() - before) as u32;
     }
-    // Their residuals by transform block, band after band within each size's jobs, a
-    // dispatch per size and band. (The lists go back to the submitter for the next frame,
-    // unless this one fails.)
+    let mut first = submitter.push_jobs(&jobs)?;
+    for (k, &count) in counts.iter().enumerate() {
+        if count > 0 {
+            work.inter[k].push(Dispatch {
+                kernel,
+                first,
+                count,
+            });
+        }
+        first += count;
+    }
+    Ok(())
+}
+
+/// Every block's residuals by transform block, band after band within each size's jobs: a
+/// dispatch per size and band. (The lists go back to the submitter for the next frame,
+/// unless this one fails.)
+fn residuals_by_band(
+    submitter: &mut Submitter,
+    work: &mut Work,
+    kernels: [Kernel; 4],
+    sb: &SbBlocks,
+    records: &[BlockRecord],
+    in_band: &[Vec<usize>],
+    edges: residuals::Frame,
+) -> Result<(), String> {
+    let layout = submitter.layout;
     let mut lists = std::mem::take(&mut submitter.residual_lists);
     // SAFETY: the buffer the layout is of; the decoder wrote the rows' end-of-block positions
     // before it said they were parsed.
     let eobs = unsafe { layout.end_of_block_arrays(submitter.data.ptr) };
     let mut sized = std::mem::take(&mut lists.by_band);
     sized.iter_mut().for_each(Vec::clear);
-    let mut spans = vec![[(0u32, 0u32); 4]; bands];
+    let mut spans = vec![[(0u32, 0u32); 4]; in_band.len()];
     for (k, superblocks) in in_band.iter().enumerate() {
-        let band_runs = inter::runs_of(&sb, superblocks.iter().copied());
-        let (words, by_size) = residuals::jobs(
-            &mut lists,
-            records,
-            &band_runs,
-            stages.edges,
-            |plane, at, wide| records::end_of_block(eobs[plane], at, wide),
-        );
+        let band_runs = inter::runs_of(sb, superblocks.iter().copied());
+        let (words, by_size) =
+            residuals::jobs(&mut lists, records, &band_runs, edges, |plane, at, wide| {
+                records::end_of_block(eobs[plane], at, wide)
+            });
         let mut at = 0;
         for (size_log2, &count) in by_size.iter().enumerate() {
             let list = &mut sized[size_log2];
@@ -142,7 +178,7 @@ pub(super) fn of_frame(
             let (start, count) = span[size_log2];
             if count > 0 {
                 work.residuals[k].push(Dispatch {
-                    kernel: kernels.residuals[size_log2],
+                    kernel: kernels[size_log2],
                     first: first + start,
                     count,
                 });
@@ -151,16 +187,27 @@ pub(super) fn of_frame(
     }
     lists.by_band = sized;
     submitter.residual_lists = lists;
-    let blocks = runs.iter().map(|r| r.count as u64).sum::<u64>();
-    // The wavefront's superblocks: their intra jobs name their orders (words of the frame's
-    // data), pushed before the jobs; its levels are made where the frame is placed among
-    // those submitted with it ([`together`]), its jobs then written where they are kept here.
+    Ok(())
+}
+
+/// The wavefront's superblocks: their intra jobs name their orders (words of the frame's
+/// data), pushed before the jobs; its levels are made where the frame is placed among those
+/// submitted with it ([`together`]), its jobs then written where they are kept here.
+fn wavefront_superblocks(
+    submitter: &mut Submitter,
+    work: &mut Work,
+    sb: &SbBlocks,
+    records: &[BlockRecord],
+    stages: &Stages,
+    filtered: std::ops::Range<usize>,
+) -> Result<(), String> {
+    let (rows, cols) = (work.rows.clone(), work.sb_cols);
     let (mut orders, mut scratch) = (Vec::new(), intra::Scratch::default());
     for row in rows.clone() {
         for col in 0..cols {
             work.superblocks.push(Superblock {
                 intra: intra::jobs(
-                    &sb,
+                    sb,
                     records,
                     stages.edges,
                     (row, col),
@@ -188,5 +235,5 @@ pub(super) fn of_frame(
         }
     }
     work.wave_first = submitter.reserve_jobs(words)?;
-    Ok((work, blocks))
+    Ok(())
 }
