@@ -527,12 +527,16 @@ fn a_failed_submission_leaves_that_frame_and_later_ones_to_ffmpeg() {
             "{what}: {said:?}"
         );
         let count = |key| -> u64 { stat(&line, key).and_then(|v| v.parse().ok()).unwrap_or(0) };
-        // (With frame threads the frames in flight then fail too, each to FFmpeg.)
+        // (The frames that began on the GPU before the failure was known fail too, each to
+        // FFmpeg: with frame threads those in flight, and with one context the next frame,
+        // whose parse may begin while the held frame's submission still runs.)
         let fallbacks = count("fallbacks");
-        assert!(
-            fallbacks == 1 || (fallbacks > 1 && threading.0.contains("frame")),
-            "{what}: {line}"
-        );
+        let in_flight = if threading.0.contains("frame") {
+            u64::MAX
+        } else {
+            2
+        };
+        assert!((1..=in_flight).contains(&fallbacks), "{what}: {line}");
         assert_eq!(
             count("frames_gpu") + count("frames_ffmpeg"),
             count("frames_parsed"),
