@@ -434,11 +434,17 @@ impl Recording<'_> {
     }
 
     /// Begins a level of `stage`: after a barrier on the level before (none before the
-    /// first).
+    /// first). Levels follow the copies before them ([`Recording::barrier`]), so the barrier
+    /// between two levels is on compute work alone.
     pub fn level(&mut self, stage: Option<usize>) {
         self.begin_stage(stage);
         if self.levels > 0 {
-            self.barrier();
+            let shaders = (
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+            );
+            // SAFETY: the command buffer is being recorded.
+            unsafe { memory_barrier(self.device(), self.cmd, shaders, shaders) };
         }
         self.levels += 1;
     }
