@@ -173,6 +173,14 @@ pub fn on_cpu_device() -> bool {
     })
 }
 
+/// Whether an earlier run set the device up and kept what a later one needs to know before it
+/// sets it up again: the device's kind and whether it imports host memory.
+pub fn device_known() -> bool {
+    get_all(&["device-kind", "host-import"])
+        .iter()
+        .all(Option::is_some)
+}
+
 /// Keeps whether the device, set up, imports host memory: a later run that defers the device
 /// knows from it whether frames allocated before can be imported once it is set up
 /// ([`crate::regions::frames_imported_later`]).

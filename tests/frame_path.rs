@@ -243,7 +243,10 @@ fn gpu_equals_debian_ffmpeg() {
 /// FFmpeg): switching every 1 or 3 frames for a whole decode (`DAEDALUS_TEST_ALTERNATE`), and
 /// in a trial of 2-frame blocks, which decides; at 8 bits and at 10. (A CPU device gets a
 /// trial only when asked.)
-/// Frames are held meanwhile with one context, but not with frame threads.
+/// Frames are held meanwhile with one context, but not with frame threads. (The frame that
+/// begins the device's set-up waits for it, `DAEDALUS_TEST_SETUP=wait`: where an earlier
+/// decode of the test process set the device up, the set-up is deferred, and lavapipe builds
+/// the kernels for longer than FFmpeg takes to decode some of these streams.)
 #[test]
 fn switching_paths_between_frames_equals_debian_ffmpeg() {
     const STREAMS: [&str; 5] = [
@@ -276,6 +279,7 @@ fn switching_paths_between_frames_equals_debian_ffmpeg() {
         let env = [
             ("DAEDALUS_PATH", ""),
             ("DAEDALUS_TEST_MEMORY", memory),
+            ("DAEDALUS_TEST_SETUP", "wait"),
             switches,
         ];
         let what = format!("{} / {} / {env:?}", stream.name, threading.0);
@@ -331,8 +335,9 @@ fn switching_paths_between_frames_equals_debian_ffmpeg() {
 /// thread of its own while FFmpeg decodes the frames that come meanwhile (that second; with
 /// `DAEDALUS_TEST_SETUP=wait` it waits for the set-up, so that every later frame takes the GPU
 /// however long lavapipe takes to build the kernels), and the frames allocated before are
-/// imported then. With frame threads, a kept frame path doubles the decoder contexts
-/// (`frame_contexts=4->8`), a kept FFmpeg decode does not. Each decode equals Debian's ffmpeg.
+/// imported then; so does a trial on a device an earlier run set up. With frame threads, a
+/// kept frame path doubles the decoder contexts (`frame_contexts=4->8`), a kept FFmpeg decode
+/// does not. Each decode equals Debian's ffmpeg.
 #[test]
 fn a_later_decode_follows_the_cached_trial_decision() {
     let cache = test_cache().join("trial-decisions");
@@ -391,6 +396,17 @@ fn a_later_decode_follows_the_cached_trial_decision() {
         .next()
         .expect("key")
         .replace(" one-context", " {}");
+    // The device's first decode set it up as the decoder opened, to learn what it is; a later
+    // trial sets it up only from its second frame on, as a later decode that follows a
+    // decision does.
+    assert_eq!(count(&asked, "frames_before_device"), 0, "{asked}");
+    let again = decode(true, THREADING[0], "a trial asked for again");
+    assert_eq!(count(&again, "frames_before_device"), 1, "{again}");
+    assert!(
+        stat(&again, "trial")
+            .is_some_and(|t| t.starts_with("sd:frame:") || t.starts_with("sd:ffmpeg:")),
+        "{again}"
+    );
 
     // Each decision, for one context and for frame threads alike: 4 frame threads make 8
     // contexts where the frame path was kept for the stream's size, 4 where FFmpeg was.
@@ -600,7 +616,12 @@ fn damaged_frames_left_to_ffmpeg_equal_debian_ffmpeg_every_run() {
         ),
     ];
     let forced: [(&str, &str); 1] = [("DAEDALUS_PATH", "frame")];
-    let switching = [("DAEDALUS_PATH", ""), ("DAEDALUS_TEST_ALTERNATE", "3")];
+    // (The set-up waited for: see `switching_paths_between_frames_equals_debian_ffmpeg`.)
+    let switching = [
+        ("DAEDALUS_PATH", ""),
+        ("DAEDALUS_TEST_ALTERNATE", "3"),
+        ("DAEDALUS_TEST_SETUP", "wait"),
+    ];
     let mut jobs = Vec::new();
     for stream in &setup().damaged {
         for threading in THREADINGS {

@@ -237,8 +237,10 @@ struct FrameCopies {
 /// (`DAEDALUS_PATH` unset), where only FFmpeg could win: no device or none that builds the
 /// frame path's kernels, and a CPU device, whose work takes the decoder's own cores
 /// (unless `DAEDALUS_TRIAL_FRAMES` asks for a trial or `DAEDALUS_TEST_ALTERNATE` for switches).
-/// Where an earlier run's trial decided, the device is not set up here but when a frame first
-/// takes the GPU (a frame it cannot take then goes to FFmpeg).
+/// Where an earlier run's trial decided, or an earlier run set the device up, the device is
+/// not set up here but when a frame first takes the GPU, on a thread of its own while FFmpeg
+/// decodes the frames that come meanwhile (a frame it cannot take then goes to FFmpeg). Only
+/// a device's first decode waits for it here, to learn what it is.
 pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
     if decisions::any() {
         crate::regions::defer_device();
@@ -247,6 +249,10 @@ pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
     // (A CPU device known from an earlier run is not set up at all.)
     if !crate::config::get().trial_asked() && crate::decisions::on_cpu_device() {
         return Some("cpu-device");
+    }
+    if crate::decisions::device_known() {
+        crate::regions::defer_device();
+        return None;
     }
     if !gpu_wanted() {
         return Some("no-device");
@@ -257,6 +263,8 @@ pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
     if !setup::kernels_usable(this) && !setup::kernels_usable(other) {
         return Some("no-kernels");
     }
+    // (What a later run needs to defer the device: [`crate::decisions::device_known`].)
+    crate::decisions::on_cpu_device();
     crate::decisions::note_host_import();
     None
 }
@@ -348,7 +356,6 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
     }
     if d.choosing {
         choice::decoder_detached();
-        setup::wait_for_setup();
     }
     if let Some(data0) = d.declined {
         FATES.end(data0);
