@@ -173,12 +173,14 @@ pub fn on_cpu_device() -> bool {
     })
 }
 
-/// Whether an earlier run set the device up and kept what a later one needs to know before it
-/// sets it up again: the device's kind and whether it imports host memory.
-pub fn device_known() -> bool {
-    get_all(&["device-kind", "host-import"])
-        .iter()
-        .all(Option::is_some)
+/// Where an earlier run set the device up and kept what a later one needs to know before it
+/// sets it up again (the device's kind and whether it imports host memory): whether it is a
+/// CPU device.
+pub fn device_known() -> Option<bool> {
+    match &get_all(&["device-kind", "host-import"])[..] {
+        [Some(kind), Some(_)] => Some(kind == "cpu"),
+        _ => None,
+    }
 }
 
 /// Keeps whether the device, set up, imports host memory: a later run that defers the device

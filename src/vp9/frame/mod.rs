@@ -240,19 +240,24 @@ struct FrameCopies {
 /// Where an earlier run's trial decided, or an earlier run set the device up, the device is
 /// not set up here but when a frame first takes the GPU, on a thread of its own while FFmpeg
 /// decodes the frames that come meanwhile (a frame it cannot take then goes to FFmpeg). Only
-/// a device's first decode waits for it here, to learn what it is.
+/// a device's first decode sets it up here, to learn what it is.
 pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
     if decisions::any() {
         crate::regions::defer_device();
         return None;
     }
-    // (A CPU device known from an earlier run is not set up at all.)
-    if !crate::config::get().trial_asked() && crate::decisions::on_cpu_device() {
-        return Some("cpu-device");
-    }
-    if crate::decisions::device_known() {
-        crate::regions::defer_device();
-        return None;
+    let trial_asked = crate::config::get().trial_asked();
+    match crate::decisions::device_known() {
+        // (A CPU device known from an earlier run is not set up at all.)
+        Some(true) if !trial_asked => return Some("cpu-device"),
+        Some(_) => {
+            crate::regions::defer_device();
+            return None;
+        }
+        None if !trial_asked && crate::decisions::on_cpu_device() => {
+            return Some("cpu-device");
+        }
+        None => {}
     }
     if !gpu_wanted() {
         return Some("no-device");
@@ -356,6 +361,7 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
     }
     if d.choosing {
         choice::decoder_detached();
+        setup::wait_for_setup();
     }
     if let Some(data0) = d.declined {
         FATES.end(data0);
@@ -796,9 +802,12 @@ impl Decoder {
         let class = choice::class_of(info.frame.width, info.frame.height, info.frame.bpp);
         let first = !std::mem::replace(&mut self.chose_before, true);
         // While the device is set up on its own thread, FFmpeg decodes the frames that
-        // would go to the GPU, outside any trial. (A context's first frame, which goes to
-        // FFmpeg anyway where a decision is kept, sets nothing up: a decoder that probes
-        // the stream decodes no more.)
+        // would go to the GPU, outside any trial. A context's first frame, before the
+        // device is set up, goes to FFmpeg and sets nothing up, a trial's too: a decoder that
+        // probes the stream decodes no more, and would wait for the set-up as it closes.
+        if first && !setup::kernels_known(bytes_per_pixel) {
+            return Err(self.decline(data0));
+        }
         if !first
             && !setup::kernels_known(bytes_per_pixel)
             && choice::may_take(class)

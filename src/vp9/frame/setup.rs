@@ -46,8 +46,6 @@ pub(super) fn device_settled(bytes_per_pixel: usize) -> bool {
             Ok(thread) => {
                 setup.push(thread);
                 begun = true;
-                // SAFETY: a function of this library, which stays loaded while it runs.
-                unsafe { libc::atexit(wait_at_exit) };
             }
             // (No thread to spare: set up here, as the forced path does.)
             Err(_) => _ = kernels_usable(bytes_per_pixel),
@@ -67,15 +65,9 @@ fn lock_setup() -> std::sync::MutexGuard<'static, Vec<std::thread::JoinHandle<()
     SETUP.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Waits for the set-up threads as the program exits: a decode shorter than the set-up must
-/// not leave a thread inside the driver then. (Not as a decoder closes: the ffmpeg program's
-/// stream probe closes its decoder after a frame or two, and the decoder proper decodes the
-/// frames that come while the set-up goes on.)
-extern "C" fn wait_at_exit() {
-    crate::log::guard("device set-up at exit", (), wait_for_setup);
-}
-
-/// Waits for the set-up threads, where any runs.
+/// Waits for the set-up threads, where any runs: a decoder that closes while the device is
+/// set up (a decode shorter than the set-up) must not leave a thread inside the driver as the
+/// program exits.
 pub(super) fn wait_for_setup() {
     let threads = std::mem::take(&mut *lock_setup());
     for thread in threads {
