@@ -398,7 +398,7 @@ fn a_later_decode_follows_the_cached_trial_decision() {
         .replace(" one-context", " {}");
     // The device's first decode set it up as the decoder opened, to learn what it is; a later
     // trial, as a later decode that follows a decision, begins the set-up at the first frame
-    // that would take the GPU, which goes to FFmpeg.
+    // after the context's first that would take the GPU, which goes to FFmpeg.
     assert_eq!(count(&asked, "frames_before_device"), 0, "{asked}");
     let again = decode(true, THREADING[0], "a trial asked for again");
     assert_eq!(count(&again, "frames_before_device"), 1, "{again}");

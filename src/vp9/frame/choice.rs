@@ -304,6 +304,11 @@ pub fn decoder_attached() {
     CHOOSING.fetch_add(1, Relaxed);
 }
 
+/// Whether other choosing decoder contexts live beside one: frame threads' do.
+pub fn others_choosing() -> bool {
+    CHOOSING.load(Relaxed) > 1
+}
+
 /// A choosing decoder context ends; where it was the last, each trial left undecided after its
 /// first pair of blocks keeps that pair for a later run's trial.
 pub fn decoder_detached() {

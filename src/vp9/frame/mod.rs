@@ -802,10 +802,11 @@ impl Decoder {
         let class = choice::class_of(info.frame.width, info.frame.height, info.frame.bpp);
         let first = !std::mem::replace(&mut self.chose_before, true);
         // While the device is set up on its own thread, FFmpeg decodes the frames that
-        // would go to the GPU, outside any trial. A context's first frame, before the
-        // device is set up, goes to FFmpeg and sets nothing up, a trial's too: a decoder that
-        // probes the stream decodes no more, and would wait for the set-up as it closes.
-        if first && !setup::kernels_known(bytes_per_pixel) {
+        // would go to the GPU, outside any trial. The first frame of a context alone, before
+        // the device is set up, goes to FFmpeg and sets nothing up, a trial's too: a decoder
+        // that probes the stream decodes no more, and would wait for the set-up as it closes.
+        // (Frame threads' contexts begin it at the second context's first frame.)
+        if first && !setup::kernels_known(bytes_per_pixel) && !choice::others_choosing() {
             return Err(self.decline(data0));
         }
         if !first
