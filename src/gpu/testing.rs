@@ -124,9 +124,10 @@ pub(crate) fn take_panic(at: Panic) -> bool {
 static SUBMISSIONS_TRIED: AtomicU64 = AtomicU64::new(0);
 
 /// `DAEDALUS_TEST_FAIL_SUBMISSION=N`: the process's N-th queue submission fails as a lost
-/// device would (a submission of several frames on the frame path counts as one a frame), so that the end-to-end tests reach the fallbacks through FFmpeg, parts of
-/// frames in flight among them; `DAEDALUS_TEST_FAIL_STEP` names the
-/// step (`submit`, the default, `submit-lost`, `wait`, `unpack`, `overflow`, `panic`).
+/// device would (a submission of several frames on the frame path counts as one a frame), so
+/// that the end-to-end tests reach the fallbacks through FFmpeg, parts of frames in flight
+/// among them; `DAEDALUS_TEST_FAIL_STEP` names the step (`submit`, the default,
+/// `submit-lost`, `wait`, `unpack`, `overflow`, `panic`).
 fn failing_submission() -> Option<(u64, Step)> {
     static AT: OnceLock<Option<(u64, Step)>> = OnceLock::new();
     *AT.get_or_init(|| {

@@ -168,6 +168,26 @@ mod tests {
         &level.lf
     }
 
+    /// The levels of a frame alone (every superblock free from level 0) of rows `rows`,
+    /// `cols` across: a superblock where `intra(row, col)` has an intra job (its index), and
+    /// is loop filtered where `filtered(row, col)`.
+    fn alone(
+        cols: usize,
+        rows: Range<usize>,
+        intra: impl Fn(usize, usize) -> bool,
+        filtered: impl Fn(usize, usize) -> bool,
+    ) -> Vec<Level> {
+        let of = |row: usize, col: usize| Superblock {
+            intra: if intra(row, col) {
+                vec![(row * cols + col) as u32]
+            } else {
+                Vec::new()
+            },
+            filtered: filtered(row, col),
+        };
+        levels(cols, rows, of, |_, _| 0).levels
+    }
+
     /// Where superblocks meet, FFmpeg's order holds: each superblock's intra blocks after
     /// those left, above and above left of it; each loop filter after the loop filter left
     /// and above (the one above right hands it the corner it reaches: `super::loopfilter`),
@@ -179,20 +199,7 @@ mod tests {
         // intra blocks in every superblock but (1, 3), (2, 2) and (3, 0): (2, 3) reads only the
         // one above left
         let has_intra = |r: usize, c: usize| !matches!((r, c), (1, 3) | (2, 2) | (3, 0));
-        let levels = levels(
-            cols,
-            0..rows,
-            |row, col| Superblock {
-                intra: if has_intra(row, col) {
-                    vec![(row * cols + col) as u32]
-                } else {
-                    Vec::new()
-                },
-                filtered: true,
-            },
-            |_, _| 0,
-        )
-        .levels;
+        let levels = alone(cols, 0..rows, has_intra, |_, _| true);
         let intra = |r: usize, c: usize| level_of(&levels, intra_part, cols, r, c);
         let lf = |r: usize, c: usize| level_of(&levels, lf_part, cols, r, c).expect("filtered");
         for r in 0..rows {
@@ -241,20 +248,8 @@ mod tests {
     #[test]
     fn scattered_intra_superblocks_share_a_level() {
         let (cols, rows) = (8, 6);
-        let levels = levels(
-            cols,
-            0..rows,
-            |row, col| Superblock {
-                intra: if (row + col) % 3 == 0 && col % 2 == 0 {
-                    vec![(row * cols + col) as u32]
-                } else {
-                    Vec::new()
-                },
-                filtered: false,
-            },
-            |_, _| 0,
-        )
-        .levels;
+        let scattered = |row: usize, col: usize| (row + col) % 3 == 0 && col % 2 == 0;
+        let levels = alone(cols, 0..rows, scattered, |_, _| false);
         assert_eq!(levels.len(), 1);
         assert_eq!(levels[0].intra.len(), 8);
         assert!(levels[0].lf.is_empty());
@@ -264,16 +259,7 @@ mod tests {
     #[test]
     fn an_inter_frames_loop_filter_goes_by_diagonals() {
         let (cols, rows) = (5, 3);
-        let levels = levels(
-            cols,
-            0..rows,
-            |_, _| Superblock {
-                intra: Vec::new(),
-                filtered: true,
-            },
-            |_, _| 0,
-        )
-        .levels;
+        let levels = alone(cols, 0..rows, |_, _| false, |_, _| true);
         assert_eq!(levels.len(), cols + rows - 1);
         for r in 0..rows {
             for c in 0..cols {
@@ -288,20 +274,8 @@ mod tests {
     #[test]
     fn a_row_parsed_but_not_filtered_still_orders_the_loop_filter() {
         let (cols, rows) = (4, 3);
-        let levels = levels(
-            cols,
-            0..rows,
-            |row, col| Superblock {
-                intra: if row == 2 || (row, col) == (0, 0) {
-                    vec![(row * cols + col) as u32]
-                } else {
-                    Vec::new()
-                },
-                filtered: row < 2,
-            },
-            |_, _| 0,
-        )
-        .levels;
+        let has_intra = |row: usize, col: usize| row == 2 || (row, col) == (0, 0);
+        let levels = alone(cols, 0..rows, has_intra, |row, _| row < 2);
         let intra = |r: usize, c: usize| level_of(&levels, intra_part, cols, r, c);
         let lf = |r: usize, c: usize| level_of(&levels, lf_part, cols, r, c);
         for c in 0..cols {
@@ -319,16 +293,7 @@ mod tests {
     #[test]
     fn empty_levels_are_left_out() {
         // one superblock with neither intra blocks nor a loop filter: no level at all
-        let one = levels(
-            3,
-            2..3,
-            |_, col| Superblock {
-                intra: Vec::new(),
-                filtered: col == 2,
-            },
-            |_, _| 0,
-        )
-        .levels;
+        let one = alone(3, 2..3, |_, _| false, |_, col| col == 2);
         assert_eq!(
             one,
             [Level {
