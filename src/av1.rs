@@ -178,7 +178,7 @@ pub fn decide_cdef() -> Taken {
             Some(_) if !cdef_apply::row_kernels() => (Path::Own, "no-kernels"),
             Some(_) if path == DecoderPath::Frame => (Path::Frame, "DAEDALUS_PATH"),
             Some(_) => {
-                crate::decisions::note_host_import();
+                crate::decisions::note_device();
                 (Path::Frame, "trial")
             }
         },

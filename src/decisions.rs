@@ -183,10 +183,11 @@ pub fn device_known() -> Option<bool> {
     }
 }
 
-/// Keeps whether the device, set up, imports host memory: a later run that defers the device
-/// knows from it whether frames allocated before can be imported once it is set up
-/// ([`crate::regions::frames_imported_later`]).
-pub fn note_host_import() {
+/// Keeps what a later run needs before it sets the device up ([`device_known`]): whether it
+/// is a CPU device, and whether it imports host memory, so that frames allocated before can
+/// be imported once it is set up ([`crate::regions::frames_imported_later`]).
+pub fn note_device() {
+    on_cpu_device();
     if let Some(gpu) = crate::gpu::get() {
         let imports = gpu.info.host_import_alignment.is_some();
         keep("host-import", if imports { "yes" } else { "no" });

@@ -268,9 +268,7 @@ pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
     if !setup::kernels_usable(this) && !setup::kernels_usable(other) {
         return Some("no-kernels");
     }
-    // (What a later run needs to defer the device: [`crate::decisions::device_known`].)
-    crate::decisions::on_cpu_device();
-    crate::decisions::note_host_import();
+    crate::decisions::note_device();
     None
 }
 
