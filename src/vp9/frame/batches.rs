@@ -10,11 +10,10 @@
 //! submission that fails (a panic recording it included, said once) fails every frame it
 //! carries, and the device is not used again.
 
-use super::together::{place, Work};
+use super::together::{place, stage_of, Work};
 use crate::gpu::engine::{Copy, Engine, Options};
 use crate::gpu::testing::Step;
 use crate::gpu::{Gpu, GpuResult};
-use crate::kernels::Kernel;
 use crate::stats;
 use ash::vk;
 use std::collections::VecDeque;
@@ -52,29 +51,6 @@ pub const STAGES: [&str; 6] = [
 ];
 const COPY_IN: usize = 0;
 const COPY_OUT: usize = 5;
-
-/// The stage of a level by its first dispatch's kernel.
-fn stage_of(kernel: Kernel) -> Option<usize> {
-    match kernel {
-        Kernel::Vp9Inter
-        | Kernel::Vp9InterScaled
-        | Kernel::Vp9InterHigh
-        | Kernel::Vp9InterScaledHigh => Some(1),
-        Kernel::Vp9InterResidual(_) | Kernel::Vp9InterResidualHigh(_) => Some(2),
-        Kernel::Vp9Intra | Kernel::Vp9IntraHigh => Some(3),
-        Kernel::Vp9Lf | Kernel::Vp9LfHigh => Some(4),
-        Kernel::Itx(_)
-        | Kernel::Mc
-        | Kernel::Lf
-        | Kernel::Cdef
-        | Kernel::LfSb
-        | Kernel::Vp9IpredCheck
-        | Kernel::Vp9ItxHighCheck
-        | Kernel::LfFilterCheck
-        | Kernel::CdefRowCopy
-        | Kernel::CdefRow => None,
-    }
-}
 
 /// GPU time per stage of [`STAGES`], in nanoseconds.
 pub static STAGE_NS: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];

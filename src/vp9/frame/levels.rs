@@ -98,6 +98,8 @@ fn predictions(
     in_band: &[Vec<usize>],
 ) -> Result<(), String> {
     let (cols, sb_rows) = (work.sb_cols, work.sb_rows);
+    // (A scaled reference counts whole: no block's reads need listing.)
+    let list_reads = !work.reads_whole.iter().all(|&whole| whole);
     let mut jobs = Vec::new();
     let mut counts = vec![0u32; in_band.len()];
     for (k, superblocks) in in_band.iter().enumerate() {
@@ -112,6 +114,9 @@ fn predictions(
                     continue;
                 }
                 jobs.push(index);
+                if !list_reads {
+                    continue;
+                }
                 for (read, r) in work.reads[s].iter_mut().zip(inter::reads(b, cols, sb_rows)) {
                     if let Some(r) = r {
                         *read = Some(read.map_or(r, |x| x.union(r)));

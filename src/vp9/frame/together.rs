@@ -16,7 +16,7 @@
 //! superblocks of its references its blocks read, its wavefront's superblocks), and gives
 //! each frame's wavefront jobs in the order its dispatches read them.
 
-use super::wavefront::{self, Superblock};
+use super::wavefront::{self, level_at, Superblock};
 use crate::kernels::Kernel;
 
 /// One dispatch: `count` jobs from `first` of `kernel` (a workgroup each).
@@ -128,14 +128,18 @@ pub fn place(frames: &[&Work], refs: &[[Option<usize>; 3]]) -> Placed {
         let n = bands(cols, rows);
         // The first level each band may run at: after what its blocks read.
         let mut start = vec![0usize; n];
-        for (s, reads) in work.reads.iter().enumerate() {
+        let reads_others = refs[f].iter().any(Option::is_some);
+        for (s, reads) in work.reads.iter().enumerate().filter(|_| reads_others) {
             let k = band(s / cols, s % cols);
             for (j, read) in reads.iter().enumerate() {
                 let Some(g) = refs[f][j] else { continue };
                 let written = if work.reads_whole[j] {
                     last[g]
                 } else if let Some(rect) = read {
-                    latest_in(&finals[g], frames[g].sb_cols, *rect)
+                    let g_cols = frames[g].sb_cols;
+                    latest_in(*rect, |r, c| {
+                        finals[g].get(r * g_cols + c).copied().flatten()
+                    })
                 } else {
                     None
                 };
@@ -150,25 +154,18 @@ pub fn place(frames: &[&Work], refs: &[[Option<usize>; 3]]) -> Placed {
             let predicted = work.inter.get(k).is_some_and(|d| !d.is_empty());
             let residuals = work.residuals.get(k).is_some_and(|d| !d.is_empty());
             if predicted {
-                at(&mut levels, start[k]).extend(work.inter[k].iter().map(|&d| (f, d)));
+                level_at(&mut levels, start[k]).extend(work.inter[k].iter().map(|&d| (f, d)));
                 done[k] = Some(start[k]);
             }
             if residuals {
                 let l = start[k] + predicted as usize;
-                at(&mut levels, l).extend(work.residuals[k].iter().map(|&d| (f, d)));
+                level_at(&mut levels, l).extend(work.residuals[k].iter().map(|&d| (f, d)));
                 done[k] = Some(l);
             }
         }
         // The wavefront: a superblock's jobs after the bands whose pixels they meet.
         let ready = |row: usize, col: usize| {
-            let m = meets(row, col, cols);
-            let mut ready = 0;
-            for r in m.rows.0..=m.rows.1 {
-                for c in m.cols.0..=m.cols.1 {
-                    ready = ready.max(done[band(r, c)].map_or(0, |d| d + 1));
-                }
-            }
-            ready
+            latest_in(meets(row, col, cols), |r, c| done[band(r, c)]).map_or(0, |d| d + 1)
         };
         let first_row = work.rows.start;
         let sb_of =
@@ -184,7 +181,7 @@ pub fn place(frames: &[&Work], refs: &[[Option<usize>; 3]]) -> Placed {
                     let first = work.wave_first + jobs.len() as u32;
                     jobs.extend_from_slice(part);
                     let count = part.len() as u32;
-                    at(&mut levels, l).push((
+                    level_at(&mut levels, l).push((
                         f,
                         Dispatch {
                             kernel,
@@ -216,39 +213,45 @@ pub fn place(frames: &[&Work], refs: &[[Option<usize>; 3]]) -> Placed {
         // Later frames first, and a frame's later stages first: where a device runs a level's
         // dispatches one after the other (lavapipe), a dispatch placed beside one it should
         // have waited for then reads what is not yet written, and shows.
-        level.sort_by_key(|&(f, d)| std::cmp::Reverse((f, stage_rank(d.kernel))));
+        level.sort_by_key(|&(f, d)| std::cmp::Reverse((f, stage_of(d.kernel))));
         merge_following(level);
     }
     levels.retain(|l| !l.is_empty());
     Placed { levels, wave_jobs }
 }
 
-/// A kernel's place in the order of a frame's stages.
-fn stage_rank(kernel: Kernel) -> u8 {
+/// A kernel's stage: its index in [`super::batches::STAGES`], in a frame's order of stages.
+pub(super) fn stage_of(kernel: Kernel) -> Option<usize> {
     match kernel {
-        Kernel::Vp9Lf | Kernel::Vp9LfHigh => 3,
-        Kernel::Vp9Intra | Kernel::Vp9IntraHigh => 2,
-        Kernel::Vp9InterResidual(_) | Kernel::Vp9InterResidualHigh(_) => 1,
-        _ => 0,
+        Kernel::Vp9Inter
+        | Kernel::Vp9InterScaled
+        | Kernel::Vp9InterHigh
+        | Kernel::Vp9InterScaledHigh => Some(1),
+        Kernel::Vp9InterResidual(_) | Kernel::Vp9InterResidualHigh(_) => Some(2),
+        Kernel::Vp9Intra | Kernel::Vp9IntraHigh => Some(3),
+        Kernel::Vp9Lf | Kernel::Vp9LfHigh => Some(4),
+        Kernel::Itx(_)
+        | Kernel::Mc
+        | Kernel::Lf
+        | Kernel::Cdef
+        | Kernel::LfSb
+        | Kernel::Vp9IpredCheck
+        | Kernel::Vp9ItxHighCheck
+        | Kernel::LfFilterCheck
+        | Kernel::CdefRowCopy
+        | Kernel::CdefRow => None,
     }
 }
 
-/// The last level that writes a superblock of `rect` (`finals` of a frame `cols` across).
-fn latest_in(finals: &[Option<usize>], cols: usize, rect: Rect) -> Option<usize> {
+/// The latest of `level(row, col)` over the superblocks of `rect`.
+fn latest_in(rect: Rect, level: impl Fn(usize, usize) -> Option<usize>) -> Option<usize> {
     let mut latest = None;
     for r in rect.rows.0..=rect.rows.1 {
         for c in rect.cols.0..=rect.cols.1 {
-            latest = latest.max(finals.get(r * cols + c).copied().flatten());
+            latest = latest.max(level(r, c));
         }
     }
     latest
-}
-
-fn at(levels: &mut Vec<Vec<(usize, Dispatch)>>, level: usize) -> &mut Vec<(usize, Dispatch)> {
-    if levels.len() <= level {
-        levels.resize(level + 1, Vec::new());
-    }
-    &mut levels[level]
 }
 
 /// Makes one dispatch of a frame's dispatches of a kernel that follow one another in its job

@@ -135,10 +135,10 @@ pub fn levels(
     }
 }
 
-/// Level `level` of `levels`, made where there is none yet.
-fn level_at(levels: &mut Vec<Level>, level: usize) -> &mut Level {
+/// Level `level` of `levels`, made (with those before it) where there is none yet.
+pub(super) fn level_at<T: Clone + Default>(levels: &mut Vec<T>, level: usize) -> &mut T {
     if levels.len() <= level {
-        levels.resize(level + 1, Level::default());
+        levels.resize(level + 1, T::default());
     }
     &mut levels[level]
 }
