@@ -250,8 +250,25 @@ pub fn live_threads_cpu() -> String {
 /// as GStreamer's plugin scanner, says nothing).
 static DECODER_ATTACHED: AtomicBool = AtomicBool::new(false);
 
+/// When the first decoder attached: where a stats line's timeline counts from.
+static ATTACHED_AT: once_cell::sync::OnceCell<std::time::Instant> =
+    once_cell::sync::OnceCell::new();
+
 pub fn note_decoder_attached() {
     DECODER_ATTACHED.store(true, Relaxed);
+    ATTACHED_AT.get_or_init(std::time::Instant::now);
+}
+
+/// Microseconds since the first decoder attached (at least 1, 0 before one did).
+pub fn since_attach_us() -> u64 {
+    ATTACHED_AT
+        .get()
+        .map_or(0, |at| (at.elapsed().as_micros() as u64).max(1))
+}
+
+/// Marks `counter` with [`since_attach_us`] where it holds no mark yet.
+pub fn mark_once(counter: &AtomicU64) {
+    let _ = counter.compare_exchange(0, since_attach_us(), Relaxed, Relaxed);
 }
 
 pub fn decoder_attached() -> bool {

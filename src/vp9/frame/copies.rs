@@ -24,8 +24,11 @@ pub fn of(gpu: &'static Gpu, region: &Region) -> GpuResult<BufferRef> {
         .ok_or("a frame outside GPU memory")?;
     let mut copy = region.device_copy.lock().unwrap_or_else(|p| p.into_inner());
     if copy.is_none() {
+        let start = std::time::Instant::now();
+        let buffer = DeviceBuffer::new(gpu, in_place.size())?;
+        super::report::note_object_made(start);
         *copy = Some(DeviceCopy {
-            buffer: Arc::new(DeviceBuffer::new(gpu, in_place.size())?),
+            buffer: Arc::new(buffer),
             current: false,
         });
     }

@@ -556,7 +556,12 @@ impl Decoder {
         let made = if testing.fail_objects == Some(MADE.fetch_add(1, Relaxed) + 1) {
             Err("out of device memory (DAEDALUS_TEST_FAIL_OBJECTS)".into())
         } else {
-            Submitter::new(gpu, layout, testing.device_copies)
+            let start = std::time::Instant::now();
+            let made = Submitter::new(gpu, layout, testing.device_copies);
+            if made.is_ok() {
+                report::note_object_made(start);
+            }
+            made
         };
         let mut submitter =
             made.map_err(|why| format!("its GPU objects could not be made: {why}"))?;
@@ -1075,6 +1080,7 @@ fn conclude(frame: &mut Frame, submitter: &mut Submitter, data_bytes: u64) -> c_
     };
     f.decided = true;
     if FATES.decide(f.seq, why.is_none(), &f.read_pending) {
+        stats::mark_once(&COUNTERS.first_gpu_frame_us);
         stats::add(&COUNTERS.frames_gpu, 1);
         stats::add(&COUNTERS.data_bytes, data_bytes);
         return 0;

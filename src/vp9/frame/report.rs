@@ -35,6 +35,15 @@ pub(super) struct Counters {
     /// The bytes the decoder wrote for the GPU (the header, records, coefficients, end-of-block
     /// positions, loop-filter data) of the frames it reconstructed.
     pub(super) data_bytes: AtomicU64,
+    /// GPU objects made for frames (a context's submitters, frame buffers' device-local
+    /// copies) and the time the threads that made them took.
+    pub(super) objects_made: AtomicU64,
+    pub(super) objects_ns: AtomicU64,
+    /// When (since the first decoder attached, [`stats::mark_once`]) the frame path's kernels
+    /// began and ended their set-up, and the GPU took its first frame.
+    pub(super) setup_began_us: AtomicU64,
+    pub(super) setup_ended_us: AtomicU64,
+    pub(super) first_gpu_frame_us: AtomicU64,
 }
 
 pub(super) static COUNTERS: Counters = Counters {
@@ -51,7 +60,19 @@ pub(super) static COUNTERS: Counters = Counters {
     submit_cpu_ns: AtomicU64::new(0),
     submission_wait_ns: AtomicU64::new(0),
     data_bytes: AtomicU64::new(0),
+    objects_made: AtomicU64::new(0),
+    objects_ns: AtomicU64::new(0),
+    setup_began_us: AtomicU64::new(0),
+    setup_ended_us: AtomicU64::new(0),
+    first_gpu_frame_us: AtomicU64::new(0),
 };
+
+/// Adds the making of one frame's GPU object, begun at `start`, to the stats line's count (the
+/// objects made, not those that failed).
+pub(super) fn note_object_made(start: std::time::Instant) {
+    stats::add(&COUNTERS.objects_made, 1);
+    stats::add_time(&COUNTERS.objects_ns, start);
+}
 
 /// What the frame path did, for the stats line's first fields: frames the GPU reconstructed,
 /// frames FFmpeg did (its second pass, or its own decode where decoders choose), of those the
@@ -80,6 +101,14 @@ pub fn trial_results() -> String {
     choice::describe()
 }
 
+/// A timeline mark in whole milliseconds, `-` where it was never made.
+fn mark_ms(mark: &AtomicU64) -> String {
+    match stats::read(mark) {
+        0 => "-".into(),
+        us => (us / 1000).to_string(),
+    }
+}
+
 /// The frame path's part of the full stats line.
 pub fn describe() -> String {
     let r = |x: &AtomicU64| stats::read(x);
@@ -91,7 +120,8 @@ pub fn describe() -> String {
          submit_cpu_ms={:.3} submit_ns_per_block={:.1} submission_wait_ms={:.3} \
          data_bytes_per_frame={:.0} \
          copied_to_device_bytes_per_frame={:.0} copied_back_bytes_per_frame={:.0} \
-         gpu_ms_by_stage={} live_threads_cpu_ms={} frame_contexts={}",
+         gpu_ms_by_stage={} live_threads_cpu_ms={} frame_contexts={} objects_made={} \
+         objects_ms={:.1} timeline_ms=setup:{}-{},first_gpu_frame:{},exit:{}",
         r(&c.frames),
         r(&c.frames_declined),
         r(&c.frames_before_device),
@@ -114,5 +144,11 @@ pub fn describe() -> String {
             .join(","),
         stats::live_threads_cpu(),
         contexts::describe(),
+        r(&c.objects_made),
+        r(&c.objects_ns) as f64 / 1e6,
+        mark_ms(&c.setup_began_us),
+        mark_ms(&c.setup_ended_us),
+        mark_ms(&c.first_gpu_frame_us),
+        stats::since_attach_us() / 1000,
     )
 }

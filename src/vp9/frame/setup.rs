@@ -79,14 +79,17 @@ pub(super) fn wait_for_setup() {
 /// the kernels of that depth built (once per depth; a stream of one depth builds no others).
 pub(super) fn kernels_usable(bytes_per_pixel: usize) -> bool {
     *KERNELS_USABLE[depth(bytes_per_pixel)].get_or_init(|| {
-        let Some(gpu) = crate::gpu::get() else {
-            return false;
-        };
+        let marks = &super::report::COUNTERS;
+        crate::stats::mark_once(&marks.setup_began_us);
         // (Built one after another: the first that fails says so once, the others are not
         // tried.)
-        FrameKernels::of(bytes_per_pixel)
-            .needed()
-            .all(|k| gpu.pipelines.has(k))
+        let usable = crate::gpu::get().is_some_and(|gpu| {
+            FrameKernels::of(bytes_per_pixel)
+                .needed()
+                .all(|k| gpu.pipelines.has(k))
+        });
+        crate::stats::mark_once(&marks.setup_ended_us);
+        usable
     })
 }
 
