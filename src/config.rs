@@ -24,6 +24,7 @@
 //! | `DAEDALUS_TEST_GROUPS_PER_DISPATCH` | a number N | a kernel's jobs go out in dispatches of at most N workgroups, as on a device whose `maxComputeWorkGroupCount` is N |
 //! | `DAEDALUS_TEST_FAIL_STEP` | `submit` (default), `submit-lost`, `wait`, `unpack`, `overflow`, `panic` | the step of that submission that fails: the submission (`submit-lost`: with the device lost), the wait after the GPU ran it, reading back what it wrote (`unpack`, `overflow`: the per-call path's), or the code submitting it, which panics (`panic`) |
 //! | `DAEDALUS_TEST_FAIL_KERNELS` | `optional` | the kernels one decoder or path alone uses fail to build when first wanted |
+//! | `DAEDALUS_KERNEL_BUILDER` | set by daedalus | in the process daedalus starts to compile the kernels into the pipeline cache, where no cache holds them (`src/gpu/builder.rs`); not for users |
 //! | `DAEDALUS_TEST_FAIL_OBJECTS` | a number N | the N-th GPU objects the frame path makes after a frame's parse (a decoder context's first frame's, say) fail as an allocation would |
 
 use once_cell::sync::Lazy;

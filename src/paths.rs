@@ -35,8 +35,20 @@ pub fn took_av1(path: Path, why: &'static str) -> Taken {
     *AV1.get_or_init(|| Taken { path, why })
 }
 
+/// Where VP9's decoders choose per frame and the device's set-up found it unfit after all
+/// (none, or a CPU device): FFmpeg's own decode, and why, for the stats line and the
+/// decoders that attach later.
+static VP9_AFTER_ALL: OnceCell<Taken> = OnceCell::new();
+
+pub fn vp9_declined_after_all(why: &'static str) {
+    let _ = VP9_AFTER_ALL.set(Taken {
+        path: Path::Own,
+        why,
+    });
+}
+
 pub fn vp9() -> Option<Taken> {
-    VP9.get().copied()
+    VP9_AFTER_ALL.get().or(VP9.get()).copied()
 }
 
 pub fn av1() -> Option<Taken> {

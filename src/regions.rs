@@ -200,16 +200,33 @@ pub fn defer_device() -> bool {
     frames_imported_later()
 }
 
+/// Set where a device that no earlier run set up is deferred ([`defer_unknown_device`]).
+static IMPORT_UNKNOWN: AtomicBool = AtomicBool::new(false);
+
+/// [`defer_device`] for a device's first decode: its frames are allocated for an import
+/// whether or not the device turns out to import host memory. One that does not leaves them
+/// to FFmpeg (a frame outside the memory the GPU reaches), and as FFmpeg's frame pool keeps
+/// its buffers, that decode stays FFmpeg's; a later run, which knows, allocates the frames on
+/// the device from the start.
+pub fn defer_unknown_device() {
+    IMPORT_UNKNOWN.store(true, Ordering::Relaxed);
+    defer_device();
+}
+
 /// Whether the decoders' frames are to be memory of ours that the device imports when it is
 /// set up (`frame_alloc`, [`alloc_import_later`]): a decoder deferred the device, it is not
-/// set up yet, and an earlier run found that it imports host memory (else frames are allocated
-/// on the device, which sets it up: the portable path needs it from the start).
+/// set up yet, and an earlier run found that it imports host memory, or none set it up
+/// (else frames are allocated on the device, which sets it up: the portable path needs it
+/// from the start).
 pub fn frames_imported_later() -> bool {
     static IMPORTS: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
     DEVICE_DEFERRED.load(Ordering::Relaxed)
         && matches!(gpu::state(), gpu::State::NotSetUp)
         && !crate::config::get().testing.frame_pool
-        && *IMPORTS.get_or_init(|| crate::decisions::get("host-import").as_deref() == Some("yes"))
+        && *IMPORTS.get_or_init(|| match crate::decisions::get("host-import").as_deref() {
+            Some(imports) => imports == "yes",
+            None => IMPORT_UNKNOWN.load(Ordering::Relaxed),
+        })
 }
 
 /// Frame buffers of ours allocated before the device was set up ([`defer_device`]), by start

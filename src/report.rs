@@ -117,9 +117,11 @@ pub fn stats_line() -> String {
 /// Where the frames live for the GPU, and how its pipelines were built.
 fn memory() -> String {
     let Some(g) = crate::gpu::set_up() else {
-        return "frame_memory=none pipeline_cache=- device_setup_ms=- pipelines_built=- \
-                pipelines_ms=-"
-            .into();
+        return format!(
+            "frame_memory=none pipeline_cache=- device_setup_ms=- pipelines_built=- \
+             pipelines_ms=- kernel_builder={}",
+            crate::gpu::builder::describe()
+        );
     };
     let frame_memory = if crate::regions::frames_from_pool() {
         "pool"
@@ -129,9 +131,10 @@ fn memory() -> String {
     let (outcome, built, ms) = g.pipelines.report();
     format!(
         "frame_memory={frame_memory} pipeline_cache={} device_setup_ms={:.1} \
-         pipelines_built={built} pipelines_ms={ms:.1}",
+         pipelines_built={built} pipelines_ms={ms:.1} kernel_builder={}",
         outcome.name(),
-        g.setup_ms
+        g.setup_ms,
+        crate::gpu::builder::describe()
     )
 }
 

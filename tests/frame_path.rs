@@ -396,12 +396,20 @@ fn a_later_decode_follows_the_cached_trial_decision() {
         .next()
         .expect("key")
         .replace(" one-context", " {}");
-    // The device's first decode set it up as the decoder opened, to learn what it is; a later
-    // trial, as a later decode that follows a decision, begins the set-up at the first frame
-    // after the context's first that would take the GPU, which goes to FFmpeg.
-    assert_eq!(count(&asked, "frames_before_device"), 0, "{asked}");
+    // A trial, on the device's first decode as on a later one, begins the set-up at the first
+    // frame after the context's first that would take the GPU, which goes to FFmpeg. The
+    // first decode has the builder process build its kernels (no cache held them): lavapipe
+    // keeps nothing in pipeline caches, the builder says so, which is kept, so the next decode
+    // starts none.
+    assert_eq!(count(&asked, "frames_before_device"), 1, "{asked}");
+    assert_eq!(
+        stat(&asked, "kernel_builder"),
+        Some("nothing-kept"),
+        "{asked}"
+    );
     let again = decode(true, THREADING[0], "a trial asked for again");
     assert_eq!(count(&again, "frames_before_device"), 1, "{again}");
+    assert_eq!(stat(&again, "kernel_builder"), Some("-"), "{again}");
     assert!(
         stat(&again, "trial")
             .is_some_and(|t| t.starts_with("sd:frame:") || t.starts_with("sd:ffmpeg:")),

@@ -140,6 +140,36 @@ impl DiskCache {
         self.state.lock().unwrap_or_else(|p| p.into_inner()).1
     }
 
+    /// Takes in what the file holds now (another process wrote it: [`super::builder`]), so
+    /// that pipelines built next come from it. Returns whether it held anything for this
+    /// device.
+    ///
+    /// # Safety
+    /// `device` is the device the cache was opened on; no pipeline is created with the cache
+    /// meanwhile ([`DiskCache::save`] is kept out by the cache's lock).
+    pub unsafe fn take_in_file(&self, device: &ash::Device) -> bool {
+        // (Held throughout: `save` reads the cache under it.)
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let on_disk = read_file(self.path.as_ref(), &self.props);
+        if on_disk.is_empty() || self.cache == vk::PipelineCache::null() {
+            return false;
+        }
+        let written = create(device, &on_disk);
+        if written == vk::PipelineCache::null() {
+            return false;
+        }
+        let merged = device.merge_pipeline_caches(self.cache, &[written]).is_ok();
+        device.destroy_pipeline_cache(written, None);
+        if merged {
+            // (Nothing new to write back; the pipelines built next come from the file.)
+            state.0 = data_size(device, self.cache).unwrap_or(state.0);
+            if state.1 == Outcome::Unused {
+                state.1 = Outcome::Loaded;
+            }
+        }
+        merged
+    }
+
     /// Destroys the cache without writing it (a set-up that failed).
     ///
     /// # Safety

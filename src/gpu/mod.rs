@@ -3,6 +3,7 @@
 //! through one [`engine`], which the per-call path's per-thread [`stream`]s, the frame path's
 //! frames and the one-shot runs ([`once`]) own.
 
+pub mod builder;
 pub mod cache;
 pub mod engine;
 mod error;

@@ -13,6 +13,7 @@ use crate::kernels::{self, MC_LF_JOBS_PER_GROUP};
 use ash::vk;
 use once_cell::sync::OnceCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::RwLock;
 use std::time::Instant;
 
 /// Bindings shared by all kernels: jobs, coefficients (the upload arena), pixels, overflow
@@ -38,6 +39,9 @@ pub struct Pipelines {
     /// kernel that failed leaves its calls on the CPU; a required one loses the device.
     kernels: Vec<OnceCell<Result<Kernel, String>>>,
     cache: DiskCache,
+    /// Held (shared) while a pipeline is built, and alone while the cache takes in what
+    /// another process wrote ([`Pipelines::take_in_built_apart`]).
+    building: RwLock<()>,
     /// A pipeline was built since the cache was last written back.
     unsaved: AtomicBool,
     built: AtomicU64,
@@ -303,6 +307,7 @@ impl Pipelines {
             kernels: plans.iter().map(|_| OnceCell::new()).collect(),
             plans,
             cache,
+            building: RwLock::new(()),
             unsaved: AtomicBool::new(false),
             built: AtomicU64::new(0),
             build_micros: AtomicU64::new(0),
@@ -475,7 +480,10 @@ impl Pipelines {
             .device
             .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)
             .map_err(vkerr("vkCreateShaderModule"))?;
-        let pipeline = compute_pipeline(&self.device, module, self.layout, spec, self.cache.cache);
+        let pipeline = {
+            let _shared = self.building.read().unwrap_or_else(|p| p.into_inner());
+            compute_pipeline(&self.device, module, self.layout, spec, self.cache.cache)
+        };
         self.device.destroy_shader_module(module, None);
         pipeline.map_err(|e| format!("shader {stem}: {e}"))
     }
@@ -489,6 +497,21 @@ impl Pipelines {
                 self.unsaved.store(true, Ordering::Release);
             }
         }
+    }
+
+    /// Whether the disk cache held nothing for this build and device, and no pipeline was
+    /// built yet: where the builder process ([`super::builder`]) would spare this one the
+    /// compiling.
+    pub fn cache_unused(&self) -> bool {
+        self.cache.outcome() == Outcome::Unused
+    }
+
+    /// Takes in the pipelines the builder process wrote to the disk cache (no pipeline is built
+    /// here meanwhile: the merge's cache must be left alone); whether the file held any.
+    pub fn take_in_built_apart(&self) -> bool {
+        let _alone = self.building.write().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: the cache is this device's, and no pipeline is being built with it.
+        unsafe { self.cache.take_in_file(&self.device) }
     }
 
     /// What became of the disk cache, pipelines built so far, and the milliseconds that

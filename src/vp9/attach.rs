@@ -121,7 +121,7 @@ pub(super) unsafe extern "C" fn attach(dsp: *mut Vp9DspContext, bpp: c_int) -> *
         match (taken.path, taken.why) {
             (Path::Own, _) => std::ptr::null_mut(),
             (Path::Calls, _) => attach_calls(dsp, bpp),
-            (Path::Frame, "trial") => frame::attach_choosing(bpp).unwrap_or(std::ptr::null_mut()),
+            (Path::Frame, "trial") => frame::attach_choosing().unwrap_or(std::ptr::null_mut()),
             (Path::Frame, _) => frame::attach(),
         }
     })
@@ -141,7 +141,7 @@ fn decide(bpp: c_int) -> Taken {
         }
         (DecoderPath::Calls, _) => (Path::Calls, "DAEDALUS_PATH"),
         (DecoderPath::Auto, Mode::Cpu) => (Path::Calls, "DAEDALUS=cpu"),
-        (DecoderPath::Auto, _) => match frame::choosing_declined(bpp) {
+        (DecoderPath::Auto, _) => match frame::choosing_declined() {
             None => (Path::Frame, "trial"),
             Some(why) => (Path::Own, why),
         },

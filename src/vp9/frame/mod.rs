@@ -234,48 +234,37 @@ struct FrameCopies {
 }
 
 /// Why decoders may not choose per frame between the frame path and FFmpeg's own decode
-/// (`DAEDALUS_PATH` unset), where only FFmpeg could win: no device or none that builds the
-/// frame path's kernels, and a CPU device, whose work takes the decoder's own cores
-/// (unless `DAEDALUS_TRIAL_FRAMES` asks for a trial or `DAEDALUS_TEST_ALTERNATE` for switches).
-/// Where an earlier run's trial decided, or an earlier run set the device up, the device is
-/// not set up here but when a frame first takes the GPU, on a thread of its own while FFmpeg
-/// decodes the frames that come meanwhile (a frame it cannot take then goes to FFmpeg). Only
-/// a device's first decode sets it up here, to learn what it is.
-pub(crate) fn choosing_declined(bpp: c_int) -> Option<&'static str> {
+/// (`DAEDALUS_PATH` unset), where only FFmpeg could win: a CPU device known from an earlier
+/// run, whose work takes the decoder's own cores (unless `DAEDALUS_TRIAL_FRAMES` asks for a
+/// trial or `DAEDALUS_TEST_ALTERNATE` for switches). The device is not set up here but when a
+/// frame first would take the GPU, on a thread of its own while FFmpeg decodes the frames that
+/// come meanwhile ([`setup`]); on a device's first decode that thread learns what the device is
+/// (no device, or a CPU one, leaves the frames to FFmpeg after all) and has the kernels built
+/// (by the builder process where no cache holds them: seconds of compiling).
+pub(crate) fn choosing_declined() -> Option<&'static str> {
     if decisions::any() {
         crate::regions::defer_device();
         return None;
     }
-    let trial_asked = crate::config::get().trial_asked();
     match crate::decisions::device_known() {
         // (A CPU device known from an earlier run is not set up at all.)
-        Some(true) if !trial_asked => return Some("cpu-device"),
+        Some(true) if !crate::config::get().trial_asked() => Some("cpu-device"),
         Some(_) => {
             crate::regions::defer_device();
-            return None;
+            None
         }
-        None if !trial_asked && crate::decisions::on_cpu_device() => {
-            return Some("cpu-device");
+        None => {
+            setup::device_unknown();
+            crate::regions::defer_unknown_device();
+            None
         }
-        None => {}
     }
-    if !gpu_wanted() {
-        return Some("no-device");
-    }
-    // (The process's path is decided once: a depth whose kernels fail leaves its own frames
-    // to FFmpeg, not the other depth's. Pixels of 1 byte at 8 bits, 2 above.)
-    let (this, other) = if bpp > 8 { (2, 1) } else { (1, 2) };
-    if !setup::kernels_usable(this) && !setup::kernels_usable(other) {
-        return Some("no-kernels");
-    }
-    crate::decisions::note_device();
-    None
 }
 
 /// A decoder context of FFmpeg's that chooses per frame between the frame path and FFmpeg's
-/// own decode, for frames of `bpp` bits; `None` where it may not ([`choosing_declined`]).
-pub(crate) fn attach_choosing(bpp: c_int) -> Option<*mut c_void> {
-    if choosing_declined(bpp).is_some() {
+/// own decode; `None` where it may not ([`choosing_declined`]).
+pub(crate) fn attach_choosing() -> Option<*mut c_void> {
+    if choosing_declined().is_some() {
         return None;
     }
     TAKEN.store(true, Relaxed);
@@ -322,7 +311,9 @@ pub fn taken() -> bool {
 
 /// Whether the decoders' frames should be memory the GPU works on in place (`frame_alloc`).
 pub fn wants_frames() -> bool {
-    taken() && (crate::regions::frames_imported_later() || gpu_wanted())
+    // (Not where the device's set-up found it unfit after all.)
+    let declined = crate::paths::vp9().is_some_and(|t| t.path == crate::paths::Path::Own);
+    taken() && !declined && (crate::regions::frames_imported_later() || gpu_wanted())
 }
 
 /// Whether the GPU is to reconstruct frames: `DAEDALUS=gpu` and a usable device.

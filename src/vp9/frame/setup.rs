@@ -1,8 +1,12 @@
 //! The device and the frame path's kernels, set up once per process (once per depth): at the
 //! first frame that needs them, or where decoders choose ([`super::choice`]), on a thread of
-//! its own while FFmpeg decodes the frames that come meanwhile.
+//! its own while FFmpeg decodes the frames that come meanwhile; there, where no pipeline cache
+//! holds the kernels, a process of their own compiles them ([`crate::gpu::builder`]).
 
+use crate::gpu::builder::Built;
+use crate::gpu::cache::Outcome;
 use crate::kernels::Kernel;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// Whether this process's device can reconstruct frames of each depth ([`depth`]), once
 /// [`kernels_usable`] has told.
@@ -21,42 +25,122 @@ pub(super) fn kernels_known(bytes_per_pixel: usize) -> bool {
 
 /// Where decoders choose: whether the device and the frame path's kernels for pixels of
 /// `bytes_per_pixel` bytes are set up (or known unusable); where not, they are set up on a
-/// thread of their own (once per depth), while FFmpeg decodes the frames that come meanwhile.
-/// (On the NVIDIA H200 host the set-up took about 150 ms, a sixth of a short 720p decode,
-/// which it would otherwise stall.)
+/// thread of their own (once per depth, unless a decoder that closed stopped it), while FFmpeg
+/// decodes the frames that come meanwhile. (On the NVIDIA H200 host the set-up took about
+/// 150 ms, a sixth of a short 720p decode, which it would otherwise stall.)
 pub(super) fn device_settled(bytes_per_pixel: usize) -> bool {
-    static STARTED: [std::sync::Once; 2] = [const { std::sync::Once::new() }; 2];
-    if KERNELS_USABLE[depth(bytes_per_pixel)].get().is_some() {
+    static RUNNING: [AtomicBool; 2] = [const { AtomicBool::new(false) }; 2];
+    let d = depth(bytes_per_pixel);
+    if KERNELS_USABLE[d].get().is_some() {
         return true;
     }
-    let mut begun = false;
-    STARTED[depth(bytes_per_pixel)].call_once(|| {
-        // (The handle is kept before a decoder closing meanwhile could look for it.)
-        let mut setup = lock_setup();
-        // (lavapipe compiles the kernels with LLVM on this thread: a main thread's stack.)
-        let spawned = std::thread::Builder::new()
-            .name("daedalus-setup".into())
-            .stack_size(crate::gpu::pipeline::DRIVER_STACK_BYTES)
-            .spawn(move || {
-                crate::log::guard("device set-up", false, || kernels_usable(bytes_per_pixel));
-                // (After a panic, no device: every frame of the depth is FFmpeg's.)
-                let _ = KERNELS_USABLE[depth(bytes_per_pixel)].set(false);
+    // (The handle is kept before a decoder closing meanwhile could look for it.)
+    let mut setup = lock_setup();
+    if RUNNING[d].swap(true, Relaxed) {
+        return false;
+    }
+    STOP[d].store(false, Relaxed);
+    // (lavapipe compiles the kernels with LLVM on this thread: a main thread's stack.)
+    let spawned = std::thread::Builder::new()
+        .name("daedalus-setup".into())
+        .stack_size(crate::gpu::pipeline::DRIVER_STACK_BYTES)
+        .spawn(move || {
+            let stopped = crate::log::guard("device set-up", false, || {
+                set_up_on_thread(bytes_per_pixel).is_none()
             });
-        match spawned {
-            Ok(thread) => {
-                setup.push(thread);
-                begun = true;
+            if !stopped {
+                // (After a panic, no device: every frame of the depth is FFmpeg's.)
+                let _ = KERNELS_USABLE[d].set(false);
             }
-            // (No thread to spare: set up here, as the forced path does.)
-            Err(_) => _ = kernels_usable(bytes_per_pixel),
+            RUNNING[d].store(false, Relaxed);
+        });
+    match spawned {
+        Ok(thread) => setup.push(thread),
+        // (No thread to spare: set up here, as the forced path does.)
+        Err(_) => {
+            RUNNING[d].store(false, Relaxed);
+            drop(setup);
+            return kernels_usable(bytes_per_pixel);
         }
-    });
-    if begun && crate::config::get().testing.setup_wait {
-        wait_for_setup();
+    }
+    drop(setup);
+    if crate::config::get().testing.setup_wait {
+        join_setup(false);
     }
     // (The frame that begins the set-up goes to FFmpeg, whatever the thread's pace.)
-    !begun && KERNELS_USABLE[depth(bytes_per_pixel)].get().is_some()
+    false
 }
+
+/// Set (for each depth) by a decoder that closes while a set-up thread waits for the builder
+/// process: the thread stops waiting (a later frame begins the set-up again).
+static STOP: [AtomicBool; 2] = [const { AtomicBool::new(false) }; 2];
+
+/// Set where decoders choose on a device no earlier run set up: where it turns out to be a
+/// CPU device and no trial is asked for, FFmpeg decodes after all.
+static DEVICE_UNKNOWN: AtomicBool = AtomicBool::new(false);
+
+/// Notes that decoders choose on a device no earlier run set up ([`DEVICE_UNKNOWN`]).
+pub(super) fn device_unknown() {
+    DEVICE_UNKNOWN.store(true, Relaxed);
+}
+
+/// The set-up thread's work: the device (on its first decode, learning what it is: none, or a
+/// CPU device where no trial is asked for, leave the frames to FFmpeg after all) and the
+/// kernels; whether they are usable, or `None` where a decoder that closed stopped the wait
+/// for the builder process.
+fn set_up_on_thread(bytes_per_pixel: usize) -> Option<bool> {
+    let marks = &super::report::COUNTERS;
+    crate::stats::mark_once(&marks.setup_began_us);
+    let declined = |why| {
+        crate::paths::vp9_declined_after_all(why);
+        crate::stats::mark_once(&marks.setup_ended_us);
+        Some(false)
+    };
+    let Some(gpu) = crate::gpu::get() else {
+        return declined("no-device");
+    };
+    crate::decisions::note_device();
+    let untried = DEVICE_UNKNOWN.load(Relaxed) && !crate::config::get().trial_asked();
+    if untried && crate::decisions::on_cpu_device() {
+        return declined("cpu-device");
+    }
+    let wanted: Vec<Kernel> = FrameKernels::of(bytes_per_pixel)
+        .needed()
+        .filter(|&k| !gpu.pipelines.built(k))
+        .collect();
+    // (Not where the driver keeps no compiled code in pipeline caches: lavapipe.)
+    let cacheable = crate::decisions::get(NO_PIPELINE_CACHE).is_none();
+    if !wanted.is_empty() && gpu.pipelines.cache_unused() && cacheable {
+        build_in_builder(gpu, &wanted, &STOP[depth(bytes_per_pixel)])?;
+    }
+    let usable = kernels_usable(bytes_per_pixel);
+    if gpu.pipelines.report().0 == Outcome::Empty {
+        crate::decisions::keep(NO_PIPELINE_CACHE, "yes");
+    }
+    Some(usable)
+}
+
+/// Has the builder process compile `wanted` into the pipeline cache, and takes them in;
+/// `None` where a decoder that closed stopped the wait (`stop`), where they would be compiled
+/// here instead, which would hold the decoder's end for as long.
+fn build_in_builder(gpu: &crate::gpu::Gpu, wanted: &[Kernel], stop: &AtomicBool) -> Option<()> {
+    let stop = || stop.load(Relaxed);
+    let why = match crate::gpu::builder::build_apart(wanted, stop) {
+        Built::Done(_) if gpu.pipelines.take_in_built_apart() => return Some(()),
+        Built::Done(_) => "the cache file held nothing".into(),
+        Built::Stopped => return None,
+        Built::NothingKept => "the driver keeps nothing in pipeline caches".into(),
+        Built::Failed(why) => why,
+    };
+    if stop() {
+        return None;
+    }
+    crate::debug!("kernels built here: the builder's gave none ({why})");
+    Some(())
+}
+
+/// Kept where the device's driver keeps no compiled code in pipeline caches.
+const NO_PIPELINE_CACHE: &str = "no-pipeline-cache";
 
 /// The set-up threads of [`device_settled`] while they may run.
 fn lock_setup() -> std::sync::MutexGuard<'static, Vec<std::thread::JoinHandle<()>>> {
@@ -67,9 +151,22 @@ fn lock_setup() -> std::sync::MutexGuard<'static, Vec<std::thread::JoinHandle<()
 
 /// Waits for the set-up threads, where any runs: a decoder that closes while the device is
 /// set up (a decode shorter than the set-up) must not leave a thread inside the driver as the
-/// program exits.
+/// program exits. A thread that waits for the builder process stops (that process does not
+/// hold the program's end).
 pub(super) fn wait_for_setup() {
-    let threads = std::mem::take(&mut *lock_setup());
+    join_setup(true);
+}
+
+/// Waits for the set-up threads begun so far; `stop`: where one waits for the builder process,
+/// it stops waiting.
+fn join_setup(stop: bool) {
+    let threads = {
+        let mut setup = lock_setup();
+        if stop {
+            STOP.iter().for_each(|s| s.store(true, Relaxed));
+        }
+        std::mem::take(&mut *setup)
+    };
     for thread in threads {
         let _ = thread.join();
     }
