@@ -285,6 +285,26 @@ pub fn import_later_frame(ptr: usize) -> Option<()> {
     }
 }
 
+/// Imports the buffers of [`alloc_import_later`] allocated so far, one after another until
+/// `stop` says to stop; the regions of those imported.
+pub fn import_all_later(stop: impl Fn() -> bool) -> Vec<Arc<Region>> {
+    let starts: Vec<usize> = lock(&IMPORTED_LATER)
+        .iter()
+        .filter(|&&(_, _, failed)| !failed)
+        .map(|&(start, _, _)| start)
+        .collect();
+    let mut imported = Vec::new();
+    for start in starts {
+        if stop() {
+            break;
+        }
+        if import_later_frame(start).is_some() {
+            imported.extend(containing(start));
+        }
+    }
+    imported
+}
+
 /// Whether the byte at `ptr` is in a buffer of [`alloc_import_later`] not imported yet (or
 /// whose import failed).
 pub fn imports_later(ptr: usize) -> bool {

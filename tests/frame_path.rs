@@ -335,7 +335,8 @@ fn switching_paths_between_frames_equals_debian_ffmpeg() {
 /// thread of its own while FFmpeg decodes the frames that come meanwhile (that second; with
 /// `DAEDALUS_TEST_SETUP=wait` it waits for the set-up, so that every later frame takes the GPU
 /// however long lavapipe takes to build the kernels), and the frames allocated before are
-/// imported then; so does a trial on a device an earlier run set up. With frame threads, a
+/// imported then and a submitter made for each decoder context (`objects_ahead=8/8`, made and
+/// taken); so does a trial on a device an earlier run set up. With frame threads, a
 /// kept frame path doubles the decoder contexts (`frame_contexts=4->8`), a kept FFmpeg decode
 /// does not. Each decode equals Debian's ffmpeg.
 #[test]
@@ -475,6 +476,12 @@ fn a_later_decode_follows_the_cached_trial_decision() {
                 "{what}: {line}"
             );
             assert!(count(&out, "imports_late") > 0, "{what}: {line}");
+            // The set-up made a submitter for each context before the switch, which the
+            // contexts' first frames on the GPU took.
+            let ahead = stat(&out, "objects_ahead").expect("objects_ahead=");
+            let (made, taken) = ahead.split_once('/').expect("made/taken");
+            assert_eq!(made, contexts.to_string(), "{what}: {line}");
+            assert_eq!(taken, made, "{what}: {line}");
         }
     }
 }

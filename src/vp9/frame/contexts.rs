@@ -71,6 +71,11 @@ pub(crate) unsafe extern "C" fn frame_thread_count(
     })
 }
 
+/// The contexts made for the last decoder with frame threads (0 before one opened).
+pub fn made() -> usize {
+    ASKED_MADE.load(Relaxed) as u32 as usize
+}
+
 /// For the stats line: `asked->made` contexts of the last decoder with frame threads, or `-`.
 pub fn describe() -> String {
     match ASKED_MADE.load(Relaxed) {

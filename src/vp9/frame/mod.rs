@@ -787,12 +787,8 @@ fn reference_uploads(
 impl Decoder {
     /// Where decoders choose ([`choice`]): whether the GPU takes the frame (`Ok`, and whether
     /// it may be held), or FFmpeg's own decode does (`Err`: `parse_begin`'s answer).
-    fn choose(
-        &mut self,
-        info: &FrameParse,
-        bytes_per_pixel: usize,
-        data0: usize,
-    ) -> Result<bool, c_int> {
+    fn choose(&mut self, info: &FrameParse, layout: Layout, data0: usize) -> Result<bool, c_int> {
+        let bytes_per_pixel = layout.geometry.bytes_per_pixel;
         let class = choice::class_of(info.frame.width, info.frame.height, info.frame.bpp);
         let first = !std::mem::replace(&mut self.chose_before, true);
         // While the device is set up on its own thread, FFmpeg decodes the frames that
@@ -806,7 +802,7 @@ impl Decoder {
         if !first
             && !setup::kernels_known(bytes_per_pixel)
             && choice::may_take(class)
-            && !setup::device_settled(bytes_per_pixel)
+            && !setup::device_settled(layout)
         {
             stats::add(&COUNTERS.frames_before_device, 1);
             return Err(self.decline(data0));
@@ -817,7 +813,7 @@ impl Decoder {
             return Err(self.decline(data0));
         }
         let holdable = !choice::declines_among_threads(class);
-        if !setup::device_settled(bytes_per_pixel) {
+        if !setup::device_settled(layout) {
             stats::add(&COUNTERS.frames_before_device, 1);
             return Err(self.decline_unable(data0, "the device is still being set up"));
         }
@@ -888,7 +884,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
         d.frame_over();
         // (Where decoders choose, the frame may go to FFmpeg's own decode.)
         let holdable = if d.choosing {
-            match d.choose(info, layout.geometry.bytes_per_pixel, data0) {
+            match d.choose(info, layout, data0) {
                 Ok(holdable) => holdable,
                 Err(declined) => return declined,
             }

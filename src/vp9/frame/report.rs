@@ -39,6 +39,8 @@ pub(super) struct Counters {
     /// copies) and the time the threads that made them took.
     pub(super) objects_made: AtomicU64,
     pub(super) objects_ns: AtomicU64,
+    /// Of those, the submitters the device's set-up made ahead for the decoder contexts.
+    pub(super) objects_ahead: AtomicU64,
     /// When (since the first decoder attached, [`stats::mark_once`]) the frame path's kernels
     /// began and ended their set-up, and the GPU took its first frame.
     pub(super) setup_began_us: AtomicU64,
@@ -62,6 +64,7 @@ pub(super) static COUNTERS: Counters = Counters {
     data_bytes: AtomicU64::new(0),
     objects_made: AtomicU64::new(0),
     objects_ns: AtomicU64::new(0),
+    objects_ahead: AtomicU64::new(0),
     setup_began_us: AtomicU64::new(0),
     setup_ended_us: AtomicU64::new(0),
     first_gpu_frame_us: AtomicU64::new(0),
@@ -121,7 +124,7 @@ pub fn describe() -> String {
          data_bytes_per_frame={:.0} \
          copied_to_device_bytes_per_frame={:.0} copied_back_bytes_per_frame={:.0} \
          gpu_ms_by_stage={} live_threads_cpu_ms={} frame_contexts={} objects_made={} \
-         objects_ms={:.1} timeline_ms=setup:{}-{},first_gpu_frame:{},exit:{}",
+         objects_ms={:.1} objects_ahead={}/{} timeline_ms=setup:{}-{},first_gpu_frame:{},exit:{}",
         r(&c.frames),
         r(&c.frames_declined),
         r(&c.frames_before_device),
@@ -146,6 +149,8 @@ pub fn describe() -> String {
         contexts::describe(),
         r(&c.objects_made),
         r(&c.objects_ns) as f64 / 1e6,
+        r(&c.objects_ahead),
+        r(&super::submit::TAKEN_AHEAD),
         mark_ms(&c.setup_began_us),
         mark_ms(&c.setup_ended_us),
         mark_ms(&c.first_gpu_frame_us),

@@ -3,6 +3,8 @@
 //! its own while FFmpeg decodes the frames that come meanwhile; there, where no pipeline cache
 //! holds the kernels, a process of their own compiles them ([`crate::gpu::builder`]).
 
+use super::records::Layout;
+use super::submit::Submitter;
 use crate::gpu::builder::Built;
 use crate::gpu::cache::Outcome;
 use crate::kernels::Kernel;
@@ -23,13 +25,14 @@ pub(super) fn kernels_known(bytes_per_pixel: usize) -> bool {
     KERNELS_USABLE[depth(bytes_per_pixel)].get().is_some()
 }
 
-/// Where decoders choose: whether the device and the frame path's kernels for pixels of
-/// `bytes_per_pixel` bytes are set up (or known unusable); where not, they are set up on a
-/// thread of their own (once per depth, unless a decoder that closed stopped it), while FFmpeg
-/// decodes the frames that come meanwhile. (On the NVIDIA H200 host the set-up took about
-/// 150 ms, a sixth of a short 720p decode, which it would otherwise stall.)
-pub(super) fn device_settled(bytes_per_pixel: usize) -> bool {
+/// Where decoders choose: whether the device and the frame path's kernels for frames of
+/// `layout`'s depth are set up (or known unusable); where not, they are set up on a thread of
+/// their own (once per depth, unless a decoder that closed stopped it), while FFmpeg decodes
+/// the frames that come meanwhile. (On the NVIDIA H200 host the set-up took about 150 ms, a
+/// sixth of a short 720p decode, which it would otherwise stall.)
+pub(super) fn device_settled(layout: Layout) -> bool {
     static RUNNING: [AtomicBool; 2] = [const { AtomicBool::new(false) }; 2];
+    let bytes_per_pixel = layout.geometry.bytes_per_pixel;
     let d = depth(bytes_per_pixel);
     if KERNELS_USABLE[d].get().is_some() {
         return true;
@@ -45,12 +48,11 @@ pub(super) fn device_settled(bytes_per_pixel: usize) -> bool {
         .name("daedalus-setup".into())
         .stack_size(crate::gpu::pipeline::DRIVER_STACK_BYTES)
         .spawn(move || {
-            let stopped = crate::log::guard("device set-up", false, || {
-                set_up_on_thread(bytes_per_pixel).is_none()
-            });
-            if !stopped {
-                // (After a panic, no device: every frame of the depth is FFmpeg's.)
-                let _ = KERNELS_USABLE[d].set(false);
+            // (After a panic, no device: every frame of the depth is FFmpeg's.)
+            let settled =
+                crate::log::guard("device set-up", Some(false), || set_up_on_thread(layout));
+            if let Some(usable) = settled {
+                let _ = KERNELS_USABLE[d].set(usable);
             }
             RUNNING[d].store(false, Relaxed);
         });
@@ -85,25 +87,29 @@ pub(super) fn device_unknown() {
 }
 
 /// The set-up thread's work: the device (on its first decode, learning what it is: none, or a
-/// CPU device where no trial is asked for, leave the frames to FFmpeg after all) and the
-/// kernels; whether they are usable, or `None` where a decoder that closed stopped the wait
-/// for the builder process.
-fn set_up_on_thread(bytes_per_pixel: usize) -> Option<bool> {
+/// CPU device where no trial is asked for, leave the frames to FFmpeg after all), the kernels,
+/// and the GPU objects the decoder contexts' first frames on the GPU take ([`objects_ahead`]);
+/// whether the kernels are usable, or `None` where a decoder that closed stopped the wait for
+/// the builder process.
+fn set_up_on_thread(layout: Layout) -> Option<bool> {
+    let bytes_per_pixel = layout.geometry.bytes_per_pixel;
     let marks = &super::report::COUNTERS;
     crate::stats::mark_once(&marks.setup_began_us);
-    let declined = |why| {
-        crate::paths::vp9_declined_after_all(why);
+    let settled = |usable| {
         crate::stats::mark_once(&marks.setup_ended_us);
-        Some(false)
+        Some(usable)
     };
     let Some(gpu) = crate::gpu::get() else {
-        return declined("no-device");
+        crate::paths::vp9_declined_after_all("no-device");
+        return settled(false);
     };
     crate::decisions::note_device();
     let untried = DEVICE_UNKNOWN.load(Relaxed) && !crate::config::get().trial_asked();
     if untried && crate::decisions::on_cpu_device() {
-        return declined("cpu-device");
+        crate::paths::vp9_declined_after_all("cpu-device");
+        return settled(false);
     }
+    let stop = &STOP[depth(bytes_per_pixel)];
     let wanted: Vec<Kernel> = FrameKernels::of(bytes_per_pixel)
         .needed()
         .filter(|&k| !gpu.pipelines.built(k))
@@ -111,13 +117,45 @@ fn set_up_on_thread(bytes_per_pixel: usize) -> Option<bool> {
     // (Not where the driver keeps no compiled code in pipeline caches: lavapipe.)
     let cacheable = crate::decisions::get(NO_PIPELINE_CACHE).is_none();
     if !wanted.is_empty() && gpu.pipelines.cache_unused() && cacheable {
-        build_in_builder(gpu, &wanted, &STOP[depth(bytes_per_pixel)])?;
+        build_in_builder(gpu, &wanted, stop)?;
     }
-    let usable = kernels_usable(bytes_per_pixel);
+    let usable = kernels_built(gpu, bytes_per_pixel);
     if gpu.pipelines.report().0 == Outcome::Empty {
         crate::decisions::keep(NO_PIPELINE_CACHE, "yes");
     }
-    Some(usable)
+    if usable {
+        objects_ahead(gpu, layout, stop);
+    }
+    settled(usable)
+}
+
+/// The GPU objects each decoder context's first frame on the GPU would otherwise make itself,
+/// made one after another before the kernels are declared usable, until `stop` says to stop:
+/// a submitter for each context, and the frames allocated so far imported, with their
+/// device-local copies where the kernels work on copies. Made by 16 contexts at once as they
+/// switch from FFmpeg's decode, they took 16 ms each on the NVIDIA H100, where one at a time
+/// takes 4.
+fn objects_ahead(gpu: &'static crate::gpu::Gpu, layout: Layout, stop: &AtomicBool) {
+    let stopped = || stop.load(Relaxed);
+    let copies = crate::config::get().testing.device_copies;
+    for _ in 0..super::contexts::made().max(1) {
+        if stopped() {
+            return;
+        }
+        let start = std::time::Instant::now();
+        let Ok(submitter) = Submitter::new(gpu, layout, copies) else {
+            return;
+        };
+        super::report::note_object_made(start);
+        crate::stats::add(&super::report::COUNTERS.objects_ahead, 1);
+        submitter.keep_ahead();
+    }
+    let on_copies = Submitter::works_on_copies(gpu, layout, copies).unwrap_or(false);
+    for region in crate::regions::import_all_later(stopped) {
+        if on_copies && !stopped() {
+            let _ = super::copies::of(gpu, &region);
+        }
+    }
 }
 
 /// Has the builder process compile `wanted` into the pipeline cache, and takes them in;
@@ -178,16 +216,19 @@ pub(super) fn kernels_usable(bytes_per_pixel: usize) -> bool {
     *KERNELS_USABLE[depth(bytes_per_pixel)].get_or_init(|| {
         let marks = &super::report::COUNTERS;
         crate::stats::mark_once(&marks.setup_began_us);
-        // (Built one after another: the first that fails says so once, the others are not
-        // tried.)
-        let usable = crate::gpu::get().is_some_and(|gpu| {
-            FrameKernels::of(bytes_per_pixel)
-                .needed()
-                .all(|k| gpu.pipelines.has(k))
-        });
+        let usable = crate::gpu::get().is_some_and(|gpu| kernels_built(gpu, bytes_per_pixel));
         crate::stats::mark_once(&marks.setup_ended_us);
         usable
     })
+}
+
+/// Builds the frame path's kernels for pixels of `bytes_per_pixel` bytes, where they are not
+/// yet; whether they all are. (One after another: the first that fails says so once, the
+/// others are not tried.)
+fn kernels_built(gpu: &crate::gpu::Gpu, bytes_per_pixel: usize) -> bool {
+    FrameKernels::of(bytes_per_pixel)
+        .needed()
+        .all(|k| gpu.pipelines.has(k))
 }
 
 /// The frame path's kernels for pixels of one depth: inter prediction (`scaled` for the

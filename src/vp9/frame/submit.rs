@@ -26,6 +26,7 @@ use crate::gpu::{Gpu, GpuResult};
 use crate::stats;
 use ash::vk;
 use std::ops::Range;
+use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -66,6 +67,13 @@ unsafe impl Send for Submitter {}
 /// proper opens, whose first frame then made its objects again (11 ms of a 2160p frame on the
 /// NVIDIA H100). One only: its memory stays with the process.
 static LEFT: Mutex<Option<Submitter>> = Mutex::new(None);
+
+/// Submitters the device's set-up made for the decoder contexts' first frames on the GPU
+/// ([`Submitter::keep_ahead`]).
+static AHEAD: Mutex<Vec<Submitter>> = Mutex::new(Vec::new());
+
+/// Those made ahead that a context took, for the stats line.
+pub static TAKEN_AHEAD: AtomicU64 = AtomicU64::new(0);
 
 impl Submitter {
     /// The kernels work on device-local copies (see the module's comment) where the host
@@ -112,10 +120,28 @@ impl Submitter {
         drop(before);
     }
 
-    /// The submitter an ended context left ([`Submitter::leave`]), where it is of `layout`.
+    /// Keeps this new submitter for a decoder context's first frame on the GPU
+    /// ([`Submitter::left`]).
+    pub fn keep_ahead(self) {
+        AHEAD.lock().unwrap_or_else(|p| p.into_inner()).push(self);
+    }
+
+    /// The submitter an ended context left ([`Submitter::leave`]), or one the set-up made
+    /// ahead ([`Submitter::keep_ahead`]), where it is of `layout` (those made ahead of another
+    /// layout are dropped).
     pub fn left(layout: Layout) -> Option<Submitter> {
         let mut left = LEFT.lock().unwrap_or_else(|p| p.into_inner());
-        left.take_if(|s| s.layout == layout)
+        if let Some(s) = left.take_if(|s| s.layout == layout) {
+            return Some(s);
+        }
+        drop(left);
+        let mut ahead = AHEAD.lock().unwrap_or_else(|p| p.into_inner());
+        ahead.retain(|s| s.layout == layout);
+        let taken = ahead.pop();
+        if taken.is_some() {
+            stats::add(&TAKEN_AHEAD, 1);
+        }
+        taken
     }
 
     /// Whether the kernels of a submitter of `layout` would work on device-local copies
