@@ -24,19 +24,25 @@ use std::time::{Duration, Instant};
 const ASKED: &str = "DAEDALUS_KERNEL_BUILDER";
 
 /// The builder's exit statuses: the shell's where the library was not preloaded into it, and
-/// the builder's where it built the kernels but the cache kept none of them.
+/// the builder's where it built the kernels but the driver keeps nothing in pipeline caches,
+/// or the cache file could not be written.
 const NOT_LOADED: i32 = 125;
 const NOT_KEPT: i32 = 3;
+const NOT_WRITTEN: i32 = 4;
 
-/// How long a builder may take before it is given up (and killed).
-const LONGEST: Duration = Duration::from_secs(60);
+/// The builder's CPU time at most (the system ends it beyond), and how long a decoder waits
+/// for it at most (at the lowest priority, on CPUs the decoders keep busy, it may wait long).
+const CPU_SECONDS: u64 = 60;
+const LONGEST: Duration = Duration::from_secs(600);
 
 /// How the builder ended, as a decoder waiting for it saw.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Built {
-    /// It built them into the cache file, in so many milliseconds (or ended where the
-    /// program reaps its children itself: the cache file tells).
+    /// It built them into the cache file, in so many milliseconds.
     Done(u64),
+    /// It ended after so many milliseconds, how is unknown (the program reaps its children
+    /// itself, or ignores their end): the cache file tells.
+    Ended(u64),
     /// It built them, but the driver keeps nothing in pipeline caches (lavapipe): build them
     /// here (where the driver's own disk cache kept them, fast).
     NothingKept,
@@ -86,7 +92,7 @@ pub fn build_apart(kernels: &[Kernel], stop: impl Fn() -> bool) -> Built {
 }
 
 /// How the builder ended, for the stats line: `-` where none was started, `running` where it
-/// still runs as the program exits, `built:MS`, `nothing-kept` or `failed`.
+/// still runs as the program exits, `built:MS`, `ended:MS`, `nothing-kept` or `failed`.
 pub fn describe() -> String {
     let mut builder = BUILDER.lock().unwrap_or_else(|p| p.into_inner());
     let Some(b) = builder.as_mut() else {
@@ -98,6 +104,7 @@ pub fn describe() -> String {
     match &b.ended {
         None => "running".into(),
         Some(Built::Done(ms)) => format!("built:{ms}"),
+        Some(Built::Ended(ms)) => format!("ended:{ms}"),
         Some(Built::NothingKept) => "nothing-kept".into(),
         Some(_) => "failed".into(),
     }
@@ -149,10 +156,11 @@ fn ended(b: &mut Builder) -> Option<Built> {
         Ok(Some(status)) if status.code() == Some(NOT_KEPT) => Some(Built::NothingKept),
         Ok(Some(status)) => Some(Built::Failed(match status.code() {
             Some(NOT_LOADED) => "the library did not load in it".into(),
+            Some(NOT_WRITTEN) => "the cache file could not be written".into(),
             _ => format!("it ended with {status}"),
         })),
         // (The program reaps its children itself, or ignores their end.)
-        Err(_) => Some(Built::Done(ms)),
+        Err(_) => Some(Built::Ended(ms)),
     }
 }
 
@@ -214,6 +222,11 @@ fn build_if_asked() {
         libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
         // (Behind the decoders whose CPUs it shares; the driver's threads inherit this.)
         libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+        let cpu = libc::rlimit {
+            rlim_cur: CPU_SECONDS,
+            rlim_max: CPU_SECONDS + 1,
+        };
+        libc::setrlimit(libc::RLIMIT_CPU, &cpu);
     }
     let status = std::panic::catch_unwind(|| {
         let wanted: Vec<Kernel> = list
@@ -233,7 +246,8 @@ fn build_if_asked() {
         use super::cache::Outcome;
         match gpu.pipelines.report().0 {
             Outcome::Written | Outcome::Loaded => 0,
-            _ => NOT_KEPT,
+            Outcome::Empty => NOT_KEPT,
+            Outcome::Unavailable | Outcome::Unused => NOT_WRITTEN,
         }
     });
     // SAFETY: ends the process without the program's own exit work, which never began.

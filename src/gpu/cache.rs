@@ -160,12 +160,9 @@ impl DiskCache {
         }
         let merged = device.merge_pipeline_caches(self.cache, &[written]).is_ok();
         device.destroy_pipeline_cache(written, None);
-        if merged {
-            // (Nothing new to write back; the pipelines built next come from the file.)
-            state.0 = data_size(device, self.cache).unwrap_or(state.0);
-            if state.1 == Outcome::Unused {
-                state.1 = Outcome::Loaded;
-            }
+        // (The size last written stays: what this process built before is still written.)
+        if merged && state.1 == Outcome::Unused {
+            state.1 = Outcome::Loaded;
         }
         merged
     }

@@ -163,17 +163,18 @@ fn objects_ahead(gpu: &'static crate::gpu::Gpu, layout: Layout, stop: &AtomicBoo
 /// here instead, which would hold the decoder's end for as long.
 fn build_in_builder(gpu: &crate::gpu::Gpu, wanted: &[Kernel], stop: &AtomicBool) -> Option<()> {
     let stop = || stop.load(Relaxed);
-    let why = match crate::gpu::builder::build_apart(wanted, stop) {
-        Built::Done(_) if gpu.pipelines.take_in_built_apart() => return Some(()),
-        Built::Done(_) => "the cache file held nothing".into(),
-        Built::Stopped => return None,
-        Built::NothingKept => "the driver keeps nothing in pipeline caches".into(),
-        Built::Failed(why) => why,
-    };
-    if stop() {
+    let built = crate::gpu::builder::build_apart(wanted, stop);
+    if built == Built::Stopped {
         return None;
     }
-    crate::debug!("kernels built here: the builder's gave none ({why})");
+    // (Whatever it ended with, what it built before is in the file.)
+    let taken = gpu.pipelines.take_in_built_apart();
+    if !matches!(built, Built::Done(_) | Built::Ended(_)) || !taken {
+        if stop() {
+            return None;
+        }
+        crate::debug!("kernels built here where the builder's are missing: {built:?}");
+    }
     Some(())
 }
 
