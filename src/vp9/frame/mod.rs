@@ -355,6 +355,8 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
     if let Some(data0) = d.declined {
         FATES.end(data0);
     }
+    drop(d);
+    stats::max(&COUNTERS.last_detached_us, stats::since_attach_us());
 }
 
 /// # Safety
@@ -879,6 +881,7 @@ pub(crate) unsafe extern "C" fn parse_begin(
         let layout = Layout::new(geometry);
         let data0 = info.frame.data[0] as usize;
         copies::forget(data0);
+        stats::max(&COUNTERS.last_frame_us, stats::since_attach_us());
         // (A context decodes one frame at a time: one whose end never came is over.)
         d.end_parse();
         d.frame_over();

@@ -46,6 +46,9 @@ pub(super) struct Counters {
     pub(super) setup_began_us: AtomicU64,
     pub(super) setup_ended_us: AtomicU64,
     pub(super) first_gpu_frame_us: AtomicU64,
+    /// When the last frame began, and the last decoder context had detached.
+    pub(super) last_frame_us: AtomicU64,
+    pub(super) last_detached_us: AtomicU64,
 }
 
 pub(super) static COUNTERS: Counters = Counters {
@@ -68,6 +71,8 @@ pub(super) static COUNTERS: Counters = Counters {
     setup_began_us: AtomicU64::new(0),
     setup_ended_us: AtomicU64::new(0),
     first_gpu_frame_us: AtomicU64::new(0),
+    last_frame_us: AtomicU64::new(0),
+    last_detached_us: AtomicU64::new(0),
 };
 
 /// Adds the making of one frame's GPU object, begun at `start`, to the stats line's count (the
@@ -124,7 +129,7 @@ pub fn describe() -> String {
          data_bytes_per_frame={:.0} \
          copied_to_device_bytes_per_frame={:.0} copied_back_bytes_per_frame={:.0} \
          gpu_ms_by_stage={} live_threads_cpu_ms={} frame_contexts={} objects_made={} \
-         objects_ms={:.1} objects_ahead={}/{} timeline_ms=setup:{}-{},first_gpu_frame:{},exit:{}",
+         objects_ms={:.1} objects_ahead={}/{} timeline_ms=setup:{}-{},first_gpu_frame:{},last_frame:{},detached:{},exit:{}",
         r(&c.frames),
         r(&c.frames_declined),
         r(&c.frames_before_device),
@@ -154,6 +159,8 @@ pub fn describe() -> String {
         mark_ms(&c.setup_began_us),
         mark_ms(&c.setup_ended_us),
         mark_ms(&c.first_gpu_frame_us),
+        mark_ms(&c.last_frame_us),
+        mark_ms(&c.last_detached_us),
         stats::since_attach_us() / 1000,
     )
 }
