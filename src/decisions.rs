@@ -179,6 +179,8 @@ pub fn on_cpu_device() -> bool {
 pub fn device_known() -> Option<bool> {
     match &get_all(&["device-kind", "host-import"])[..] {
         [Some(kind), Some(_)] => Some(kind == "cpu"),
+        // (A CPU device found by the builder process, which set no device up here.)
+        [Some(kind), None] if kind == "cpu" => Some(true),
         _ => None,
     }
 }

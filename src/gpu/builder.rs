@@ -19,8 +19,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The environment variable that makes a process the builder: `PARENT:INDEX,INDEX,...`, its
-/// parent's process id and the kernels' indices.
+/// The environment variable that makes a process the builder: `PARENT:INDEX,INDEX,...:ON`,
+/// its parent's process id, the kernels' indices, and `gpu` where a CPU device is to end it
+/// before it builds anything ([`CPU_DEVICE`]), else `any`.
 const ASKED: &str = "DAEDALUS_KERNEL_BUILDER";
 
 /// The builder's exit statuses: the shell's where the library was not preloaded into it, and
@@ -29,6 +30,8 @@ const ASKED: &str = "DAEDALUS_KERNEL_BUILDER";
 const NOT_LOADED: i32 = 125;
 const NOT_KEPT: i32 = 3;
 const NOT_WRITTEN: i32 = 4;
+/// Where asked to build on a GPU only: the device is a CPU device, nothing built.
+const CPU_DEVICE: i32 = 5;
 
 /// The builder's CPU time at most (the system ends it beyond), and how long a decoder waits
 /// for it at most (at the lowest priority, on CPUs the decoders keep busy, it may wait long).
@@ -46,6 +49,8 @@ pub enum Built {
     /// It built them, but the driver keeps nothing in pipeline caches (lavapipe): build them
     /// here (where the driver's own disk cache kept them, fast).
     NothingKept,
+    /// Asked to build on a GPU only, it found a CPU device and built nothing.
+    CpuDevice,
     /// It could not start or failed: build them here.
     Failed(String),
     /// The decoder stopped waiting (it closes); the builder goes on.
@@ -64,8 +69,9 @@ struct Builder {
 static BUILDER: Mutex<Option<Builder>> = Mutex::new(None);
 
 /// Builds `kernels` in the builder process (started here where none of them is building or
-/// built), waiting for it until it ends or `stop` says to stop.
-pub fn build_apart(kernels: &[Kernel], stop: impl Fn() -> bool) -> Built {
+/// built; on a GPU only where `gpu_only`), waiting for it until it ends or `stop` says to
+/// stop.
+pub fn build_apart(kernels: &[Kernel], gpu_only: bool, stop: impl Fn() -> bool) -> Built {
     loop {
         {
             let mut builder = BUILDER.lock().unwrap_or_else(|p| p.into_inner());
@@ -74,7 +80,7 @@ pub fn build_apart(kernels: &[Kernel], stop: impl Fn() -> bool) -> Built {
                 if builder.as_ref().is_some_and(|b| b.ended.is_none()) {
                     return Built::Failed("the builder builds other kernels".into());
                 }
-                *builder = Some(start(kernels));
+                *builder = Some(start(kernels, gpu_only));
             }
             let b = builder.as_mut().expect("started above");
             if b.ended.is_none() {
@@ -92,7 +98,8 @@ pub fn build_apart(kernels: &[Kernel], stop: impl Fn() -> bool) -> Built {
 }
 
 /// How the builder ended, for the stats line: `-` where none was started, `running` where it
-/// still runs as the program exits, `built:MS`, `ended:MS`, `nothing-kept` or `failed`.
+/// still runs as the program exits, `built:MS`, `ended:MS`, `nothing-kept`, `cpu-device` or
+/// `failed`.
 pub fn describe() -> String {
     let mut builder = BUILDER.lock().unwrap_or_else(|p| p.into_inner());
     let Some(b) = builder.as_mut() else {
@@ -106,11 +113,12 @@ pub fn describe() -> String {
         Some(Built::Done(ms)) => format!("built:{ms}"),
         Some(Built::Ended(ms)) => format!("ended:{ms}"),
         Some(Built::NothingKept) => "nothing-kept".into(),
+        Some(Built::CpuDevice) => "cpu-device".into(),
         Some(_) => "failed".into(),
     }
 }
 
-fn start(kernels: &[Kernel]) -> Builder {
+fn start(kernels: &[Kernel], gpu_only: bool) -> Builder {
     let started = Instant::now();
     let failed = |why: String| Builder {
         child: None,
@@ -125,7 +133,15 @@ fn start(kernels: &[Kernel]) -> Builder {
     let spawned = Command::new("/bin/sh")
         .args(["-c", &format!("exit {NOT_LOADED}")])
         .env("LD_PRELOAD", library)
-        .env(ASKED, format!("{}:{}", std::process::id(), list.join(",")))
+        .env(
+            ASKED,
+            format!(
+                "{}:{}:{}",
+                std::process::id(),
+                list.join(","),
+                if gpu_only { "gpu" } else { "any" }
+            ),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -154,6 +170,7 @@ fn ended(b: &mut Builder) -> Option<Built> {
         Ok(None) => None,
         Ok(Some(status)) if status.success() => Some(Built::Done(ms)),
         Ok(Some(status)) if status.code() == Some(NOT_KEPT) => Some(Built::NothingKept),
+        Ok(Some(status)) if status.code() == Some(CPU_DEVICE) => Some(Built::CpuDevice),
         Ok(Some(status)) => Some(Built::Failed(match status.code() {
             Some(NOT_LOADED) => "the library did not load in it".into(),
             Some(NOT_WRITTEN) => "the cache file could not be written".into(),
@@ -205,7 +222,8 @@ fn build_if_asked() {
         return;
     };
     let asked = asked.to_string_lossy().into_owned();
-    let Some((parent, list)) = asked.split_once(':') else {
+    let mut fields = asked.split(':');
+    let (Some(parent), Some(list), Some(on)) = (fields.next(), fields.next(), fields.next()) else {
         return;
     };
     // (A program that merely inherited the variable is left alone.)
@@ -237,6 +255,9 @@ fn build_if_asked() {
         let Some(gpu) = crate::gpu::get().filter(|_| !wanted.is_empty()) else {
             return 1;
         };
+        if on == "gpu" && gpu.info.kind == ash::vk::PhysicalDeviceType::CPU {
+            return CPU_DEVICE;
+        }
         // (One after another, on one CPU at most: on the NVIDIA H100 host a one-thread decode
         // beside four compiling threads ran at 0.62-0.83 of its speed.)
         if !wanted.into_iter().all(|k| gpu.pipelines.has(k)) {

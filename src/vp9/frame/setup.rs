@@ -99,23 +99,41 @@ fn set_up_on_thread(layout: Layout) -> Option<bool> {
         crate::stats::mark_once(&marks.setup_ended_us);
         Some(usable)
     };
+    let declined = |why| {
+        crate::paths::vp9_declined_after_all(why);
+        settled(false)
+    };
+    let stop = &STOP[depth(bytes_per_pixel)];
+    let unknown = DEVICE_UNKNOWN.load(Relaxed);
+    let untried = unknown && !crate::config::get().trial_asked();
+    // (Not where the driver keeps no compiled code in pipeline caches: lavapipe.)
+    let cacheable = crate::decisions::get(NO_PIPELINE_CACHE).is_none();
+    // A device's first decode: the builder process first, which sets a device up of its own
+    // (and where no trial is asked for, ends at a CPU device); this process's device only once
+    // it is done, so that a decode that ends meanwhile sets none up (on the NVIDIA H100 the
+    // driver's end then cost the program's exit 30-50 ms).
+    if unknown && cacheable && matches!(crate::gpu::state(), crate::gpu::State::NotSetUp) {
+        let wanted: Vec<Kernel> = FrameKernels::of(bytes_per_pixel).needed().collect();
+        match crate::gpu::builder::build_apart(&wanted, untried, || stop.load(Relaxed)) {
+            Built::Stopped => return None,
+            Built::CpuDevice => {
+                crate::decisions::keep("device-kind", "cpu");
+                return declined("cpu-device");
+            }
+            _ => {}
+        }
+    }
     let Some(gpu) = crate::gpu::get() else {
-        crate::paths::vp9_declined_after_all("no-device");
-        return settled(false);
+        return declined("no-device");
     };
     crate::decisions::note_device();
-    let untried = DEVICE_UNKNOWN.load(Relaxed) && !crate::config::get().trial_asked();
     if untried && crate::decisions::on_cpu_device() {
-        crate::paths::vp9_declined_after_all("cpu-device");
-        return settled(false);
+        return declined("cpu-device");
     }
-    let stop = &STOP[depth(bytes_per_pixel)];
     let wanted: Vec<Kernel> = FrameKernels::of(bytes_per_pixel)
         .needed()
         .filter(|&k| !gpu.pipelines.built(k))
         .collect();
-    // (Not where the driver keeps no compiled code in pipeline caches: lavapipe.)
-    let cacheable = crate::decisions::get(NO_PIPELINE_CACHE).is_none();
     if !wanted.is_empty() && gpu.pipelines.cache_unused() && cacheable {
         build_in_builder(gpu, &wanted, stop)?;
     }
@@ -163,7 +181,7 @@ fn objects_ahead(gpu: &'static crate::gpu::Gpu, layout: Layout, stop: &AtomicBoo
 /// here instead, which would hold the decoder's end for as long.
 fn build_in_builder(gpu: &crate::gpu::Gpu, wanted: &[Kernel], stop: &AtomicBool) -> Option<()> {
     let stop = || stop.load(Relaxed);
-    let built = crate::gpu::builder::build_apart(wanted, stop);
+    let built = crate::gpu::builder::build_apart(wanted, false, stop);
     if built == Built::Stopped {
         return None;
     }
