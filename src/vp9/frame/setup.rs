@@ -95,56 +95,84 @@ fn set_up_on_thread(layout: Layout) -> Option<bool> {
     let bytes_per_pixel = layout.geometry.bytes_per_pixel;
     let marks = &super::report::COUNTERS;
     crate::stats::mark_once(&marks.setup_began_us);
-    let settled = |usable| {
-        crate::stats::mark_once(&marks.setup_ended_us);
-        Some(usable)
-    };
-    let declined = |why| {
-        crate::paths::vp9_declined_after_all(why);
-        settled(false)
-    };
     let stop = &STOP[depth(bytes_per_pixel)];
-    let unknown = DEVICE_UNKNOWN.load(Relaxed);
-    let untried = unknown && !crate::config::get().trial_asked();
-    // (Not where the driver keeps no compiled code in pipeline caches: lavapipe.)
-    let cacheable = crate::decisions::get(NO_PIPELINE_CACHE).is_none();
-    // A device's first decode: the builder process first, which sets a device up of its own
-    // (and where no trial is asked for, ends at a CPU device); this process's device only once
-    // it is done, so that a decode that ends meanwhile sets none up (on the NVIDIA H100 the
-    // driver's end then cost the program's exit 30-50 ms).
-    if unknown && cacheable && matches!(crate::gpu::state(), crate::gpu::State::NotSetUp) {
+    let usable = match device_for_frames(bytes_per_pixel, stop)? {
+        Ok(gpu) => {
+            let usable = kernels_for_frames(gpu, bytes_per_pixel, stop)?;
+            if usable {
+                objects_ahead(gpu, layout, stop);
+            }
+            usable
+        }
+        Err(why) => {
+            crate::paths::vp9_declined_after_all(why);
+            false
+        }
+    };
+    crate::stats::mark_once(&marks.setup_ended_us);
+    Some(usable)
+}
+
+/// The device, or why the frames stay FFmpeg's (`no-device`, `cpu-device`); `None` where a
+/// decoder that closed stopped the wait for the builder process. On a device's first decode
+/// the builder comes first, which sets a device up of its own (and where no trial is asked
+/// for, ends at a CPU device): this process's device is set up only once it is done, so that
+/// a decode that ends meanwhile sets none up (on the NVIDIA H100 the driver's end costs the
+/// program's exit 30-50 ms).
+fn device_for_frames(
+    bytes_per_pixel: usize,
+    stop: &AtomicBool,
+) -> Option<Result<&'static crate::gpu::Gpu, &'static str>> {
+    let untried = DEVICE_UNKNOWN.load(Relaxed) && !crate::config::get().trial_asked();
+    let first = DEVICE_UNKNOWN.load(Relaxed) && cacheable();
+    if first && matches!(crate::gpu::state(), crate::gpu::State::NotSetUp) {
         let wanted: Vec<Kernel> = FrameKernels::of(bytes_per_pixel).needed().collect();
         match crate::gpu::builder::build_apart(&wanted, untried, || stop.load(Relaxed)) {
             Built::Stopped => return None,
             Built::CpuDevice => {
                 crate::decisions::keep("device-kind", "cpu");
-                return declined("cpu-device");
+                return Some(Err("cpu-device"));
             }
             _ => {}
         }
     }
     let Some(gpu) = crate::gpu::get() else {
-        return declined("no-device");
+        return Some(Err("no-device"));
     };
     crate::decisions::note_device();
     if untried && crate::decisions::on_cpu_device() {
-        return declined("cpu-device");
+        return Some(Err("cpu-device"));
     }
+    Some(Ok(gpu))
+}
+
+/// Whether the frame path's kernels for pixels of `bytes_per_pixel` bytes are built, by the
+/// builder process where no pipeline cache holds them; `None` where a decoder that closed
+/// stopped the wait for it.
+fn kernels_for_frames(
+    gpu: &'static crate::gpu::Gpu,
+    bytes_per_pixel: usize,
+    stop: &AtomicBool,
+) -> Option<bool> {
     let wanted: Vec<Kernel> = FrameKernels::of(bytes_per_pixel)
         .needed()
         .filter(|&k| !gpu.pipelines.built(k))
         .collect();
-    if !wanted.is_empty() && gpu.pipelines.cache_unused() && cacheable {
+    if !wanted.is_empty() && gpu.pipelines.cache_unused() && cacheable() {
         build_in_builder(gpu, &wanted, stop)?;
     }
     let usable = kernels_built(gpu, bytes_per_pixel);
     if gpu.pipelines.report().0 == Outcome::Empty {
         crate::decisions::keep(NO_PIPELINE_CACHE, "yes");
     }
-    if usable {
-        objects_ahead(gpu, layout, stop);
-    }
-    settled(usable)
+    Some(usable)
+}
+
+/// Whether the device's driver may keep compiled code in pipeline caches (not where an earlier
+/// run found it keeps none: lavapipe), where the builder process can spare the decoder the
+/// compiling.
+fn cacheable() -> bool {
+    crate::decisions::get(NO_PIPELINE_CACHE).is_none()
 }
 
 /// The GPU objects each decoder context's first frame on the GPU would otherwise make itself,
