@@ -226,11 +226,13 @@ pub(super) unsafe extern "C" fn frame_alloc(size: usize, opaque: *mut *mut c_voi
 }
 
 /// The decoder freed a buffer of the pool. Its memory lives on while a batch of another
-/// thread still holds its region (the regions are reference counted).
+/// thread still holds its region (the regions are reference counted). (Not imported yet is
+/// asked first: the set-up thread may import it meanwhile, which moves it into the registry
+/// under the lock that answers.)
 pub(super) unsafe extern "C" fn frame_free(opaque: *mut c_void, _data: *mut u8) {
     crate::log::guard("frame_free", (), || {
-        if !crate::regions::unregister(opaque as usize)
-            && !crate::regions::free_unimported(opaque as usize)
+        if !crate::regions::free_unimported(opaque as usize)
+            && !crate::regions::unregister(opaque as usize)
         {
             crate::debug!("frame_free of an unknown pool buffer {opaque:?}");
         }

@@ -304,6 +304,11 @@ pub fn decoder_attached() {
     CHOOSING.fetch_add(1, Relaxed);
 }
 
+/// Whether any choosing decoder context lives.
+pub fn any_choosing() -> bool {
+    CHOOSING.load(Relaxed) > 0
+}
+
 /// Whether other choosing decoder contexts live beside one: frame threads' do.
 pub fn others_choosing() -> bool {
     CHOOSING.load(Relaxed) > 1

@@ -249,6 +249,11 @@ pub(crate) fn choosing_declined() -> Option<&'static str> {
     match crate::decisions::device_known() {
         // (A CPU device known from an earlier run is not set up at all.)
         Some(true) if !crate::config::get().trial_asked() => Some("cpu-device"),
+        // (A CPU device the builder process found: whether it imports is not known yet.)
+        Some(_) if crate::decisions::get("host-import").is_none() => {
+            crate::regions::defer_unknown_device();
+            None
+        }
         Some(_) => {
             crate::regions::defer_device();
             None
@@ -351,6 +356,10 @@ pub(crate) unsafe fn detach(ctx: *mut c_void) {
     if d.choosing {
         choice::decoder_detached();
         setup::wait_for_setup();
+        // (After the set-up, which makes them: none is left to take them.)
+        if !choice::any_choosing() {
+            Submitter::free_ahead();
+        }
     }
     if let Some(data0) = d.declined {
         FATES.end(data0);

@@ -168,11 +168,11 @@ fn kernels_for_frames(
     Some(usable)
 }
 
-/// Whether the device's driver may keep compiled code in pipeline caches (not where an earlier
-/// run found it keeps none: lavapipe), where the builder process can spare the decoder the
-/// compiling.
+/// Whether the builder process can spare the decoder the compiling: there is a cache directory
+/// for its pipelines, and no earlier run found that the driver keeps no compiled code in
+/// pipeline caches (lavapipe).
 fn cacheable() -> bool {
-    crate::decisions::get(NO_PIPELINE_CACHE).is_none()
+    crate::config::cache_dir().is_some() && crate::decisions::get(NO_PIPELINE_CACHE).is_none()
 }
 
 /// The GPU objects each decoder context's first frame on the GPU would otherwise make itself,

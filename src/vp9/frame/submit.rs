@@ -126,9 +126,15 @@ impl Submitter {
         AHEAD.lock().unwrap_or_else(|p| p.into_inner()).push(self);
     }
 
+    /// Frees those made ahead that no context took (the last context ended, after the set-up
+    /// that makes them).
+    pub fn free_ahead() {
+        let untaken = std::mem::take(&mut *AHEAD.lock().unwrap_or_else(|p| p.into_inner()));
+        drop(untaken);
+    }
+
     /// The submitter an ended context left ([`Submitter::leave`]), or one the set-up made
-    /// ahead ([`Submitter::keep_ahead`]), where it is of `layout` (those made ahead of another
-    /// layout are dropped).
+    /// ahead ([`Submitter::keep_ahead`]), where it is of `layout`.
     pub fn left(layout: Layout) -> Option<Submitter> {
         let mut left = LEFT.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(s) = left.take_if(|s| s.layout == layout) {
@@ -136,12 +142,9 @@ impl Submitter {
         }
         drop(left);
         let mut ahead = AHEAD.lock().unwrap_or_else(|p| p.into_inner());
-        ahead.retain(|s| s.layout == layout);
-        let taken = ahead.pop();
-        if taken.is_some() {
-            stats::add(&TAKEN_AHEAD, 1);
-        }
-        taken
+        let at = ahead.iter().position(|s| s.layout == layout)?;
+        stats::add(&TAKEN_AHEAD, 1);
+        Some(ahead.swap_remove(at))
     }
 
     /// Whether the kernels of a submitter of `layout` would work on device-local copies
