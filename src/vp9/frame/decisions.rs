@@ -4,7 +4,8 @@
 //! frame-size class and per threading: one context (one thread, or slice threads) or frame
 //! threads. Later decodes then skip the trial, and where FFmpeg won they set no device up at
 //! all. A trial that ended undecided after its first pair of blocks keeps that pair's ratio
-//! in the decision's place, for the next trial ([`super::choice`]). `DAEDALUS_TRIAL_FRAMES`
+//! in the decision's place, for the next trial ([`super::choice`]); so does one that kept
+//! FFmpeg by a near miss of its margin, to be measured once more. `DAEDALUS_TRIAL_FRAMES`
 //! asks for a new trial, whose decision replaces the cached one; deleting `devices.tsv` in the
 //! cache directory forgets them all.
 
@@ -130,6 +131,14 @@ pub fn store_pair(class: usize, threading: usize, ratio: f64) {
         .is_some();
     if ratio.is_finite() && ratio > 0.0 && !decided {
         crate::decisions::keep(&name, &format!("pair {ratio:.3}"));
+    }
+}
+
+/// Keeps a trial's ratio as a pair for the next run's trial, in place of a decision: FFmpeg
+/// kept by a near miss of the margin, measured once more ([`super::choice::CONFIRM`]).
+pub fn store_to_confirm(class: usize, threading: usize, ratio: f64) {
+    if ratio.is_finite() && ratio > 0.0 {
+        crate::decisions::keep(&fact(class, threading), &format!("pair {ratio:.3}"));
     }
 }
 
