@@ -17,9 +17,9 @@
 //! ratio of a trial's first pair of blocks where the decode ended (its last decoder context)
 //! before its second (a short clip), and a later trial of the class and threading decides at
 //! its own first pair, on the two pairs' geometric mean: each pair measured the two ways on one
-//! clip's frames. A trial that kept FFmpeg by a near miss of its margin ([`CONFIRM`]) keeps
-//! its ratio the same way, in place of the decision: one trial's measure swings too widely to
-//! give up the frame path for good on it.
+//! clip's frames. A trial with one context that kept FFmpeg by a near miss of its margin
+//! ([`CONFIRM`]) keeps its ratio the same way, in place of the decision: one trial's measure
+//! swings too widely to give up the frame path for good on it.
 
 pub use super::decisions::{Decision, Pick};
 use super::decisions::{CLASSES, HIGH_CLASSES};
@@ -55,12 +55,15 @@ pub const MARGIN_THREADED: f64 = 0.65;
 /// whole decodes ran the frame path at 1.49 times FFmpeg's fps (1.65 on the H100 host).
 pub const EARLY_STOP: f64 = 2.0;
 
-/// A trial of its own (no earlier pair beside it) that kept FFmpeg within this factor of its
-/// margin is measured once more: its ratio is kept as a pair, and the next run's trial of the
-/// class and threading decides at its own first pair, on the two measures' geometric mean.
-/// One trial swings widely: on the NVIDIA H100 host, one-thread 720p trials measured 0.50 to
-/// 0.64 of FFmpeg's time, and one 0.76 (FFmpeg kept for good), where whole decodes ran the
-/// frame path at 1.67 times FFmpeg's fps (docs/benchmarks-history.md).
+/// A trial of its own (no earlier pair beside it, none asked for) with one context that kept
+/// FFmpeg within this factor of its margin is measured once more: its ratio is kept as a
+/// pair, and the next run's trial of the class decides at its own first pair, on the two
+/// measures' geometric mean. One trial swings widely: on the NVIDIA H100 host, one-thread
+/// 720p trials measured 0.50 to 0.64 of FFmpeg's time, and one 0.76 (FFmpeg kept for good),
+/// where whole decodes ran the frame path at 1.67 times FFmpeg's fps
+/// (docs/benchmarks-history.md). (Not with frame threads: there a first pair's frame block
+/// follows the switch from FFmpeg's decode and measures the frame path slower than it is,
+/// [`EARLY_STOP`].)
 pub const CONFIRM: f64 = 1.2;
 
 /// The log's key of each class's decision (said once).
@@ -260,15 +263,17 @@ impl Trial {
     }
 
     /// Whether the decision is FFmpeg's by a near miss of the margin ([`CONFIRM`]), this
-    /// trial's measure alone: kept as a pair for the next run's trial, not for good.
+    /// trial's measure alone, with one context: kept as a pair for the next run's trial, not
+    /// for good (where no trial is asked for: [`measured_again`]).
     pub fn to_confirm(&self) -> bool {
         let (Some(b), Some(d)) = (self.blocks, self.decided) else {
             return false;
         };
         d.pick == Pick::Ffmpeg
+            && b.threading == 0
             && self.earlier.is_none()
             && d.ratio > b.margin
-            && d.ratio <= b.margin * CONFIRM
+            && d.ratio / b.margin <= CONFIRM
     }
 
     /// Once, where the trial is undecided after its first pair of blocks (its decode ends):
@@ -356,6 +361,12 @@ pub fn decoder_detached() {
     for (class, threading, ratio) in pairs {
         super::decisions::store_pair(class, threading, ratio);
     }
+}
+
+/// Whether `trial`'s decision is measured again by the next run's trial ([`CONFIRM`]): not
+/// where trials are asked for (`DAEDALUS_TRIAL_FRAMES`), which take no earlier pair.
+fn measured_again(trial: &Trial) -> bool {
+    trial.to_confirm() && !crate::config::get().trial_asked()
 }
 
 /// A new trial of `class`: blocks of at least `DAEDALUS_TRIAL_FRAMES` (else 16) frames.
@@ -450,7 +461,7 @@ fn end(ticket: Ticket, at: Option<Instant>) {
         let before = trial.decision();
         trial.end(ticket.block, at);
         if let (None, Some(d), Some(b)) = (before, trial.decision(), trial.blocks) {
-            let again = trial.to_confirm();
+            let again = measured_again(trial);
             decided = Some((b.threading, d, again));
             let chosen = match d.pick {
                 Pick::Frame => "the frame path",
@@ -507,7 +518,7 @@ pub fn describe() -> String {
                     } else {
                         "ffmpeg"
                     };
-                    let again = c.trial.as_ref().is_some_and(Trial::to_confirm);
+                    let again = c.trial.as_ref().is_some_and(measured_again);
                     let after = match (cached, again) {
                         (true, _) => ":cached",
                         (false, true) => ":again",
@@ -663,12 +674,13 @@ mod tests {
         assert_eq!(decided(1, NO_PAIRS, 89), (Ffmpeg, true));
         assert_eq!(decided(1, NO_PAIRS, 91), (Ffmpeg, false));
         assert_eq!(decided(1, NO_PAIRS, 70), (Frame, false));
-        // frame threads: margin 0.65, measured again up to 0.78
-        assert_eq!(decided(4, NO_PAIRS, 72), (Ffmpeg, true));
-        assert_eq!(decided(4, NO_PAIRS, 80), (Ffmpeg, false));
-        // the measure again decides for good, whichever way
+        // not with frame threads (margin 0.65)
+        assert_eq!(decided(4, NO_PAIRS, 72), (Ffmpeg, false));
+        // the measure again decides for good, whichever way; another threading's pair is
+        // not this one's
         assert_eq!(decided(1, [Some(0.8), None], 80), (Ffmpeg, false));
         assert_eq!(decided(1, [Some(0.8), None], 60), (Frame, false));
+        assert_eq!(decided(1, [None, Some(0.8)], 80), (Ffmpeg, true));
     }
 
     /// With frame threads the frame path must win by more.
