@@ -13,13 +13,13 @@
 //! frame path is chosen where it took at most [`MARGIN`] of FFmpeg's time ([`MARGIN_THREADED`]
 //! with frame threads), else FFmpeg; where its first block took over [`EARLY_STOP`] times
 //! FFmpeg's (one context), the trial ends there. The frames between the trial's last and its
-//! decision (frame threads) go to FFmpeg. A decision is kept for later runs ([`super::decisions`]); so is the
-//! ratio of a trial's first pair of blocks where the decode ended (its last decoder context)
-//! before its second (a short clip), and a later trial of the class and threading decides at
-//! its own first pair, on the two pairs' geometric mean: each pair measured the two ways on one
-//! clip's frames. A trial with one context that kept FFmpeg by a near miss of its margin
-//! ([`CONFIRM`]) keeps its ratio the same way, in place of the decision: one trial's measure
-//! swings too widely to give up the frame path for good on it.
+//! decision (frame threads) go to FFmpeg. A decision is kept for later runs
+//! ([`super::decisions`]); so is the ratio of a trial's first pair of blocks where the decode
+//! ended (its last decoder context) before its second (a short clip), and a later trial of the
+//! class and threading decides at its own first pair, on the two pairs' geometric mean: each
+//! pair measured the two ways on one clip's frames. A trial with one context that kept FFmpeg
+//! by a near miss of its margin ([`CONFIRM`]) keeps its ratio the same way, in place of the
+//! decision: one trial's measure swings too widely to give up the frame path for good on it.
 
 pub use super::decisions::{Decision, Pick};
 use super::decisions::{CLASSES, HIGH_CLASSES};
