@@ -189,6 +189,7 @@ pub fn device_known() -> Option<bool> {
 /// is a CPU device, and whether it imports host memory, so that frames allocated before can
 /// be imported once it is set up ([`crate::regions::frames_imported_later`]).
 pub fn note_device() {
+    // (Keeps `device-kind` where it is not kept yet.)
     on_cpu_device();
     if let Some(gpu) = crate::gpu::get() {
         let imports = gpu.info.host_import_alignment.is_some();

@@ -359,7 +359,7 @@ pub fn decoder_detached() {
     };
     // (Written outside the lock.)
     for (class, threading, ratio) in pairs {
-        super::decisions::store_pair(class, threading, ratio);
+        super::decisions::store_pair(class, threading, ratio, false);
     }
 }
 
@@ -487,7 +487,7 @@ fn end(ticket: Ticket, at: Option<Instant>) {
     // (Written once a class, outside the lock: other frames go on meanwhile.)
     match decided {
         Some((threading, d, true)) => {
-            super::decisions::store_to_confirm(ticket.class, threading, d.ratio)
+            super::decisions::store_pair(ticket.class, threading, d.ratio, true)
         }
         Some((threading, d, false)) => super::decisions::store(ticket.class, threading, &d),
         None => {}

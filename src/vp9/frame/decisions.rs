@@ -121,24 +121,20 @@ pub fn store(class: usize, threading: usize, d: &Decision) {
     }
 }
 
-/// Keeps an undecided trial's first pair's ratio, where no decision is kept (not even one an
-/// asked-for trial ignored).
-pub fn store_pair(class: usize, threading: usize, ratio: f64) {
+/// Keeps a trial's ratio as a pair for the next run's trial: an undecided trial's first pair,
+/// where no decision is kept (not even one an asked-for trial ignored); or, `over_decision`,
+/// in place of the decision of a trial that kept FFmpeg by a near miss of the margin, measured
+/// once more ([`super::choice::CONFIRM`]).
+pub fn store_pair(class: usize, threading: usize, ratio: f64, over_decision: bool) {
     let name = fact(class, threading);
-    let decided = crate::decisions::get(&name)
-        .as_deref()
-        .and_then(parse)
-        .is_some();
-    if ratio.is_finite() && ratio > 0.0 && !decided {
+    let decided = || {
+        crate::decisions::get(&name)
+            .as_deref()
+            .and_then(parse)
+            .is_some()
+    };
+    if ratio.is_finite() && ratio > 0.0 && (over_decision || !decided()) {
         crate::decisions::keep(&name, &format!("pair {ratio:.3}"));
-    }
-}
-
-/// Keeps a trial's ratio as a pair for the next run's trial, in place of a decision: FFmpeg
-/// kept by a near miss of the margin, measured once more ([`super::choice::CONFIRM`]).
-pub fn store_to_confirm(class: usize, threading: usize, ratio: f64) {
-    if ratio.is_finite() && ratio > 0.0 {
-        crate::decisions::keep(&fact(class, threading), &format!("pair {ratio:.3}"));
     }
 }
 
